@@ -1,0 +1,107 @@
+# ikd - inverse-kinematics solving service. `make run` and `make test` set everything up (see README.md).
+
+CC      ?= cc
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Iinclude -MMD -MP -pthread
+LDLIBS  += -lm -pthread
+BUILD   ?= build
+
+# Debian packages the build and the tests need (installed by `make deps`).
+DEPS_PKGS := gcc make pkg-config libmicrohttpd-dev libjansson-dev check
+
+SERVER_CFLAGS := $(shell pkg-config --cflags libmicrohttpd jansson 2>/dev/null)
+SERVER_LIBS   := $(shell pkg-config --libs libmicrohttpd jansson 2>/dev/null)
+CHECK_CFLAGS  := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS    := $(shell pkg-config --libs check 2>/dev/null)
+
+LIB_SRC    := $(wildcard src/solve/*.c)
+CODEC_SRC  := $(wildcard src/codec/*.c)
+SERVER_SRC := $(filter-out src/server/main.c,$(wildcard src/server/*.c))
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CODEC_OBJ  := $(CODEC_SRC:%.c=$(BUILD)/%.o)
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
+MAIN_OBJ   := $(BUILD)/src/server/main.o
+
+TEST_UNIT  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(filter-out tests/unit/testutil.c,$(wildcard tests/unit/test_*.c)))
+TEST_E2E   := $(BUILD)/tests/e2e
+TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o
+
+LISTEN ?= 127.0.0.1:8080
+
+.PHONY: all deps build run test check unit e2e lint-openapi clean
+.DEFAULT_GOAL := all
+
+all: $(BUILD)/libikd.a $(BUILD)/ikd
+
+# Install missing Debian packages (as root), or print the command to do so.
+deps:
+	@missing=""; for p in $(DEPS_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	  else \
+	    echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+# Build and start the daemon in the foreground (LISTEN=HOST:PORT to change the address).
+run: deps
+	@$(MAKE) --no-print-directory build
+	./$(BUILD)/ikd --listen $(LISTEN)
+
+build: all
+
+# Build and run every test; Check prints a summary line per suite.
+test: deps
+	@$(MAKE) --no-print-directory check
+
+check: $(BUILD)/libikd.a $(BUILD)/ikd $(TEST_UNIT) $(TEST_E2E)
+	@set -e; for t in $(TEST_UNIT); do echo "== $$t"; IKD_TEST_FIXTURES=tests/fixtures $$t; done
+	@echo "== $(TEST_E2E)"; IKD_BIN=$(BUILD)/ikd $(TEST_E2E)
+	@$(MAKE) --no-print-directory lint-openapi
+
+# OpenAPI lint with Redocly's CLI (npm); skipped with a notice when npm is absent.
+lint-openapi:
+	@if command -v npm >/dev/null 2>&1; then \
+	  echo "== openapi lint"; \
+	  cd tests/openapi && npm ci --no-audit --no-fund --loglevel=error >/dev/null && \
+	  ./node_modules/.bin/redocly lint ../../openapi.yaml --format=stylish; \
+	else echo "== openapi lint: npm not found, skipped (apt-get install npm)"; fi
+
+$(BUILD)/libikd.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/ikd: $(MAIN_OBJ) $(SERVER_OBJ) $(CODEC_OBJ) $(BUILD)/libikd.a
+	$(CC) $(CFLAGS) -o $@ $(MAIN_OBJ) $(SERVER_OBJ) $(CODEC_OBJ) $(BUILD)/libikd.a $(SERVER_LIBS) $(LDLIBS)
+
+$(BUILD)/src/solve/%.o: src/solve/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/src/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SERVER_CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/unit/%.o: tests/unit/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SERVER_CFLAGS) $(CHECK_CFLAGS) -Isrc -c -o $@ $<
+
+$(BUILD)/tests/e2e/%.o: tests/e2e/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(TESTUTIL_OBJ) $(SERVER_OBJ) $(CODEC_OBJ) $(BUILD)/libikd.a
+	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(CHECK_LIBS) $(LDLIBS)
+
+$(TEST_E2E): $(BUILD)/tests/e2e/e2e.o
+	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

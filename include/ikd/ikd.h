@@ -1,0 +1,10 @@
+/* ikd/ikd.h - the whole public solver library API in one include. */
+#ifndef IKD_IKD_H
+#define IKD_IKD_H
+
+#include "ikd/chain.h"
+#include "ikd/error.h"
+#include "ikd/math.h"
+#include "ikd/solve.h"
+
+#endif

@@ -1,0 +1,31 @@
+/* buf.h - a growable byte buffer for encoding replies (caller-owned struct, heap storage). */
+#ifndef IKD_BUF_H
+#define IKD_BUF_H
+
+#include <stddef.h>
+
+typedef struct ikd_buf {
+    char *data;   /* NUL-terminated when len > 0 */
+    size_t len;
+    size_t cap;
+    int failed;   /* set once an allocation failed; later appends are ignored */
+} ikd_buf;
+
+void ikd_buf_init(ikd_buf *b);
+void ikd_buf_destroy(ikd_buf *b);
+/* Forget the contents, keep the storage. */
+void ikd_buf_reset(ikd_buf *b);
+/* Make room for `extra` more bytes (plus a NUL); 0 on success, -1 on failure. */
+int ikd_buf_reserve(ikd_buf *b, size_t extra);
+void ikd_buf_append(ikd_buf *b, const char *s, size_t n);
+void ikd_buf_puts(ikd_buf *b, const char *s);
+void ikd_buf_putc(ikd_buf *b, char c);
+/* A JSON string literal, quotes included, escaping what JSON requires. */
+void ikd_buf_json_string(ikd_buf *b, const char *s);
+/* A finite double in the shortest form that reads back exactly ("0.1");
+ * a non-finite value is written as 0 and marks the buffer failed. */
+void ikd_buf_json_number(ikd_buf *b, double v);
+/* Hand the storage to the caller (free() it); the buffer becomes empty. */
+char *ikd_buf_release(ikd_buf *b, size_t *len);
+
+#endif

@@ -1,0 +1,25 @@
+/* request.h - a decoded solve request: the library problem plus what only the API carries (joint names). */
+#ifndef IKD_REQUEST_H
+#define IKD_REQUEST_H
+
+#include <stddef.h>
+
+#include "ikd/solve.h"
+
+#define IKD_NAME_MAX 256 /* longest joint name in bytes */
+
+typedef struct ikd_request {
+    ikd_problem problem;  /* problem.joints points into `joints` */
+    ikd_joint *joints;    /* owned, joint_count entries */
+    const char **names;   /* owned array; entries point into `doc` (NULL = unnamed) */
+    void *doc;            /* the decoded document that owns the name strings */
+    void (*doc_free)(void *doc); /* how to free `doc` (set by the codec that made it) */
+} ikd_request;
+
+void ikd_request_init(ikd_request *r);
+/* Free what the request owns; safe on an initialised or destroyed request. */
+void ikd_request_destroy(ikd_request *r);
+/* Allocate `count` joints (default-initialised) and name slots. -1 on failure. */
+int ikd_request_alloc_joints(ikd_request *r, size_t count);
+
+#endif

@@ -1,0 +1,155 @@
+/* config.c - the settings table and its loaders (defaults, IKD_* environment, --flags, --help). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { SET_STR, SET_LONG } set_type;
+
+typedef struct setting {
+    const char *flag;    /* without the leading "--" */
+    const char *env;
+    set_type type;
+    size_t offset;
+    size_t size;         /* SET_STR: buffer size */
+    const char *def;
+    long min, max;       /* SET_LONG bounds */
+    const char *help;
+} setting;
+
+#define STR(f, e, field, d, h) {f, e, SET_STR, offsetof(ikd_config, field), sizeof(((ikd_config *)0)->field), d, 0, 0, h}
+#define NUM(f, e, field, d, lo, hi, h) {f, e, SET_LONG, offsetof(ikd_config, field), 0, d, lo, hi, h}
+
+static const setting settings[] = {
+    STR("listen", "IKD_LISTEN", listen, "127.0.0.1:8080", "address to listen on, HOST:PORT or [V6]:PORT; port 0 picks a free port"),
+    NUM("workers", "IKD_WORKERS", workers, "0", 0, 256, "solver worker threads; 0 = one per online CPU"),
+    NUM("queue", "IKD_QUEUE", queue, "1024", 1, 1000000, "solve queue capacity; when full, requests get 503 + Retry-After"),
+    NUM("max-body", "IKD_MAX_BODY", max_body, "1048576", 64, 1073741824, "largest request body in bytes; larger gets 413"),
+    NUM("max-joints", "IKD_MAX_JOINTS", max_joints, "1024", 3, 4096, "most joints in one chain; more gets 400"),
+    NUM("io-threads", "IKD_IO_THREADS", io_threads, "1", 1, 64, "HTTP I/O threads (libmicrohttpd)"),
+    NUM("conn-timeout", "IKD_CONN_TIMEOUT", conn_timeout, "30", 1, 3600, "seconds an idle or stalled connection is kept"),
+    NUM("shutdown-grace", "IKD_SHUTDOWN_GRACE", shutdown_grace, "10", 0, 3600, "seconds to finish accepted requests after SIGTERM"),
+    NUM("debug-delay-ms", "IKD_DEBUG_DELAY_MS", debug_delay_ms, "0", 0, 60000, "testing only: each solve job waits this long first"),
+};
+#define NSETTINGS (sizeof settings / sizeof settings[0])
+
+static int apply(ikd_config *cfg, const setting *s, const char *value, const char *origin, char *errbuf, size_t errlen)
+{
+    char *dst = (char *)cfg + s->offset;
+    if (s->type == SET_STR) {
+        if (strlen(value) >= s->size) {
+            snprintf(errbuf, errlen, "%s: value too long", origin);
+            return -1;
+        }
+        memcpy(dst, value, strlen(value) + 1);
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (errno || end == value || *end != '\0' || v < s->min || v > s->max) {
+        snprintf(errbuf, errlen, "%s: '%s' is not an integer in [%ld, %ld]", origin, value, s->min, s->max);
+        return -1;
+    }
+    memcpy(dst, &v, sizeof v);
+    return 0;
+}
+
+void ikd_config_usage(FILE *out)
+{
+    fprintf(out, "usage: ikd [--flag VALUE]...\n\n"
+                 "Inverse-kinematics solving service (HTTP/JSON). Every flag has an IKD_* environment\n"
+                 "variable; flags win over the environment, which wins over the default.\n\n");
+    fprintf(out, "  %-18s %-20s %-16s %-18s %s\n", "flag", "variable", "default", "range", "meaning");
+    for (size_t i = 0; i < NSETTINGS; i++) {
+        const setting *s = &settings[i];
+        char flag[40], range[48];
+        snprintf(flag, sizeof flag, "--%s", s->flag);
+        if (s->type == SET_LONG) snprintf(range, sizeof range, "%ld..%ld", s->min, s->max);
+        else snprintf(range, sizeof range, "-");
+        fprintf(out, "  %-18s %-20s %-16s %-18s %s\n", flag, s->env, s->def, range, s->help);
+    }
+    fprintf(out, "  %-18s %-20s %-16s %-18s %s\n", "--help", "-", "-", "-", "print this table and exit");
+}
+
+static const setting *find_flag(const char *name, size_t len)
+{
+    for (size_t i = 0; i < NSETTINGS; i++)
+        if (strlen(settings[i].flag) == len && strncmp(settings[i].flag, name, len) == 0) return &settings[i];
+    return NULL;
+}
+
+int ikd_config_load(ikd_config *cfg, int argc, char **argv, FILE *out, char *errbuf, size_t errlen)
+{
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < NSETTINGS; i++)
+        if (apply(cfg, &settings[i], settings[i].def, settings[i].flag, errbuf, errlen) != 0) return -1;
+    for (size_t i = 0; i < NSETTINGS; i++) {
+        const char *v = getenv(settings[i].env);
+        if (v && *v && apply(cfg, &settings[i], v, settings[i].env, errbuf, errlen) != 0) return -1;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            ikd_config_usage(out);
+            return 1;
+        }
+        if (strncmp(a, "--", 2) != 0) {
+            snprintf(errbuf, errlen, "unexpected argument '%s' (see --help)", a);
+            return -1;
+        }
+        const char *name = a + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const setting *s = find_flag(name, len);
+        if (!s) {
+            snprintf(errbuf, errlen, "unknown flag '%.*s' (see --help)", (int)(len + 2), a);
+            return -1;
+        }
+        const char *value = eq ? eq + 1 : NULL;
+        if (!value) {
+            if (i + 1 >= argc) {
+                snprintf(errbuf, errlen, "--%s needs a value", s->flag);
+                return -1;
+            }
+            value = argv[++i];
+        }
+        char origin[48];
+        snprintf(origin, sizeof origin, "--%s", s->flag);
+        if (apply(cfg, s, value, origin, errbuf, errlen) != 0) return -1;
+    }
+    char host[256];
+    int port;
+    if (ikd_config_split_listen(cfg->listen, host, sizeof host, &port) != 0) {
+        snprintf(errbuf, errlen, "listen: '%s' is not HOST:PORT", cfg->listen);
+        return -1;
+    }
+    return 0;
+}
+
+int ikd_config_split_listen(const char *listen, char *host, size_t hostlen, int *port)
+{
+    const char *colon;
+    const char *h = listen;
+    size_t hl;
+    if (listen[0] == '[') {
+        const char *close = strchr(listen, ']');
+        if (!close || close[1] != ':') return -1;
+        h = listen + 1;
+        hl = (size_t)(close - h);
+        colon = close + 1;
+    } else {
+        colon = strrchr(listen, ':');
+        if (!colon) return -1;
+        hl = (size_t)(colon - listen);
+    }
+    if (hl == 0 || hl >= hostlen) return -1;
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    char *end;
+    errno = 0;
+    long p = strtol(colon + 1, &end, 10);
+    if (errno || end == colon + 1 || *end || p < 0 || p > 65535) return -1;
+    *port = (int)p;
+    return 0;
+}

@@ -1,0 +1,38 @@
+/* http.h - the libmicrohttpd front end: listening socket, request life cycle, hand-off to the worker pool. */
+#ifndef IKD_HTTP_H
+#define IKD_HTTP_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "pool.h"
+
+struct MHD_Daemon;
+
+typedef struct ikd_http {
+    const ikd_config *cfg;
+    struct MHD_Daemon *daemon;
+    ikd_pool pool;
+    int pool_started;
+    int listen_fd;
+    atomic_long active;   /* requests begun and not yet completed */
+    atomic_int draining;  /* set by ikd_http_drain: new requests get 503 */
+    char url[320];        /* http://HOST:PORT actually bound */
+} ikd_http;
+
+/* Bind, start the pool and the HTTP daemon. 0, or -1 with a message in errbuf
+ * (everything started is stopped again). */
+int ikd_http_start(ikd_http *h, const ikd_config *cfg, char *errbuf, size_t errlen);
+
+/* Stop accepting connections; requests on open connections get 503 from now on,
+ * requests already begun run to completion. */
+void ikd_http_drain(ikd_http *h);
+
+/* Requests begun and not yet completed. */
+long ikd_http_active(ikd_http *h);
+
+/* Finish queued solves, stop the daemon, free everything. */
+void ikd_http_stop(ikd_http *h);
+
+#endif

@@ -1,0 +1,71 @@
+/* main.c - the ikd daemon: load settings, start serving, drain gracefully on SIGTERM/SIGINT. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "http.h"
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+    ikd_config cfg;
+    char err[512];
+    int rc = ikd_config_load(&cfg, argc, argv, stdout, err, sizeof err);
+    if (rc == 1) return 0;
+    if (rc < 0) {
+        fprintf(stderr, "ikd: %s\n", err);
+        return 2;
+    }
+
+    /* Signals are taken synchronously by this thread only; every other thread
+     * inherits the blocked mask. SIGPIPE is ignored (a vanished client). */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    static ikd_http h;
+    if (ikd_http_start(&h, &cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "ikd: %s\n", err);
+        return 1;
+    }
+    printf("ikd listening on %s\n", h.url);
+    fflush(stdout);
+
+    int sig;
+    sigwait(&set, &sig);
+    fprintf(stderr, "{\"event\":\"draining\",\"signal\":\"%s\"}\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    ikd_http_drain(&h);
+
+    /* Finish what was accepted, within the grace period; a second signal ends it at once. */
+    double deadline = mono_s() + (double)cfg.shutdown_grace;
+    struct timespec tick = {0, 10 * 1000000L};
+    int forced = 0;
+    while (ikd_http_active(&h) > 0 && mono_s() < deadline) {
+        if (sigtimedwait(&set, NULL, &tick) > 0) {
+            forced = 1;
+            break;
+        }
+    }
+    long left = ikd_http_active(&h);
+    if (forced) {
+        fprintf(stderr, "{\"event\":\"exit\",\"reason\":\"second signal\",\"abandoned\":%ld}\n", left);
+        fflush(stderr);
+        _exit(0);
+    }
+    ikd_http_stop(&h);
+    fprintf(stderr, "{\"event\":\"exit\",\"abandoned\":%ld}\n", left);
+    return 0;
+}

@@ -1,0 +1,136 @@
+/* chain.c - chain validation, forward kinematics and shortest-arc pose rotations. */
+#include "ikd/chain.h"
+
+#include <stdio.h>
+
+#define IKD_UNIT_QUAT_SLACK 1e-3
+
+static void ikd_joint_field(char *buf, size_t size, size_t i, const char *leaf)
+{
+    snprintf(buf, size, "chain.joints[%zu]%s%s", i, leaf[0] ? "." : "", leaf);
+}
+
+static ikd_code ikd_joint_error(ikd_error *err, size_t i, const char *leaf, const char *msg)
+{
+    char field[IKD_ERROR_FIELD_MAX];
+    ikd_joint_field(field, sizeof field, i, leaf);
+    return ikd_error_set(err, IKD_E_INVALID, field, "%s", msg);
+}
+
+static ikd_code ikd_constraint_validate(ikd_constraint *c, size_t i, size_t count, ikd_error *err)
+{
+    if (c->type == IKD_CONSTRAINT_NONE) {
+        if (c->has_reference) return ikd_joint_error(err, i, "constraint.reference", "a reference needs a hinge or ball constraint");
+        return IKD_E_OK;
+    }
+    if (c->type != IKD_CONSTRAINT_HINGE && c->type != IKD_CONSTRAINT_BALL)
+        return ikd_joint_error(err, i, "constraint.type", "must be \"hinge\" or \"ball\"");
+    if (i == count - 1)
+        return ikd_joint_error(err, i, "constraint", "the effector (last joint) has no bone to constrain");
+    if (c->has_reference) {
+        if (i != 0) return ikd_joint_error(err, i, "constraint.reference", "only the root joint takes a reference direction");
+        double l = ikd_vec3_len(c->reference);
+        if (!ikd_vec3_isfinite(c->reference) || !(l > 0.0) || !isfinite(l))
+            return ikd_joint_error(err, i, "constraint.reference", "must be a finite, non-zero direction");
+        c->reference = ikd_vec3_scale(c->reference, 1.0 / l);
+    }
+    if (c->type == IKD_CONSTRAINT_HINGE) {
+        double l = ikd_vec3_len(c->axis);
+        if (!ikd_vec3_isfinite(c->axis) || !(l > 0.0) || !isfinite(l))
+            return ikd_joint_error(err, i, "constraint.axis", "must be a finite, non-zero direction");
+        c->axis = ikd_vec3_scale(c->axis, 1.0 / l);
+        if (!isfinite(c->min_deg) || c->min_deg < -180.0 || c->min_deg > 180.0)
+            return ikd_joint_error(err, i, "constraint.min_deg", "must be a number in [-180, 180]");
+        if (!isfinite(c->max_deg) || c->max_deg < -180.0 || c->max_deg > 180.0)
+            return ikd_joint_error(err, i, "constraint.max_deg", "must be a number in [-180, 180]");
+        if (c->min_deg > c->max_deg)
+            return ikd_joint_error(err, i, "constraint.min_deg", "must not be greater than max_deg");
+    } else {
+        if (!isfinite(c->max_deg) || c->max_deg < 0.0 || c->max_deg > 180.0)
+            return ikd_joint_error(err, i, "constraint.max_deg", "must be a number in [0, 180]");
+    }
+    return IKD_E_OK;
+}
+
+ikd_code ikd_chain_validate(ikd_joint *joints, size_t count, size_t min_joints, ikd_error *err)
+{
+    if (min_joints < 2) min_joints = 2;
+    if (count < min_joints) {
+        return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "needs at least %zu joints, got %zu", min_joints,
+                             count);
+    }
+    if (count > IKD_MAX_JOINTS)
+        return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "at most %d joints are allowed", IKD_MAX_JOINTS);
+    double longest = 0.0;
+    for (size_t i = 0; i < count; i++) {
+        ikd_joint *j = &joints[i];
+        if (!ikd_vec3_isfinite(j->position)) return ikd_joint_error(err, i, "position", "must be finite numbers");
+        double ql = ikd_quat_len(j->rotation);
+        if (!ikd_quat_isfinite(j->rotation) || !(fabs(ql - 1.0) <= IKD_UNIT_QUAT_SLACK))
+            return ikd_joint_error(err, i, "rotation", "must be a unit quaternion [x, y, z, w]");
+        j->rotation = ikd_quat_norm(j->rotation);
+        ikd_code rc = ikd_constraint_validate(&j->constraint, i, count, err);
+        if (rc != IKD_E_OK) return rc;
+        if (i > 0) {
+            double l = ikd_vec3_dist(joints[i - 1].position, j->position);
+            if (!isfinite(l)) return ikd_joint_error(err, i, "position", "is too far from the previous joint");
+            if (l > longest) longest = l;
+        }
+    }
+    for (size_t i = 1; i < count; i++) {
+        double l = ikd_vec3_dist(joints[i - 1].position, joints[i].position);
+        if (!(l > IKD_MIN_BONE_RATIO * longest))
+            return ikd_joint_error(err, i, "position", "coincides with the previous joint (zero-length bone)");
+    }
+    double total = ikd_chain_length(joints, count);
+    if (!isfinite(total)) return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "the chain is too long to represent");
+    return IKD_E_OK;
+}
+
+double ikd_chain_length(const ikd_joint *joints, size_t count)
+{
+    double total = 0.0;
+    for (size_t i = 0; i + 1 < count; i++) total += ikd_chain_bone_length(joints, i);
+    return total;
+}
+
+static void ikd_chain_local_rotations(ikd_pose_joint *pose, size_t count)
+{
+    pose[0].local_rotation = pose[0].rotation;
+    for (size_t i = 1; i < count; i++)
+        pose[i].local_rotation = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(pose[i - 1].rotation), pose[i].rotation));
+}
+
+void ikd_chain_pose_rotations(const ikd_joint *joints, size_t count, const ikd_quat *effector_rotation,
+                              ikd_pose_joint *pose)
+{
+    for (size_t i = 0; i + 1 < count; i++) {
+        ikd_vec3 from = ikd_vec3_sub(joints[i + 1].position, joints[i].position);
+        ikd_vec3 to = ikd_vec3_sub(pose[i + 1].position, pose[i].position);
+        pose[i].rotation = ikd_quat_norm(ikd_quat_mul(ikd_quat_arc(from, to), joints[i].rotation));
+    }
+    pose[count - 1].rotation = effector_rotation ? *effector_rotation : joints[count - 1].rotation;
+    ikd_chain_local_rotations(pose, count);
+}
+
+void ikd_chain_fk_world(const ikd_joint *joints, size_t count, const ikd_quat *world, ikd_pose_joint *pose)
+{
+    pose[0].position = joints[0].position;
+    for (size_t i = 0; i < count; i++) {
+        pose[i].rotation = ikd_quat_norm(world[i]);
+        if (i + 1 < count) {
+            ikd_quat delta = ikd_quat_mul(pose[i].rotation, ikd_quat_conj(joints[i].rotation));
+            ikd_vec3 bone = ikd_vec3_sub(joints[i + 1].position, joints[i].position);
+            pose[i + 1].position = ikd_vec3_add(pose[i].position, ikd_quat_rotate(delta, bone));
+        }
+    }
+    ikd_chain_local_rotations(pose, count);
+}
+
+void ikd_chain_fk_local(const ikd_joint *joints, size_t count, const ikd_quat *local, ikd_quat *scratch,
+                        ikd_pose_joint *pose)
+{
+    scratch[0] = ikd_quat_norm(local[0]);
+    for (size_t i = 1; i < count; i++) scratch[i] = ikd_quat_norm(ikd_quat_mul(scratch[i - 1], local[i]));
+    ikd_chain_fk_world(joints, count, scratch, pose);
+}

@@ -1,0 +1,79 @@
+/* two_bone.c - analytic two-bone IK (law of cosines) with a pole point for the bend plane. */
+#include "solvers.h"
+
+/* Below this fraction of the chain length a direction counts as undefined. */
+#define IKD_TWO_BONE_EPS 1e-9
+
+/* The unit direction from the root to the target, or when the target sits on
+ * the root, the start direction root -> effector (or of the first bone). */
+static ikd_vec3 two_bone_aim(ikd_vec3 root, ikd_vec3 to_target, double dist, const ikd_joint *j, double scale)
+{
+    if (dist > IKD_TWO_BONE_EPS * scale) return ikd_vec3_scale(to_target, 1.0 / dist);
+    ikd_vec3 bone = ikd_vec3_norm_or(ikd_vec3_sub(j[1].position, root), ikd_vec3_make(1, 0, 0));
+    ikd_vec3 e0 = ikd_vec3_sub(j[2].position, root);
+    if (ikd_vec3_len(e0) > IKD_TWO_BONE_EPS * scale) return ikd_vec3_norm_or(e0, bone);
+    return bone;
+}
+
+/* The unit direction, perpendicular to `u`, the middle joint bends toward:
+ * 1. the pole's offset from the root-target line;
+ * 2. else the start pose's bend (middle joint's offset from the root-effector
+ *    line), swung by the shortest arc from the start effector direction to u;
+ * 3. else (straight start chain) the first bone's start direction off u;
+ * 4. else a fixed perpendicular of u (ikd_vec3_any_perp). */
+static ikd_vec3 two_bone_bend(const ikd_problem *p, ikd_vec3 u, double scale)
+{
+    const ikd_joint *j = p->joints;
+    ikd_vec3 root = j[0].position;
+    double eps = IKD_TWO_BONE_EPS * scale;
+    if (p->has_pole) {
+        ikd_vec3 w = ikd_vec3_reject(ikd_vec3_sub(p->pole, root), u);
+        if (ikd_vec3_len(w) > eps) return ikd_vec3_norm_or(w, u);
+    }
+    ikd_vec3 b1 = ikd_vec3_sub(j[1].position, root);
+    ikd_vec3 e0 = ikd_vec3_sub(j[2].position, root);
+    double e0len = ikd_vec3_len(e0);
+    if (e0len > eps) {
+        ikd_vec3 e0u = ikd_vec3_scale(e0, 1.0 / e0len);
+        ikd_vec3 s = ikd_vec3_reject(b1, e0u);
+        if (ikd_vec3_len(s) > eps) {
+            ikd_vec3 w = ikd_vec3_reject(ikd_quat_rotate(ikd_quat_arc(e0u, u), s), u);
+            if (ikd_vec3_len(w) > eps) return ikd_vec3_norm_or(w, u);
+        }
+    }
+    ikd_vec3 w = ikd_vec3_reject(b1, u);
+    if (ikd_vec3_len(w) > eps) return ikd_vec3_norm_or(w, u);
+    return ikd_vec3_any_perp(u);
+}
+
+void ikd_two_bone_run(const ikd_problem *p, ikd_pose_joint *pose, ikd_result *res)
+{
+    const ikd_joint *j = p->joints;
+    ikd_vec3 root = j[0].position;
+    double l1 = ikd_chain_bone_length(j, 0), l2 = ikd_chain_bone_length(j, 1);
+    double scale = l1 + l2;
+    ikd_vec3 to_target = ikd_vec3_sub(p->target, root);
+    double dist = ikd_vec3_len(to_target);
+    ikd_vec3 u = two_bone_aim(root, to_target, dist, j, scale);
+    ikd_vec3 w = two_bone_bend(p, u, scale);
+
+    /* Clamp the reach into [|l1 - l2|, l1 + l2]: the closest pose when out of reach. */
+    double dmin = fabs(l1 - l2), dmax = l1 + l2;
+    double d = dist < dmin ? dmin : (dist > dmax ? dmax : dist);
+    /* Law of cosines: the middle joint's distance along u and its height off the line. */
+    double a = d > 0.0 ? (l1 * l1 - l2 * l2 + d * d) / (2.0 * d) : 0.0;
+    if (a > l1) a = l1;
+    if (a < -l1) a = -l1;
+    double h = sqrt(fmax(0.0, (l1 - a) * (l1 + a)));
+
+    pose[0].position = root;
+    pose[1].position = ikd_vec3_add(ikd_vec3_mad(root, u, a), ikd_vec3_scale(w, h));
+    pose[2].position = (d == dist) ? p->target : ikd_vec3_mad(root, u, d);
+    ikd_chain_pose_rotations(j, 3, p->has_target_rotation ? &p->target_rotation : NULL, pose);
+
+    res->solver = IKD_SOLVER_TWO_BONE;
+    res->iterations = 1;
+    res->error = ikd_vec3_dist(pose[2].position, p->target);
+    res->reached = res->error <= p->options.tolerance;
+    res->status = res->reached ? IKD_STATUS_REACHED : IKD_STATUS_UNREACHABLE;
+}
