@@ -61,10 +61,18 @@ void ikd_two_bone_run(const ikd_problem *p, ikd_pose_joint *pose, ikd_result *re
     double dmin = fabs(l1 - l2), dmax = l1 + l2;
     double d = dist < dmin ? dmin : (dist > dmax ? dmax : dist);
     /* Law of cosines: the middle joint's distance along u and its height off the line. */
-    double a = d > 0.0 ? (l1 * l1 - l2 * l2 + d * d) / (2.0 * d) : 0.0;
-    if (a > l1) a = l1;
-    if (a < -l1) a = -l1;
-    double h = sqrt(fmax(0.0, (l1 - a) * (l1 + a)));
+    double a, h;
+    if (dist >= dmax || (dmin > 0.0 && dist <= dmin)) {
+        /* On or past a reach limit the chain is straight (or folded flat):
+         * set it exactly rather than through the ill-conditioned sqrt. */
+        a = (dist >= dmax || l1 >= l2) ? l1 : -l1;
+        h = 0.0;
+    } else {
+        a = d > 0.0 ? (l1 * l1 - l2 * l2 + d * d) / (2.0 * d) : 0.0; /* d = 0 only when l1 == l2 */
+        if (a > l1) a = l1;
+        if (a < -l1) a = -l1;
+        h = sqrt(fmax(0.0, (l1 - a) * (l1 + a)));
+    }
 
     pose[0].position = root;
     pose[1].position = ikd_vec3_add(ikd_vec3_mad(root, u, a), ikd_vec3_scale(w, h));
