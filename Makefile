@@ -24,7 +24,7 @@ SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ   := $(BUILD)/src/server/main.o
 
 TEST_UNIT  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(filter-out tests/unit/testutil.c,$(wildcard tests/unit/test_*.c)))
-TEST_E2E   := $(BUILD)/tests/e2e
+TEST_E2E   := $(BUILD)/tests/run_e2e
 TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o
 
 LISTEN ?= 127.0.0.1:8080
@@ -93,13 +93,13 @@ $(BUILD)/tests/unit/%.o: tests/unit/%.c
 
 $(BUILD)/tests/e2e/%.o: tests/e2e/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(SERVER_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(TESTUTIL_OBJ) $(SERVER_OBJ) $(CODEC_OBJ) $(BUILD)/libikd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(CHECK_LIBS) $(LDLIBS)
 
 $(TEST_E2E): $(BUILD)/tests/e2e/e2e.o
-	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(CHECK_LIBS) $(LDLIBS)
 
 clean:
 	rm -rf $(BUILD)

@@ -147,7 +147,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
-    if (rq->state == REQ_DONE) return send_buf(conn, rq->status, &rq->reply, NULL, 0, 0);
+    if (rq->state == REQ_DONE) return send_buf(conn, rq->status, &rq->reply, NULL, rq->status == 503, 0);
     if (rq->state == REQ_QUEUED) return MHD_YES; /* spurious call while suspended */
     if (rq->too_large) {
         char msg[96];

@@ -1,0 +1,471 @@
+/* e2e.c - libcheck end-to-end suite: starts the real ikd on a free loopback port and speaks HTTP to it. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct daemon_proc {
+    pid_t pid;
+    int port;
+} daemon_proc;
+
+static const char *ikd_bin(void)
+{
+    const char *b = getenv("IKD_BIN");
+    return b && *b ? b : "build/ikd";
+}
+
+static const char *fixtures_dir(void)
+{
+    const char *d = getenv("IKD_TEST_FIXTURES");
+    return d && *d ? d : "tests/fixtures";
+}
+
+/* Start ikd with --listen 127.0.0.1:0 plus `args` (NULL-terminated); read its start line. */
+static daemon_proc start_ikd(const char *const *args)
+{
+    int out[2];
+    ck_assert_int_eq(pipe(out), 0);
+    daemon_proc d = {0, 0};
+    d.pid = fork();
+    ck_assert_int_ge(d.pid, 0);
+    if (d.pid == 0) {
+        const char *argv[32] = {ikd_bin(), "--listen", "127.0.0.1:0"};
+        int n = 3;
+        for (; args && *args && n < 31; args++) argv[n++] = *args;
+        argv[n] = NULL;
+        dup2(out[1], 1);
+        if (!getenv("IKD_TEST_VERBOSE")) freopen("/dev/null", "w", stderr);
+        close(out[0]);
+        close(out[1]);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(out[1]);
+    char line[256] = {0};
+    size_t got = 0;
+    struct pollfd p = {out[0], POLLIN, 0};
+    while (got < sizeof line - 1 && !strchr(line, '\n')) {
+        ck_assert_msg(poll(&p, 1, 5000) == 1, "ikd did not print its start line");
+        ssize_t n = read(out[0], line + got, sizeof line - 1 - got);
+        ck_assert_msg(n > 0, "ikd exited before listening");
+        got += (size_t)n;
+    }
+    close(out[0]);
+    ck_assert_msg(strncmp(line, "ikd listening on http://127.0.0.1:", 34) == 0, "start line: %s", line);
+    d.port = atoi(line + 34);
+    ck_assert_int_gt(d.port, 0);
+    return d;
+}
+
+/* SIGTERM and wait; returns the exit status (or -1 if not a normal exit). */
+static int stop_ikd(daemon_proc *d)
+{
+    kill(d->pid, SIGTERM);
+    int st;
+    ck_assert_int_eq(waitpid(d->pid, &st, 0), d->pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int connect_to(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void send_all(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
+        if (n <= 0) return; /* the server may close early (413): the reply is still readable */
+        data += n;
+        len -= (size_t)n;
+    }
+}
+
+typedef struct reply {
+    int status;
+    char headers[4096];
+    char *body;
+    size_t body_len;
+} reply;
+
+/* Read one whole reply (the server closes, or Content-Length is satisfied). */
+static reply read_reply(int fd)
+{
+    reply r = {0};
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        ck_assert_msg(poll(&p, 1, 10000) == 1, "no reply within 10 s");
+        if (len + 4096 > cap) buf = realloc(buf, cap *= 2);
+        ssize_t n = recv(fd, buf + len, cap - len - 1, 0);
+        if (n <= 0) break;
+        len += (size_t)n;
+        buf[len] = 0;
+        char *end = strstr(buf, "\r\n\r\n");
+        if (end) {
+            /* skip interim 100 Continue replies */
+            if (strncmp(buf, "HTTP/1.1 100", 12) == 0) {
+                size_t skip = (size_t)(end + 4 - buf);
+                memmove(buf, buf + skip, len - skip);
+                len -= skip;
+                buf[len] = 0;
+                if (!strstr(buf, "\r\n\r\n")) continue;
+                end = strstr(buf, "\r\n\r\n");
+            }
+            char *cl = strcasestr(buf, "\r\nContent-Length:");
+            if (cl && cl < end && len >= (size_t)(end + 4 - buf) + strtoul(cl + 17, NULL, 10)) break;
+        }
+    }
+    buf[len] = 0;
+    char *end = strstr(buf, "\r\n\r\n");
+    ck_assert_msg(end != NULL, "incomplete reply: %s", buf);
+    r.status = atoi(buf + 9);
+    size_t hl = (size_t)(end - buf);
+    if (hl >= sizeof r.headers) hl = sizeof r.headers - 1;
+    memcpy(r.headers, buf, hl);
+    r.body_len = len - (size_t)(end + 4 - buf);
+    r.body = malloc(r.body_len + 1);
+    memcpy(r.body, end + 4, r.body_len);
+    r.body[r.body_len] = 0;
+    free(buf);
+    return r;
+}
+
+static reply request(int port, const char *method, const char *path, const char *ctype, const char *body)
+{
+    int fd = connect_to(port);
+    ck_assert_int_ge(fd, 0);
+    char head[512];
+    size_t blen = body ? strlen(body) : 0;
+    int n = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n%s%s%s", method,
+                     path, ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" : "");
+    if (body) n += snprintf(head + n, sizeof head - (size_t)n, "Content-Length: %zu\r\n", blen);
+    n += snprintf(head + n, sizeof head - (size_t)n, "\r\n");
+    send_all(fd, head, (size_t)n);
+    if (body) send_all(fd, body, blen);
+    reply r = read_reply(fd);
+    close(fd);
+    return r;
+}
+
+static const char *SOLVE = "{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"target\":[1,1,0],\"pole\":[0,1,3]}";
+
+/* The error object of a reply: code and field must match. */
+static void assert_error(const reply *r, int status, const char *code, const char *field)
+{
+    ck_assert_msg(r->status == status, "status %d (want %d): %s", r->status, status, r->body);
+    ck_assert_ptr_nonnull(strcasestr(r->headers, "Content-Type: application/json"));
+    json_error_t e;
+    json_t *doc = json_loads(r->body, 0, &e);
+    ck_assert_msg(doc != NULL, "error body is not JSON: %s", r->body);
+    json_t *err = json_object_get(doc, "error");
+    ck_assert_str_eq(json_string_value(json_object_get(err, "code")), code);
+    ck_assert_str_eq(json_string_value(json_object_get(err, "field")), field);
+    ck_assert(json_string_length(json_object_get(err, "message")) > 0);
+    json_decref(doc);
+}
+
+static void assert_alive(int port)
+{
+    reply r = request(port, "POST", "/v1/solve", "application/json", SOLVE);
+    ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+    ck_assert_ptr_nonnull(strstr(r.body, "\"status\":\"reached\""));
+    free(r.body);
+}
+
+START_TEST(solve_and_health)
+{
+    daemon_proc d = start_ikd(NULL);
+    reply r = request(d.port, "GET", "/healthz", NULL, NULL);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.body, "{\"status\":\"ok\"}");
+    free(r.body);
+    r = request(d.port, "POST", "/v1/solve", "application/json", SOLVE);
+    ck_assert_int_eq(r.status, 200);
+    json_error_t e;
+    json_t *doc = json_loads(r.body, 0, &e);
+    ck_assert_ptr_nonnull(doc);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "solver")), "two_bone");
+    ck_assert(json_is_true(json_object_get(doc, "reached")));
+    json_t *knee = json_object_get(json_array_get(json_object_get(doc, "joints"), 1), "position");
+    ck_assert_double_gt(json_number_value(json_array_get(knee, 2)), 0.1); /* toward the pole (+z) */
+    json_t *foot = json_object_get(json_array_get(json_object_get(doc, "joints"), 2), "position");
+    ck_assert_double_le(fabs(json_number_value(json_array_get(foot, 0)) - 1), 1e-9);
+    json_decref(doc);
+    free(r.body);
+    /* no Content-Type at all is taken as JSON */
+    r = request(d.port, "POST", "/v1/solve", NULL, SOLVE);
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+START_TEST(fixtures_over_http)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/solve.json", fixtures_dir());
+    json_error_t e;
+    json_t *doc = json_load_file(path, 0, &e);
+    ck_assert_msg(doc != NULL, "%s: %s", path, e.text);
+    daemon_proc d = start_ikd(NULL);
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(doc, "cases"), i, c) {
+        json_t *raw = json_object_get(c, "raw");
+        char *body = raw ? strdup(json_string_value(raw))
+                         : json_dumps(json_object_get(c, "body"), JSON_COMPACT | JSON_ENCODE_ANY);
+        reply r = request(d.port, "POST", "/v1/solve", "application/json", body);
+        int want = (int)json_integer_value(json_object_get(c, "status"));
+        ck_assert_msg(r.status == want, "%s: status %d, want %d: %s", json_string_value(json_object_get(c, "name")),
+                      r.status, want, r.body);
+        if (want != 200)
+            assert_error(&r, want, json_string_value(json_object_get(c, "code")),
+                         json_string_value(json_object_get(c, "field")));
+        free(r.body);
+        free(body);
+    }
+    assert_alive(d.port);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+    json_decref(doc);
+}
+END_TEST
+
+START_TEST(http_errors)
+{
+    const char *args[] = {"--max-body", "4096", NULL};
+    daemon_proc d = start_ikd(args);
+    reply r = request(d.port, "GET", "/v1/nothing", NULL, NULL);
+    assert_error(&r, 404, "not_found", "");
+    free(r.body);
+    r = request(d.port, "GET", "/v1/solve", NULL, NULL);
+    assert_error(&r, 405, "method_not_allowed", "");
+    ck_assert_ptr_nonnull(strcasestr(r.headers, "\r\nAllow: POST"));
+    free(r.body);
+    r = request(d.port, "DELETE", "/healthz", NULL, NULL);
+    assert_error(&r, 405, "method_not_allowed", "");
+    ck_assert_ptr_nonnull(strcasestr(r.headers, "\r\nAllow: GET, HEAD"));
+    free(r.body);
+    r = request(d.port, "POST", "/v1/solve", "text/plain", SOLVE);
+    assert_error(&r, 415, "unsupported_media_type", "");
+    free(r.body);
+    r = request(d.port, "POST", "/v1/solve", "application/x-www-form-urlencoded", SOLVE);
+    assert_error(&r, 415, "unsupported_media_type", "");
+    free(r.body);
+
+    /* body over --max-body: declared by Content-Length, and streamed chunked */
+    char *big = malloc(8193);
+    memset(big, ' ', 8192);
+    big[8192] = 0;
+    r = request(d.port, "POST", "/v1/solve", "application/json", big);
+    assert_error(&r, 413, "payload_too_large", "");
+    free(r.body);
+    int fd = connect_to(d.port);
+    const char *head = "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                       "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+    send_all(fd, head, strlen(head));
+    for (int k = 0; k < 8; k++) {
+        send_all(fd, "400\r\n", 5);
+        send_all(fd, big, 1024);
+        send_all(fd, "\r\n", 2);
+    }
+    send_all(fd, "0\r\n\r\n", 5);
+    r = read_reply(fd);
+    close(fd);
+    assert_error(&r, 413, "payload_too_large", "");
+    free(r.body);
+    /* just under the limit is read (and is then malformed JSON, not too large) */
+    big[4000] = 0;
+    r = request(d.port, "POST", "/v1/solve", "application/json", big);
+    assert_error(&r, 400, "malformed_request", "");
+    free(r.body);
+    free(big);
+    assert_alive(d.port);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+START_TEST(keep_alive_serves_several_requests)
+{
+    daemon_proc d = start_ikd(NULL);
+    int fd = connect_to(d.port);
+    char req[512];
+    int n = snprintf(req, sizeof req,
+                     "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                     strlen(SOLVE), SOLVE);
+    for (int k = 0; k < 5; k++) {
+        send_all(fd, req, (size_t)n);
+        reply r = read_reply(fd);
+        ck_assert_int_eq(r.status, 200);
+        free(r.body);
+    }
+    close(fd);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+START_TEST(full_queue_answers_503)
+{
+    /* One worker, a queue of one, each solve held 400 ms: of 8 simultaneous
+     * requests at most 2 are taken, the others are refused at once. */
+    const char *args[] = {"--workers", "1", "--queue", "1", "--debug-delay-ms", "400", NULL};
+    daemon_proc d = start_ikd(args);
+    enum { K = 8 };
+    int fds[K];
+    char req[512];
+    int n = snprintf(req, sizeof req,
+                     "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                     "Content-Length: %zu\r\n\r\n%s",
+                     strlen(SOLVE), SOLVE);
+    for (int k = 0; k < K; k++) {
+        fds[k] = connect_to(d.port);
+        ck_assert_int_ge(fds[k], 0);
+        send_all(fds[k], req, (size_t)n);
+    }
+    int ok = 0, refused = 0;
+    for (int k = 0; k < K; k++) {
+        reply r = read_reply(fds[k]);
+        close(fds[k]);
+        if (r.status == 200) {
+            ok++;
+        } else {
+            assert_error(&r, 503, "overloaded", "");
+            ck_assert_ptr_nonnull(strcasestr(r.headers, "\r\nRetry-After: "));
+            refused++;
+        }
+        free(r.body);
+    }
+    ck_assert_int_ge(ok, 1);
+    ck_assert_int_le(ok, 2);
+    ck_assert_int_eq(ok + refused, K);
+    assert_alive(d.port);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+START_TEST(sigterm_finishes_accepted_requests)
+{
+    const char *args[] = {"--workers", "2", "--debug-delay-ms", "500", NULL};
+    daemon_proc d = start_ikd(args);
+    char req[512];
+    int n = snprintf(req, sizeof req,
+                     "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                     "Content-Length: %zu\r\n\r\n%s",
+                     strlen(SOLVE), SOLVE);
+    int fds[3];
+    for (int k = 0; k < 3; k++) {
+        fds[k] = connect_to(d.port);
+        send_all(fds[k], req, (size_t)n);
+    }
+    struct timespec ts = {0, 150 * 1000000L};
+    nanosleep(&ts, NULL);
+    kill(d.pid, SIGTERM);
+    nanosleep(&ts, NULL);
+    /* new connections are refused while it drains */
+    ck_assert_int_lt(connect_to(d.port), 0);
+    for (int k = 0; k < 3; k++) {
+        reply r = read_reply(fds[k]);
+        close(fds[k]);
+        ck_assert_msg(r.status == 200, "in-flight request %d: %d %s", k, r.status, r.body);
+        ck_assert_ptr_nonnull(strstr(r.body, "\"reached\":true"));
+        free(r.body);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(d.pid, &st, 0), d.pid);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+}
+END_TEST
+
+static int run_cmd(const char *const *argv, char *out, size_t outlen)
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(p[1], 1);
+        dup2(p[1], 2);
+        close(p[0]);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(p[1]);
+    size_t got = 0;
+    ssize_t k;
+    while (got < outlen - 1 && (k = read(p[0], out + got, outlen - 1 - got)) > 0) got += (size_t)k;
+    out[got] = 0;
+    close(p[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(command_line)
+{
+    char out[8192];
+    const char *help[] = {ikd_bin(), "--help", NULL};
+    ck_assert_int_eq(run_cmd(help, out, sizeof out), 0);
+    const char *flags[] = {"--listen", "IKD_LISTEN", "--workers", "--queue", "--max-body", "--max-joints", NULL};
+    for (const char **f = flags; *f; f++) ck_assert_msg(strstr(out, *f) != NULL, "--help lacks %s", *f);
+    const char *bad[] = {ikd_bin(), "--workers", "many", NULL};
+    ck_assert_int_eq(run_cmd(bad, out, sizeof out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "--workers"));
+    const char *port[] = {ikd_bin(), "--listen", "127.0.0.1:99999", NULL};
+    ck_assert_int_eq(run_cmd(port, out, sizeof out), 2);
+}
+END_TEST
+
+START_TEST(environment_sets_options)
+{
+    setenv("IKD_MAX_BODY", "64", 1);
+    daemon_proc d = start_ikd(NULL);
+    unsetenv("IKD_MAX_BODY");
+    reply r = request(d.port, "POST", "/v1/solve", "application/json", SOLVE);
+    assert_error(&r, 413, "payload_too_large", "");
+    free(r.body);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("e2e");
+    TCase *tc = tcase_create("daemon");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, solve_and_health);
+    tcase_add_test(tc, fixtures_over_http);
+    tcase_add_test(tc, http_errors);
+    tcase_add_test(tc, keep_alive_serves_several_requests);
+    tcase_add_test(tc, full_queue_answers_503);
+    tcase_add_test(tc, sigterm_finishes_accepted_requests);
+    tcase_add_test(tc, command_line);
+    tcase_add_test(tc, environment_sets_options);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
