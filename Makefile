@@ -29,7 +29,7 @@ TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o
 
 LISTEN ?= 127.0.0.1:8080
 
-.PHONY: all deps build run test check unit e2e lint-openapi clean
+.PHONY: all deps build run test check unit e2e lint-openapi clean bench
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/libikd.a $(BUILD)/ikd
@@ -105,3 +105,16 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# In-process solver benchmark (success rates and solve times); BENCH_N problems per set.
+BENCH_N ?= 1000
+$(BUILD)/tests/bench/%.o: tests/bench/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/bench: $(BUILD)/tests/bench/bench.o $(BUILD)/tests/bench/problems.o $(TESTUTIL_OBJ) $(BUILD)/libikd.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+bench: deps
+	@$(MAKE) --no-print-directory $(BUILD)/bench
+	./$(BUILD)/bench $(BENCH_N)

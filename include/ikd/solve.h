@@ -10,7 +10,10 @@
 
 typedef enum ikd_solver {
     IKD_SOLVER_AUTO = 0, /* pick one from the problem (see ikd_solver_pick) */
-    IKD_SOLVER_TWO_BONE, /* analytic, exactly 3 joints */
+    IKD_SOLVER_TWO_BONE, /* analytic, exactly 3 joints, no constraints */
+    IKD_SOLVER_CCD,      /* cyclic coordinate descent; hinge and ball limits */
+    IKD_SOLVER_FABRIK,   /* forward and backward reaching; hinge and ball limits */
+    IKD_SOLVER_JACOBIAN, /* damped least squares or transpose; limits; orientation goal */
     IKD_SOLVER__COUNT
 } ikd_solver;
 
@@ -28,16 +31,44 @@ typedef enum ikd_status {
 /* "reached", "unreachable", "max_iterations". */
 const char *ikd_status_name(ikd_status s);
 
-/* Solver options. Start from ikd_options_default(). */
+typedef enum ikd_jacobian_method {
+    IKD_JACOBIAN_DLS = 0,  /* damped least squares (default) */
+    IKD_JACOBIAN_TRANSPOSE /* Jacobian transpose with the optimal step length */
+} ikd_jacobian_method;
+
+/* "dls", "transpose"; parse returns 0 or -1. */
+const char *ikd_jacobian_method_name(ikd_jacobian_method m);
+int ikd_jacobian_method_from_name(const char *name, ikd_jacobian_method *out);
+
+/* Solver options. Start from ikd_options_default(); each bound is checked by
+ * ikd_validate (error field "options.<name>"). */
 typedef struct ikd_options {
-    int max_iterations; /* iterative solvers' iteration cap; default 64; range [1, 100000] */
-    double tolerance;   /* distance effector-target counted as reached; unit: the chain's
-                           length unit; default 1e-4; range [0, 1e300] */
+    int max_iterations;    /* iterative solvers' iteration cap (a CCD sweep, a FABRIK
+                              backward+forward pass, a Jacobian step); default 64;
+                              range [1, 100000]; two_bone ignores it */
+    double tolerance;      /* effector-target distance counted as reached; unit: the
+                              chain's length unit; default 1e-4; range [0, 1e300] */
+    double max_step_deg;   /* ccd and jacobian: most a joint turns in one iteration,
+                              degrees; default 180 (ccd: no cap) for ccd, used as given for
+                              jacobian; range (0, 180] */
+    double damping;        /* jacobian dls: damping factor; lambda = damping x the task
+                              error (so it fades as the goal nears); default 0.1;
+                              range [0, 100] */
+    ikd_jacobian_method jacobian_method; /* jacobian: default IKD_JACOBIAN_DLS */
+    double rotation_weight; /* jacobian with target rotation: weight of 1 radian of
+                              orientation error against one chain length of position
+                              error; default 1; range (0, 1e6] */
+    double rotation_tolerance_deg; /* jacobian with target rotation: orientation error
+                              counted as reached, degrees; default 0.1; range [0, 180] */
 } ikd_options;
 
 #define IKD_DEFAULT_MAX_ITERATIONS 64
 #define IKD_MAX_ITERATIONS_LIMIT 100000
 #define IKD_DEFAULT_TOLERANCE 1e-4
+#define IKD_DEFAULT_MAX_STEP_DEG 180.0
+#define IKD_DEFAULT_DAMPING 0.1
+#define IKD_DEFAULT_ROTATION_WEIGHT 1.0
+#define IKD_DEFAULT_ROTATION_TOLERANCE_DEG 0.1
 
 void ikd_options_default(ikd_options *opt);
 
@@ -64,10 +95,16 @@ typedef struct ikd_result {
     int reached;        /* status == IKD_STATUS_REACHED */
     double error;       /* final effector-target distance; unit: the chain's length unit */
     int iterations;     /* iterations used (analytic solvers: 1) */
+    double rotation_error_deg; /* jacobian with a target rotation: angle between the last
+                                  bone's direction and the one the goal asks for, degrees;
+                                  0 otherwise */
 } ikd_result;
 
 /* Which solver `auto` runs for this problem (never IKD_SOLVER_AUTO):
- * two_bone for 3 joints. Returns IKD_SOLVER_AUTO when no solver fits. */
+ * 3 joints without constraints -> two_bone; a target rotation -> jacobian;
+ * any other chain -> fabrik (fast, exact reach, limits in its passes), with
+ * a fallback to jacobian (dls) for constrained chains FABRIK does not reach
+ * (see ikd_solve). */
 ikd_solver ikd_solver_pick(const ikd_problem *p);
 
 /* Bytes of scratch memory ikd_solve needs for a chain of `joint_count`

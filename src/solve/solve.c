@@ -1,13 +1,14 @@
-/* solve.c - problem defaults, validation and the dispatcher that runs one solver (including auto). */
+/* solve.c - problem defaults, validation and the dispatcher that runs one solver (auto picks). */
 #include "ikd/solve.h"
 
 #include <string.h>
 
+#include "iter.h"
 #include "solvers.h"
 
 static const char *const ikd_solver_names[IKD_SOLVER__COUNT] = {
-    [IKD_SOLVER_AUTO] = "auto",
-    [IKD_SOLVER_TWO_BONE] = "two_bone",
+    [IKD_SOLVER_AUTO] = "auto",       [IKD_SOLVER_TWO_BONE] = "two_bone", [IKD_SOLVER_CCD] = "ccd",
+    [IKD_SOLVER_FABRIK] = "fabrik",   [IKD_SOLVER_JACOBIAN] = "jacobian",
 };
 
 const char *ikd_solver_name(ikd_solver s)
@@ -26,6 +27,19 @@ int ikd_solver_from_name(const char *name, ikd_solver *out)
     return -1;
 }
 
+const char *ikd_jacobian_method_name(ikd_jacobian_method m)
+{
+    return m == IKD_JACOBIAN_TRANSPOSE ? "transpose" : "dls";
+}
+
+int ikd_jacobian_method_from_name(const char *name, ikd_jacobian_method *out)
+{
+    if (strcmp(name, "dls") == 0) *out = IKD_JACOBIAN_DLS;
+    else if (strcmp(name, "transpose") == 0) *out = IKD_JACOBIAN_TRANSPOSE;
+    else return -1;
+    return 0;
+}
+
 const char *ikd_status_name(ikd_status s)
 {
     switch (s) {
@@ -40,6 +54,11 @@ void ikd_options_default(ikd_options *opt)
 {
     opt->max_iterations = IKD_DEFAULT_MAX_ITERATIONS;
     opt->tolerance = IKD_DEFAULT_TOLERANCE;
+    opt->max_step_deg = IKD_DEFAULT_MAX_STEP_DEG;
+    opt->damping = IKD_DEFAULT_DAMPING;
+    opt->jacobian_method = IKD_JACOBIAN_DLS;
+    opt->rotation_weight = IKD_DEFAULT_ROTATION_WEIGHT;
+    opt->rotation_tolerance_deg = IKD_DEFAULT_ROTATION_TOLERANCE_DEG;
 }
 
 void ikd_problem_init(ikd_problem *p)
@@ -60,13 +79,22 @@ static int ikd_has_constraints(const ikd_problem *p)
 ikd_solver ikd_solver_pick(const ikd_problem *p)
 {
     if (p->joint_count == 3 && !ikd_has_constraints(p)) return IKD_SOLVER_TWO_BONE;
-    return IKD_SOLVER_AUTO;
+    if (p->has_target_rotation) return IKD_SOLVER_JACOBIAN;
+    return IKD_SOLVER_FABRIK;
 }
 
 size_t ikd_workspace_size(size_t joint_count)
 {
-    (void)joint_count;
-    return 0;
+    return joint_count * IKD_WS_DOUBLES_PER_JOINT * sizeof(double);
+}
+
+static ikd_code check_range(ikd_error *err, const char *field, double v, double lo, double hi, int lo_open)
+{
+    if (!isfinite(v) || v > hi || (lo_open ? v <= lo : v < lo)) {
+        return ikd_error_set(err, IKD_E_INVALID, field, "must be a number in %s%g, %g]", lo_open ? "(" : "[", lo,
+                             hi);
+    }
+    return IKD_E_OK;
 }
 
 ikd_code ikd_validate(ikd_problem *p, ikd_error *err)
@@ -88,40 +116,72 @@ ikd_code ikd_validate(ikd_problem *p, ikd_error *err)
     }
     if (p->has_pole && !ikd_vec3_isfinite(p->pole))
         return ikd_error_set(err, IKD_E_INVALID, "pole", "must be finite numbers");
-    if (p->options.max_iterations < 1 || p->options.max_iterations > IKD_MAX_ITERATIONS_LIMIT)
+    const ikd_options *o = &p->options;
+    if (o->max_iterations < 1 || o->max_iterations > IKD_MAX_ITERATIONS_LIMIT)
         return ikd_error_set(err, IKD_E_INVALID, "options.max_iterations", "must be an integer in [1, %d]",
                              IKD_MAX_ITERATIONS_LIMIT);
-    if (!isfinite(p->options.tolerance) || p->options.tolerance < 0.0 || p->options.tolerance > 1e300)
-        return ikd_error_set(err, IKD_E_INVALID, "options.tolerance", "must be a number in [0, 1e300]");
+    if ((rc = check_range(err, "options.tolerance", o->tolerance, 0, 1e300, 0))) return rc;
+    if ((rc = check_range(err, "options.max_step_deg", o->max_step_deg, 0, 180, 1))) return rc;
+    if ((rc = check_range(err, "options.damping", o->damping, 0, 100, 0))) return rc;
+    if ((rc = check_range(err, "options.rotation_weight", o->rotation_weight, 0, 1e6, 1))) return rc;
+    if ((rc = check_range(err, "options.rotation_tolerance_deg", o->rotation_tolerance_deg, 0, 180, 0))) return rc;
+    if (o->jacobian_method != IKD_JACOBIAN_DLS && o->jacobian_method != IKD_JACOBIAN_TRANSPOSE)
+        return ikd_error_set(err, IKD_E_INVALID, "options.method", "must be \"dls\" or \"transpose\"");
 
     ikd_solver s = p->solver == IKD_SOLVER_AUTO ? ikd_solver_pick(p) : p->solver;
-    switch (s) {
-    case IKD_SOLVER_TWO_BONE:
+    if (s == IKD_SOLVER_TWO_BONE) {
         if (p->joint_count != 3)
             return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "two_bone needs exactly 3 joints, got %zu",
                                  p->joint_count);
         if (ikd_has_constraints(p))
-            return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "two_bone takes no joint constraints");
-        break;
-    default:
-        return ikd_error_set(err, IKD_E_INVALID, "solver",
-                             "no solver fits this chain (auto handles 3 unconstrained joints)");
+            return ikd_error_set(err, IKD_E_INVALID, "chain.joints",
+                                 "two_bone takes no joint constraints (use ccd, fabrik, jacobian or auto)");
     }
     return IKD_E_OK;
+}
+
+/* Run one iterative solver from the start pose. */
+static void run_iterative(ikd_solver s, const ikd_problem *p, void *work, ikd_pose_joint *pose, ikd_result *res,
+                          ikd_ws *ws)
+{
+    ikd_ws_setup(ws, work, p, pose);
+    switch (s) {
+    case IKD_SOLVER_CCD: ikd_ccd_run(p, ws, pose, res); break;
+    case IKD_SOLVER_JACOBIAN: ikd_jacobian_run(p, ws, pose, res); break;
+    default: ikd_fabrik_run(p, ws, pose, res); break;
+    }
 }
 
 ikd_code ikd_solve(const ikd_problem *p, void *work, size_t work_size, ikd_pose_joint *pose, ikd_result *res,
                    ikd_error *err)
 {
-    (void)work;
-    if (work_size < ikd_workspace_size(p->joint_count))
-        return ikd_error_set(err, IKD_E_INTERNAL, "", "workspace too small");
+    memset(res, 0, sizeof *res);
+    if (work_size < ikd_workspace_size(p->joint_count) || (!work && ikd_workspace_size(p->joint_count) > 0)) {
+        if (!(p->solver == IKD_SOLVER_TWO_BONE ||
+              (p->solver == IKD_SOLVER_AUTO && ikd_solver_pick(p) == IKD_SOLVER_TWO_BONE)))
+            return ikd_error_set(err, IKD_E_INTERNAL, "", "workspace too small (see ikd_workspace_size)");
+    }
     ikd_solver s = p->solver == IKD_SOLVER_AUTO ? ikd_solver_pick(p) : p->solver;
-    switch (s) {
-    case IKD_SOLVER_TWO_BONE:
+    if (s == IKD_SOLVER_TWO_BONE) {
         ikd_two_bone_run(p, pose, res);
         return IKD_E_OK;
-    default:
-        return ikd_error_set(err, IKD_E_INVALID, "solver", "no solver fits this problem");
     }
+    ikd_ws ws;
+    run_iterative(s, p, work, pose, res, &ws);
+    if (p->solver == IKD_SOLVER_AUTO && !res->reached && ws.constrained && s == IKD_SOLVER_FABRIK) {
+        /* FABRIK can stall against limits; damped least squares often gets
+         * around them. Keep whichever pose ends closer. */
+        ikd_result first = *res;
+        for (size_t i = 0; i < p->joint_count; i++) ws.saved[i] = pose[i].position;
+        run_iterative(IKD_SOLVER_JACOBIAN, p, work, pose, res, &ws);
+        if (first.error < res->error) {
+            for (size_t i = 0; i < p->joint_count; i++) pose[i].position = ws.saved[i];
+            ikd_chain_pose_rotations(p->joints, p->joint_count, p->has_target_rotation ? &p->target_rotation : NULL,
+                                     pose);
+            *res = first;
+        } else {
+            res->iterations += first.iterations;
+        }
+    }
+    return IKD_E_OK;
 }

@@ -1,0 +1,41 @@
+/* fabrik.c - FABRIK: backward and forward reaching passes; constraints applied in the forward pass. */
+#include "iter.h"
+#include "solvers.h"
+
+void ikd_fabrik_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_result *res)
+{
+    const ikd_joint *j = p->joints;
+    size_t n = ws->n;
+    ikd_vec3 root = j[0].position, target = p->target;
+    double tol = p->options.tolerance;
+    double dist = ikd_vec3_dist(root, target);
+
+    if (!ws->constrained && dist >= ws->total) {
+        /* Out of reach and free to point anywhere: straight at it, in one step. */
+        ikd_ws_straighten(ws, root, target, pose);
+        ikd_ws_finish(ws, p, IKD_SOLVER_FABRIK, 1, pose, res);
+        return;
+    }
+    ikd_ws_unstraighten(ws, p, pose);
+    ikd_ws_enforce(ws, j, pose); /* start from a pose within the limits */
+
+    double err = ikd_vec3_dist(pose[n - 1].position, target), prev = INFINITY;
+    int it = 0;
+    while (err > tol && it < p->options.max_iterations) {
+        it++;
+        /* backward: effector onto the target, each joint pulled toward its child */
+        pose[n - 1].position = target;
+        for (size_t i = n - 1; i-- > 0;) {
+            ikd_vec3 d = ikd_vec3_norm_or(ikd_vec3_sub(pose[i].position, pose[i + 1].position),
+                                          ikd_vec3_scale(ws->d0[i], -1));
+            pose[i].position = ikd_vec3_mad(pose[i + 1].position, d, ws->len[i]);
+        }
+        /* forward: root back in place, each bone within its limits */
+        ikd_ws_enforce(ws, j, pose);
+        err = ikd_vec3_dist(pose[n - 1].position, target);
+        /* stalled (a limit or the reach holds it): more passes will not help */
+        if (prev - err <= 1e-12 * ws->total && err >= prev - 1e-12 * ws->total && it > 1) break;
+        prev = err;
+    }
+    ikd_ws_finish(ws, p, IKD_SOLVER_FABRIK, it, pose, res);
+}
