@@ -44,7 +44,7 @@ int ikd_jacobian_method_from_name(const char *name, ikd_jacobian_method *out);
  * ikd_validate (error field "options.<name>"). */
 typedef struct ikd_options {
     int max_iterations;    /* iterative solvers' iteration cap (a CCD sweep, a FABRIK
-                              backward+forward pass, a Jacobian step); default 64;
+                              backward+forward pass, a Jacobian step); default 256;
                               range [1, 100000]; two_bone ignores it */
     double tolerance;      /* effector-target distance counted as reached; unit: the
                               chain's length unit; default 1e-4; range [0, 1e300] */
@@ -62,7 +62,7 @@ typedef struct ikd_options {
                               counted as reached, degrees; default 0.1; range [0, 180] */
 } ikd_options;
 
-#define IKD_DEFAULT_MAX_ITERATIONS 64
+#define IKD_DEFAULT_MAX_ITERATIONS 256
 #define IKD_MAX_ITERATIONS_LIMIT 100000
 #define IKD_DEFAULT_TOLERANCE 1e-4
 #define IKD_DEFAULT_MAX_STEP_DEG 180.0
@@ -100,11 +100,14 @@ typedef struct ikd_result {
                                   0 otherwise */
 } ikd_result;
 
-/* Which solver `auto` runs for this problem (never IKD_SOLVER_AUTO):
- * 3 joints without constraints -> two_bone; a target rotation -> jacobian;
- * any other chain -> fabrik (fast, exact reach, limits in its passes), with
- * a fallback to jacobian (dls) for constrained chains FABRIK does not reach
- * (see ikd_solve). */
+/* Which solver `auto` runs for this problem (never IKD_SOLVER_AUTO), the
+ * rules measured by `make bench`:
+ *   3 joints, no constraints           -> two_bone (exact, one step)
+ *   a target rotation, or constraints  -> jacobian (dls); with constraints and
+ *                                         no target rotation, when it does not
+ *                                         reach, ccd runs too and the closer
+ *                                         pose is kept
+ *   otherwise (free chains)            -> ccd (free joints solved in pairs) */
 ikd_solver ikd_solver_pick(const ikd_problem *p);
 
 /* Bytes of scratch memory ikd_solve needs for a chain of `joint_count`

@@ -23,6 +23,10 @@ void ikd_ws_setup(ikd_ws *ws, void *mem, const ikd_problem *p, ikd_pose_joint *p
     ws->active = (unsigned char *)d;
     d += n;
     ws->saved = (ikd_vec3 *)d;
+    d += 3 * n;
+    ws->axis = (ikd_vec3 *)d;
+    d += 3 * n;
+    ws->theta = d;
     ws->total = 0;
     ws->longest = 0;
     ws->constrained = 0;

@@ -17,13 +17,15 @@ typedef struct ikd_ws {
     int *dof;       /* [n] degrees of freedom per joint (1 or 3) */
     unsigned char *active; /* [3n] Jacobian columns in use */
     ikd_vec3 *saved; /* [n] positions kept by auto between two solvers */
+    ikd_vec3 *axis;  /* [n] current hinge axes (jacobian) */
+    double *theta;   /* [n] current hinge angles (jacobian) */
     double total;   /* chain length */
     double longest; /* longest bone */
     int constrained;
 } ikd_ws;
 
 /* Doubles of workspace per joint (see ikd_workspace_size). */
-#define IKD_WS_DOUBLES_PER_JOINT (1 + 3 + 3 + 18 + 3 + 3 + 1 + 1 + 3)
+#define IKD_WS_DOUBLES_PER_JOINT (1 + 3 + 3 + 18 + 3 + 3 + 1 + 1 + 3 + 3 + 1)
 
 /* Bind the workspace to a problem and fill len/d0/total; copy the start
  * positions into pose. */

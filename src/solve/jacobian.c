@@ -152,6 +152,22 @@ void ikd_jacobian_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ik
         if (emag > cap)
             for (int r = 0; r < m; r++) e[r] *= cap / emag;
 
+        /* bone directions, hinge axes and angles at the current pose, once */
+        for (size_t i = 0; i + 1 < n; i++) {
+            ws->dir[i] = ikd_ws_bone_dir(ws, pose, i);
+            if (ws->dof[i] != 1) continue;
+            ikd_limit_frame f;
+            if (i == 0) {
+                f.parent_dir = j[0].constraint.has_reference ? j[0].constraint.reference : ws->d0[0];
+                f.carry = ikd_quat_identity();
+            } else {
+                f.parent_dir = ws->dir[i - 1];
+                f.carry = ikd_quat_arc(ws->d0[i - 1], f.parent_dir);
+            }
+            ws->axis[i] = ikd_constraint_axis(&j[i].constraint, f);
+            ws->theta[i] = ikd_constraint_hinge_angle(&j[i].constraint, f, ws->dir[i]);
+        }
+
         /* Jacobian at the current pose */
         int c = 0;
         for (size_t i = 0; i + 1 < n; i++) {
@@ -159,7 +175,7 @@ void ikd_jacobian_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ik
             ikd_vec3 axes[3];
             int k = ws->dof[i];
             if (k == 1) {
-                axes[0] = ikd_constraint_axis(&j[i].constraint, ikd_ws_frame(ws, j, pose, i));
+                axes[0] = ws->axis[i];
             } else {
                 axes[0] = ikd_vec3_make(1, 0, 0);
                 axes[1] = ikd_vec3_make(0, 1, 0);
@@ -197,7 +213,7 @@ void ikd_jacobian_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ik
                 }
                 if (active[c]) {
                     const ikd_constraint *hc = &j[i].constraint;
-                    double th = ikd_constraint_hinge_angle(hc, ikd_ws_frame(ws, j, pose, i), ikd_ws_bone_dir(ws, pose, i));
+                    double th = ws->theta[i];
                     double lo = hc->min_deg * IKD_DEG2RAD, hi = hc->max_deg * IKD_DEG2RAD;
                     double nt = th + ws->dq[c];
                     if (nt < lo || nt > hi) {
@@ -232,14 +248,12 @@ void ikd_jacobian_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ik
         double scale = worst > max_step ? max_step / worst : 1.0;
 
         /* apply root to effector: joint i's world-axis rotation composes after its parents' */
-        for (size_t i = 0; i + 1 < n; i++) ws->dir[i] = ikd_ws_bone_dir(ws, pose, i);
         ikd_quat acc = ikd_quat_identity();
         c = 0;
         for (size_t i = 0; i + 1 < n; i++) {
             ikd_quat r;
             if (ws->dof[i] == 1) {
-                ikd_vec3 axis = ikd_constraint_axis(&j[i].constraint, ikd_ws_frame(ws, j, pose, i));
-                r = ikd_quat_axis_angle(axis, ws->dq[c] * scale);
+                r = ikd_quat_axis_angle(ws->axis[i], ws->dq[c] * scale);
                 c += 1;
             } else {
                 ikd_vec3 v = ikd_vec3_make(ws->dq[c] * scale, ws->dq[c + 1] * scale, ws->dq[c + 2] * scale);

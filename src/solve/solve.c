@@ -79,8 +79,8 @@ static int ikd_has_constraints(const ikd_problem *p)
 ikd_solver ikd_solver_pick(const ikd_problem *p)
 {
     if (p->joint_count == 3 && !ikd_has_constraints(p)) return IKD_SOLVER_TWO_BONE;
-    if (p->has_target_rotation) return IKD_SOLVER_JACOBIAN;
-    return IKD_SOLVER_FABRIK;
+    if (p->has_target_rotation || ikd_has_constraints(p)) return IKD_SOLVER_JACOBIAN;
+    return IKD_SOLVER_CCD;
 }
 
 size_t ikd_workspace_size(size_t joint_count)
@@ -168,16 +168,16 @@ ikd_code ikd_solve(const ikd_problem *p, void *work, size_t work_size, ikd_pose_
     }
     ikd_ws ws;
     run_iterative(s, p, work, pose, res, &ws);
-    if (p->solver == IKD_SOLVER_AUTO && !res->reached && ws.constrained && s == IKD_SOLVER_FABRIK) {
-        /* FABRIK can stall against limits; damped least squares often gets
-         * around them. Keep whichever pose ends closer. */
+    if (p->solver == IKD_SOLVER_AUTO && !res->reached && ws.constrained && !p->has_target_rotation) {
+        /* Damped least squares can settle in a local minimum against the
+         * limits; CCD, moving one joint at a time, often gets around it.
+         * Keep whichever pose ends closer. */
         ikd_result first = *res;
         for (size_t i = 0; i < p->joint_count; i++) ws.saved[i] = pose[i].position;
-        run_iterative(IKD_SOLVER_JACOBIAN, p, work, pose, res, &ws);
-        if (first.error < res->error) {
+        run_iterative(IKD_SOLVER_CCD, p, work, pose, res, &ws);
+        if (first.error <= res->error) {
             for (size_t i = 0; i < p->joint_count; i++) pose[i].position = ws.saved[i];
-            ikd_chain_pose_rotations(p->joints, p->joint_count, p->has_target_rotation ? &p->target_rotation : NULL,
-                                     pose);
+            ikd_chain_pose_rotations(p->joints, p->joint_count, NULL, pose);
             *res = first;
         } else {
             res->iterations += first.iterations;

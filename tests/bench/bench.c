@@ -28,7 +28,8 @@ typedef struct stats {
 int main(int argc, char **argv)
 {
     int count = argc > 1 ? atoi(argv[1]) : 1000;
-    const char *only = argc > 2 ? argv[2] : NULL;
+    const char *only = argc > 2 && argv[2][0] ? argv[2] : NULL;
+    int max_it = argc > 3 ? atoi(argv[3]) : 0; /* 0 = the default */
     static const size_t sizes[] = {4, 8, 16, 32};
     static const struct {
         const char *label;
@@ -74,6 +75,7 @@ int main(int argc, char **argv)
                     ikd_problem_init(&p);
                     p.solver = solvers[s].solver;
                     p.options.jacobian_method = solvers[s].method;
+                    if (max_it > 0) p.options.max_iterations = max_it;
                     p.joints = j;
                     p.joint_count = n;
                     p.target = targets[k];
