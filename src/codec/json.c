@@ -2,6 +2,7 @@
 #include "json.h"
 
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -227,7 +228,18 @@ static ikd_code parse_target(json_t *v, ikd_problem *p, ikd_error *err)
 
 static ikd_code parse_options(json_t *v, ikd_options *o, ikd_error *err)
 {
-    static const char *const keys[] = {"max_iterations", "tolerance", NULL};
+    static const char *const keys[] = {"max_iterations", "tolerance", "max_step_deg", "damping", "method",
+                                       "rotation_weight", "rotation_tolerance_deg", NULL};
+    static const struct {
+        const char *key;
+        size_t offset;
+    } numbers[] = {
+        {"tolerance", offsetof(ikd_options, tolerance)},
+        {"max_step_deg", offsetof(ikd_options, max_step_deg)},
+        {"damping", offsetof(ikd_options, damping)},
+        {"rotation_weight", offsetof(ikd_options, rotation_weight)},
+        {"rotation_tolerance_deg", offsetof(ikd_options, rotation_tolerance_deg)},
+    };
     if (!v) return IKD_E_OK;
     if (!json_is_object(v)) return bad(err, "options", "must be an object");
     ikd_code rc = check_keys(v, "options", keys, err);
@@ -242,8 +254,15 @@ static ikd_code parse_options(json_t *v, ikd_options *o, ikd_error *err)
         }
         o->max_iterations = (int)n;
     }
-    if ((x = member(v, "tolerance"))) {
-        if ((rc = get_number(x, "options.tolerance", &o->tolerance, err))) return rc;
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+        if ((x = member(v, numbers[i].key))) {
+            field f = field_key("options", numbers[i].key);
+            if ((rc = get_number(x, f.s, (double *)((char *)o + numbers[i].offset), err))) return rc;
+        }
+    }
+    if ((x = member(v, "method"))) {
+        if (!json_is_string(x) || ikd_jacobian_method_from_name(json_string_value(x), &o->jacobian_method) != 0)
+            return bad(err, "options.method", "must be \"dls\" or \"transpose\"");
     }
     return IKD_E_OK;
 }
@@ -302,6 +321,10 @@ void ikd_json_write_solve(ikd_buf *out, const ikd_request *req, const ikd_result
     ikd_buf_json_number(out, res->error);
     ikd_buf_puts(out, ",\"iterations\":");
     ikd_buf_json_number(out, res->iterations);
+    if (res->solver == IKD_SOLVER_JACOBIAN && req->problem.has_target_rotation) {
+        ikd_buf_puts(out, ",\"rotation_error_deg\":");
+        ikd_buf_json_number(out, res->rotation_error_deg);
+    }
     ikd_buf_puts(out, ",\"joints\":[");
     for (size_t i = 0; i < req->problem.joint_count; i++) {
         const ikd_pose_joint *j = &pose[i];

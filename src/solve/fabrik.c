@@ -26,9 +26,24 @@ void ikd_fabrik_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_
         /* backward: effector onto the target, each joint pulled toward its child */
         pose[n - 1].position = target;
         for (size_t i = n - 1; i-- > 0;) {
-            ikd_vec3 d = ikd_vec3_norm_or(ikd_vec3_sub(pose[i].position, pose[i + 1].position),
-                                          ikd_vec3_scale(ws->d0[i], -1));
-            pose[i].position = ikd_vec3_mad(pose[i + 1].position, d, ws->len[i]);
+            ikd_vec3 d = ikd_vec3_norm_or(ikd_vec3_sub(pose[i + 1].position, pose[i].position), ws->d0[i]);
+            const ikd_constraint *child = &j[i + 1].constraint;
+            if (child->type == IKD_CONSTRAINT_BALL) {
+                /* a cone is symmetric: bone i must lie within the child's
+                 * cone around bone i+1 just as bone i+1 around bone i */
+                ikd_limit_frame f = {ikd_ws_bone_dir(ws, pose, i + 1), ikd_quat_identity()};
+                d = ikd_constraint_apply(child, f, d);
+            } else if (child->type == IKD_CONSTRAINT_HINGE) {
+                /* the child's hinge seen from bone i+1: bone i turned back by
+                 * the hinge angle, so the mirrored range [-max, -min] about the
+                 * axis as bone i carries it now */
+                ikd_constraint mirror = *child;
+                mirror.min_deg = -child->max_deg;
+                mirror.max_deg = -child->min_deg;
+                ikd_limit_frame f = {ikd_ws_bone_dir(ws, pose, i + 1), ikd_quat_arc(ws->d0[i], d)};
+                d = ikd_constraint_apply(&mirror, f, d);
+            }
+            pose[i].position = ikd_vec3_mad(pose[i + 1].position, d, -ws->len[i]);
         }
         /* forward: root back in place, each bone within its limits */
         ikd_ws_enforce(ws, j, pose);
