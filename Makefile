@@ -23,9 +23,9 @@ CODEC_OBJ  := $(CODEC_SRC:%.c=$(BUILD)/%.o)
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ   := $(BUILD)/src/server/main.o
 
-TEST_UNIT  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(filter-out tests/unit/testutil.c,$(wildcard tests/unit/test_*.c)))
+TEST_UNIT  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 TEST_E2E   := $(BUILD)/tests/run_e2e
-TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o
+TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o $(BUILD)/tests/unit/problems.o
 
 LISTEN ?= 127.0.0.1:8080
 
@@ -112,7 +112,7 @@ $(BUILD)/tests/bench/%.o: tests/bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/bench: $(BUILD)/tests/bench/bench.o $(BUILD)/tests/bench/problems.o $(TESTUTIL_OBJ) $(BUILD)/libikd.a
+$(BUILD)/bench: $(BUILD)/tests/bench/bench.o $(TESTUTIL_OBJ) $(BUILD)/libikd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 bench: deps

@@ -32,13 +32,13 @@ static ikd_code ikd_constraint_validate(ikd_constraint *c, size_t i, size_t coun
         double l = ikd_vec3_len(c->reference);
         if (!ikd_vec3_isfinite(c->reference) || !(l > 0.0) || !isfinite(l))
             return ikd_joint_error(err, i, "constraint.reference", "must be a finite, non-zero direction");
-        c->reference = ikd_vec3_scale(c->reference, 1.0 / l);
+        if (fabs(l - 1.0) > 4e-16) c->reference = ikd_vec3_scale(c->reference, 1.0 / l); /* idempotent */
     }
     if (c->type == IKD_CONSTRAINT_HINGE) {
         double l = ikd_vec3_len(c->axis);
         if (!ikd_vec3_isfinite(c->axis) || !(l > 0.0) || !isfinite(l))
             return ikd_joint_error(err, i, "constraint.axis", "must be a finite, non-zero direction");
-        c->axis = ikd_vec3_scale(c->axis, 1.0 / l);
+        if (fabs(l - 1.0) > 4e-16) c->axis = ikd_vec3_scale(c->axis, 1.0 / l);
         if (!isfinite(c->min_deg) || c->min_deg < -180.0 || c->min_deg > 180.0)
             return ikd_joint_error(err, i, "constraint.min_deg", "must be a number in [-180, 180]");
         if (!isfinite(c->max_deg) || c->max_deg < -180.0 || c->max_deg > 180.0)
@@ -68,7 +68,7 @@ ikd_code ikd_chain_validate(ikd_joint *joints, size_t count, size_t min_joints, 
         double ql = ikd_quat_len(j->rotation);
         if (!ikd_quat_isfinite(j->rotation) || !(fabs(ql - 1.0) <= IKD_UNIT_QUAT_SLACK))
             return ikd_joint_error(err, i, "rotation", "must be a unit quaternion [x, y, z, w]");
-        j->rotation = ikd_quat_norm(j->rotation);
+        if (fabs(ql - 1.0) > 4e-16) j->rotation = ikd_quat_norm(j->rotation); /* idempotent on re-validation */
         ikd_code rc = ikd_constraint_validate(&j->constraint, i, count, err);
         if (rc != IKD_E_OK) return rc;
         if (i > 0) {

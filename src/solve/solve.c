@@ -112,7 +112,7 @@ ikd_code ikd_validate(ikd_problem *p, ikd_error *err)
         double ql = ikd_quat_len(p->target_rotation);
         if (!ikd_quat_isfinite(p->target_rotation) || !(fabs(ql - 1.0) <= 1e-3))
             return ikd_error_set(err, IKD_E_INVALID, "target.rotation", "must be a unit quaternion [x, y, z, w]");
-        p->target_rotation = ikd_quat_norm(p->target_rotation);
+        if (fabs(ql - 1.0) > 4e-16) p->target_rotation = ikd_quat_norm(p->target_rotation);
     }
     if (p->has_pole && !ikd_vec3_isfinite(p->pole))
         return ikd_error_set(err, IKD_E_INVALID, "pole", "must be finite numbers");

@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "ikd/constraint.h"
-#include "problems.h"
+#include "../unit/problems.h"
 
 static double now_ns(void)
 {

@@ -121,3 +121,51 @@ const char *tu_fixtures_dir(void)
     const char *d = getenv("IKD_TEST_FIXTURES");
     return d && *d ? d : "tests/fixtures";
 }
+
+static ikd_vec3 tu_unit(ikd_vec3 v) { return ikd_vec3_scale(v, 1.0 / sqrt(ikd_vec3_dot(v, v))); }
+
+double tu_limit_violation(const ikd_joint *joints, const ikd_pose_joint *pose, size_t n)
+{
+    double worst = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        const ikd_constraint *c = &joints[i].constraint;
+        if (c->type == IKD_CONSTRAINT_NONE) continue;
+        ikd_vec3 dir = tu_unit(ikd_vec3_sub(pose[i + 1].position, pose[i].position));
+        ikd_vec3 parent, axis = c->axis;
+        if (i == 0) {
+            parent = c->has_reference ? tu_unit(c->reference) : tu_unit(ikd_vec3_sub(joints[1].position, joints[0].position));
+        } else {
+            ikd_vec3 s0 = tu_unit(ikd_vec3_sub(joints[i].position, joints[i - 1].position));
+            parent = tu_unit(ikd_vec3_sub(pose[i].position, pose[i - 1].position));
+            /* carry the axis: rotation about s0 x parent by the angle between them (Rodrigues) */
+            ikd_vec3 k = ikd_vec3_cross(s0, parent);
+            double sn = sqrt(ikd_vec3_dot(k, k)), cs = ikd_vec3_dot(s0, parent);
+            if (sn > 1e-15) {
+                k = ikd_vec3_scale(k, 1.0 / sn);
+                axis = ikd_vec3_add(ikd_vec3_add(ikd_vec3_scale(axis, cs), ikd_vec3_scale(ikd_vec3_cross(k, axis), sn)),
+                                    ikd_vec3_scale(k, ikd_vec3_dot(k, axis) * (1 - cs)));
+            } else if (cs < 0) {
+                continue; /* a half turn: the carried axis is a convention; not judged here */
+            }
+        }
+        double v = 0;
+        if (c->type == IKD_CONSTRAINT_BALL) {
+            double d = ikd_vec3_dot(parent, dir);
+            double ang = acos(d > 1 ? 1 : (d < -1 ? -1 : d));
+            v = ang - c->max_deg * IKD_DEG2RAD;
+        } else {
+            axis = tu_unit(axis);
+            v = fabs(ikd_vec3_dot(dir, axis)); /* out of the hinge plane */
+            ikd_vec3 z = ikd_vec3_sub(parent, ikd_vec3_scale(axis, ikd_vec3_dot(parent, axis)));
+            if (ikd_vec3_dot(z, z) > 1e-18) {
+                z = tu_unit(z);
+                double a = atan2(ikd_vec3_dot(ikd_vec3_cross(z, dir), axis), ikd_vec3_dot(z, dir));
+                double lo = c->min_deg * IKD_DEG2RAD, hi = c->max_deg * IKD_DEG2RAD;
+                if (a < lo) v += lo - a;
+                if (a > hi) v += a - hi;
+            }
+        }
+        if (!(v <= worst)) worst = v;
+    }
+    return worst;
+}

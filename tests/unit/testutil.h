@@ -32,6 +32,15 @@ double tu_max_length_error(const ikd_joint *joints, const ikd_pose_joint *pose, 
  * direction onto its new one, world = parent world * local. */
 double tu_max_rotation_error(const ikd_joint *joints, const ikd_pose_joint *pose, size_t n);
 
+/* Largest limit violation of a pose in radians, computed here from DESIGN.md's
+ * definitions, independently of the library's constraint module: a hinge
+ * bone must lie in the plane normal to its axis (the start axis turned by
+ * the parent bone's shortest-arc rotation) at a signed angle from the parent
+ * direction within [min_deg, max_deg]; a ball bone within max_deg of the
+ * parent direction; the root measured from its reference (default: its
+ * start direction). */
+double tu_limit_violation(const ikd_joint *joints, const ikd_pose_joint *pose, size_t n);
+
 /* Read a whole file into a malloc'd NUL-terminated buffer (NULL on failure). */
 char *tu_read_file(const char *path, size_t *len);
 

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "../unit/testutil.h"
+#include "testutil.h"
 
 typedef enum {
     PSET_FREE,  /* unconstrained 3D chains; bones up to 60 degrees off their parents */
