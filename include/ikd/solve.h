@@ -100,14 +100,19 @@ typedef struct ikd_result {
                                   0 otherwise */
 } ikd_result;
 
-/* Which solver `auto` runs for this problem (never IKD_SOLVER_AUTO), the
- * rules measured by `make bench`:
- *   3 joints, no constraints           -> two_bone (exact, one step)
- *   a target rotation, or constraints  -> jacobian (dls); with constraints and
- *                                         no target rotation, when it does not
- *                                         reach, ccd runs too and the closer
- *                                         pose is kept
- *   otherwise (free chains)            -> ccd (free joints solved in pairs) */
+/* The first solver `auto` runs for this problem (never IKD_SOLVER_AUTO).
+ * auto's rules, measured by `make bench`:
+ *   3 joints, no constraints  -> two_bone (exact, one step)
+ *   a target rotation         -> jacobian (dls)
+ *   no constraints            -> ccd (free joints solved in pairs; reaches in
+ *                                about one sweep)
+ *   constraints               -> fabrik then jacobian (hinges only and 12
+ *                                joints or more) or jacobian then fabrik
+ *                                (otherwise), then ccd: each
+ *                                runs from the start pose only when the one
+ *                                before did not reach; the closest pose is
+ *                                returned and `iterations` sums them all.
+ * An out-of-reach target stops the sequence (no solver can reach it). */
 ikd_solver ikd_solver_pick(const ikd_problem *p);
 
 /* Bytes of scratch memory ikd_solve needs for a chain of `joint_count`

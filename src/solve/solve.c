@@ -76,11 +76,39 @@ static int ikd_has_constraints(const ikd_problem *p)
     return 0;
 }
 
+/* The solvers auto tries, in order, until one reaches (the closest pose is
+ * kept); the rules come from what `make bench` measured. */
+static size_t auto_plan(const ikd_problem *p, ikd_solver plan[3])
+{
+    if (p->joint_count == 3 && !ikd_has_constraints(p)) {
+        plan[0] = IKD_SOLVER_TWO_BONE;
+        return 1;
+    }
+    if (p->has_target_rotation) {
+        plan[0] = IKD_SOLVER_JACOBIAN;
+        return 1;
+    }
+    if (!ikd_has_constraints(p)) {
+        plan[0] = IKD_SOLVER_CCD;
+        return 1;
+    }
+    /* constrained: FABRIK is fastest on long hinge chains, damped least
+     * squares on short ones and with ball joints; CCD gets around the limits
+     * where both settle short */
+    int has_ball = 0;
+    for (size_t i = 0; i < p->joint_count; i++) has_ball |= p->joints[i].constraint.type == IKD_CONSTRAINT_BALL;
+    int long_chain = p->joint_count >= 12 && !has_ball;
+    plan[0] = long_chain ? IKD_SOLVER_FABRIK : IKD_SOLVER_JACOBIAN;
+    plan[1] = long_chain ? IKD_SOLVER_JACOBIAN : IKD_SOLVER_FABRIK;
+    plan[2] = IKD_SOLVER_CCD;
+    return 3;
+}
+
 ikd_solver ikd_solver_pick(const ikd_problem *p)
 {
-    if (p->joint_count == 3 && !ikd_has_constraints(p)) return IKD_SOLVER_TWO_BONE;
-    if (p->has_target_rotation || ikd_has_constraints(p)) return IKD_SOLVER_JACOBIAN;
-    return IKD_SOLVER_CCD;
+    ikd_solver plan[3];
+    auto_plan(p, plan);
+    return plan[0];
 }
 
 size_t ikd_workspace_size(size_t joint_count)
@@ -167,21 +195,31 @@ ikd_code ikd_solve(const ikd_problem *p, void *work, size_t work_size, ikd_pose_
         return IKD_E_OK;
     }
     ikd_ws ws;
-    run_iterative(s, p, work, pose, res, &ws);
-    if (p->solver == IKD_SOLVER_AUTO && !res->reached && ws.constrained && !p->has_target_rotation) {
-        /* Damped least squares can settle in a local minimum against the
-         * limits; CCD, moving one joint at a time, often gets around it.
-         * Keep whichever pose ends closer. */
-        ikd_result first = *res;
-        for (size_t i = 0; i < p->joint_count; i++) ws.saved[i] = pose[i].position;
-        run_iterative(IKD_SOLVER_CCD, p, work, pose, res, &ws);
-        if (first.error <= res->error) {
+    if (p->solver != IKD_SOLVER_AUTO) {
+        run_iterative(s, p, work, pose, res, &ws);
+        return IKD_E_OK;
+    }
+    ikd_solver plan[3];
+    size_t steps = auto_plan(p, plan);
+    ikd_result best;
+    int iterations = 0;
+    for (size_t k = 0; k < steps; k++) {
+        run_iterative(plan[k], p, work, pose, res, &ws);
+        iterations += res->iterations;
+        if (res->reached) break;
+        if (k == 0 || res->error < best.error) {
+            best = *res;
+            for (size_t i = 0; i < p->joint_count; i++) ws.saved[i] = pose[i].position;
+        }
+        if (k + 1 == steps || res->status == IKD_STATUS_UNREACHABLE) {
+            /* nothing reached: return the closest pose found */
             for (size_t i = 0; i < p->joint_count; i++) pose[i].position = ws.saved[i];
-            ikd_chain_pose_rotations(p->joints, p->joint_count, NULL, pose);
-            *res = first;
-        } else {
-            res->iterations += first.iterations;
+            ikd_chain_pose_rotations(p->joints, p->joint_count,
+                                     p->has_target_rotation ? &p->target_rotation : NULL, pose);
+            *res = best;
+            break;
         }
     }
+    res->iterations = iterations;
     return IKD_E_OK;
 }
