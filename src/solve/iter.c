@@ -54,7 +54,9 @@ ikd_limit_frame ikd_ws_frame(const ikd_ws *ws, const ikd_joint *joints, const ik
         f.carry = ikd_quat_identity();
     } else {
         f.parent_dir = ikd_ws_bone_dir(ws, pose, i - 1);
-        f.carry = ikd_quat_arc(ws->d0[i - 1], f.parent_dir);
+        /* only a hinge's axis is carried; a ball needs the direction alone */
+        f.carry = joints[i].constraint.type == IKD_CONSTRAINT_HINGE ? ikd_quat_arc(ws->d0[i - 1], f.parent_dir)
+                                                                     : ikd_quat_identity();
     }
     return f;
 }
