@@ -118,3 +118,6 @@ $(BUILD)/bench: $(BUILD)/tests/bench/bench.o $(TESTUTIL_OBJ) $(BUILD)/libikd.a
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/bench
 	./$(BUILD)/bench $(BENCH_N)
+
+# Keep intermediate objects (test and bench objects are built by pattern rules).
+.SECONDARY:

@@ -54,7 +54,7 @@ typedef struct ikd_options {
     double damping;        /* jacobian dls: damping factor; lambda = damping x the task
                               error (so it fades as the goal nears); default 0.1;
                               range [0, 100] */
-    ikd_jacobian_method jacobian_method; /* jacobian: default IKD_JACOBIAN_DLS */
+    int jacobian_method;   /* an ikd_jacobian_method; jacobian only; default IKD_JACOBIAN_DLS */
     double rotation_weight; /* jacobian with target rotation: weight of 1 radian of
                               orientation error against one chain length of position
                               error; default 1; range (0, 1e6] */
@@ -71,6 +71,25 @@ typedef struct ikd_options {
 #define IKD_DEFAULT_ROTATION_TOLERANCE_DEG 0.1
 
 void ikd_options_default(ikd_options *opt);
+
+/* One row of the options table: the single description of every option that
+ * validation, the JSON codec and GET /v1/solvers all read. */
+typedef enum { IKD_OPT_INT, IKD_OPT_NUMBER, IKD_OPT_ENUM } ikd_option_type;
+
+typedef struct ikd_option_info {
+    const char *name;           /* JSON name in "options" */
+    ikd_option_type type;       /* INT: int field; NUMBER: double field; ENUM: int field
+                                   holding the index into `choices` */
+    size_t offset;              /* offsetof(ikd_options, field) */
+    double def, min, max;       /* default and bounds (ENUM: index bounds) */
+    int min_open, max_open;     /* 1 = the bound itself is excluded */
+    const char *const *choices; /* ENUM: NULL-terminated names */
+    unsigned solvers;           /* bit (1u << ikd_solver) for each solver that reads it */
+    const char *doc;            /* one line: meaning and unit */
+} ikd_option_info;
+
+/* The options table and its length. */
+const ikd_option_info *ikd_options_table(size_t *count);
 
 /* One IK problem. All pointers are caller-owned and must outlive the solve. */
 typedef struct ikd_problem {

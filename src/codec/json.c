@@ -226,43 +226,54 @@ static ikd_code parse_target(json_t *v, ikd_problem *p, ikd_error *err)
     return IKD_E_OK;
 }
 
+/* "options": every key must be a row of the library's options table. */
 static ikd_code parse_options(json_t *v, ikd_options *o, ikd_error *err)
 {
-    static const char *const keys[] = {"max_iterations", "tolerance", "max_step_deg", "damping", "method",
-                                       "rotation_weight", "rotation_tolerance_deg", NULL};
-    static const struct {
-        const char *key;
-        size_t offset;
-    } numbers[] = {
-        {"tolerance", offsetof(ikd_options, tolerance)},
-        {"max_step_deg", offsetof(ikd_options, max_step_deg)},
-        {"damping", offsetof(ikd_options, damping)},
-        {"rotation_weight", offsetof(ikd_options, rotation_weight)},
-        {"rotation_tolerance_deg", offsetof(ikd_options, rotation_tolerance_deg)},
-    };
+    size_t n;
+    const ikd_option_info *table = ikd_options_table(&n);
     if (!v) return IKD_E_OK;
     if (!json_is_object(v)) return bad(err, "options", "must be an object");
-    ikd_code rc = check_keys(v, "options", keys, err);
-    if (rc) return rc;
+    const char *key;
     json_t *x;
-    if ((x = member(v, "max_iterations"))) {
-        if (!json_is_integer(x)) return bad(err, "options.max_iterations", "must be an integer");
-        json_int_t n = json_integer_value(x);
-        if (n < 1 || n > IKD_MAX_ITERATIONS_LIMIT) {
-            return ikd_error_set(err, IKD_E_INVALID, "options.max_iterations", "must be an integer in [1, %d]",
-                                 IKD_MAX_ITERATIONS_LIMIT);
+    json_object_foreach(v, key, x) {
+        field f = field_key("options", key);
+        const ikd_option_info *row = NULL;
+        for (size_t i = 0; i < n && !row; i++)
+            if (strcmp(table[i].name, key) == 0) row = &table[i];
+        if (!row) return bad(err, f.s, "unknown option (see GET /v1/solvers)");
+        if (json_is_null(x)) continue;
+        char *dst = (char *)o + row->offset;
+        switch (row->type) {
+        case IKD_OPT_INT: {
+            if (!json_is_integer(x)) return bad(err, f.s, "must be an integer");
+            json_int_t iv = json_integer_value(x);
+            if (iv < (json_int_t)row->min || iv > (json_int_t)row->max)
+                return ikd_error_set(err, IKD_E_INVALID, f.s, "must be an integer in [%g, %g]", row->min, row->max);
+            *(int *)dst = (int)iv;
+            break;
         }
-        o->max_iterations = (int)n;
-    }
-    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
-        if ((x = member(v, numbers[i].key))) {
-            field f = field_key("options", numbers[i].key);
-            if ((rc = get_number(x, f.s, (double *)((char *)o + numbers[i].offset), err))) return rc;
+        case IKD_OPT_NUMBER: {
+            ikd_code rc = get_number(x, f.s, (double *)dst, err);
+            if (rc) return rc;
+            break;
         }
-    }
-    if ((x = member(v, "method"))) {
-        if (!json_is_string(x) || ikd_jacobian_method_from_name(json_string_value(x), &o->jacobian_method) != 0)
-            return bad(err, "options.method", "must be \"dls\" or \"transpose\"");
+        case IKD_OPT_ENUM: {
+            int found = -1;
+            for (int c = 0; json_is_string(x) && row->choices[c]; c++)
+                if (strcmp(row->choices[c], json_string_value(x)) == 0) found = c;
+            if (found < 0) {
+                char msg[128] = "must be one of:";
+                for (int c = 0; row->choices[c]; c++) {
+                    strncat(msg, c ? ", \"" : " \"", sizeof msg - strlen(msg) - 1);
+                    strncat(msg, row->choices[c], sizeof msg - strlen(msg) - 1);
+                    strncat(msg, "\"", sizeof msg - strlen(msg) - 1);
+                }
+                return bad(err, f.s, msg);
+            }
+            *(int *)dst = found;
+            break;
+        }
+        }
     }
     return IKD_E_OK;
 }

@@ -1,6 +1,8 @@
 /* solve.c - problem defaults, validation and the dispatcher that runs one solver (auto picks). */
 #include "ikd/solve.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "iter.h"
@@ -32,6 +34,38 @@ const char *ikd_jacobian_method_name(ikd_jacobian_method m)
     return m == IKD_JACOBIAN_TRANSPOSE ? "transpose" : "dls";
 }
 
+static const char *const jacobian_methods[] = {"dls", "transpose", NULL};
+
+#define SOLVER_BIT(s) (1u << (s))
+#define ITERATIVE (SOLVER_BIT(IKD_SOLVER_CCD) | SOLVER_BIT(IKD_SOLVER_FABRIK) | SOLVER_BIT(IKD_SOLVER_JACOBIAN))
+#define ALL_SOLVERS (ITERATIVE | SOLVER_BIT(IKD_SOLVER_TWO_BONE))
+#define JAC SOLVER_BIT(IKD_SOLVER_JACOBIAN)
+
+static const ikd_option_info option_table[] = {
+    {"max_iterations", IKD_OPT_INT, offsetof(ikd_options, max_iterations), IKD_DEFAULT_MAX_ITERATIONS, 1,
+     IKD_MAX_ITERATIONS_LIMIT, 0, 0, NULL, ITERATIVE,
+     "iteration cap (ccd sweep, fabrik pass, jacobian step); solvers also stop when reached or stalled"},
+    {"tolerance", IKD_OPT_NUMBER, offsetof(ikd_options, tolerance), IKD_DEFAULT_TOLERANCE, 0, 1e300, 0, 0, NULL,
+     ALL_SOLVERS, "effector-target distance counted as reached, chain length unit"},
+    {"max_step_deg", IKD_OPT_NUMBER, offsetof(ikd_options, max_step_deg), IKD_DEFAULT_MAX_STEP_DEG, 0, 180, 1, 0,
+     NULL, SOLVER_BIT(IKD_SOLVER_CCD) | JAC, "most a joint turns in one iteration, degrees; 180 = no cap"},
+    {"damping", IKD_OPT_NUMBER, offsetof(ikd_options, damping), IKD_DEFAULT_DAMPING, 0, 100, 0, 0, NULL, JAC,
+     "dls damping factor: damping = this x the remaining task error"},
+    {"method", IKD_OPT_ENUM, offsetof(ikd_options, jacobian_method), IKD_JACOBIAN_DLS, 0, 1, 0, 0, jacobian_methods,
+     JAC, "dls (damped least squares) or transpose"},
+    {"rotation_weight", IKD_OPT_NUMBER, offsetof(ikd_options, rotation_weight), IKD_DEFAULT_ROTATION_WEIGHT, 0, 1e6,
+     1, 0, NULL, JAC, "with target.rotation: weight of 1 radian against one chain length of position error"},
+    {"rotation_tolerance_deg", IKD_OPT_NUMBER, offsetof(ikd_options, rotation_tolerance_deg),
+     IKD_DEFAULT_ROTATION_TOLERANCE_DEG, 0, 180, 0, 0, NULL, JAC,
+     "with target.rotation: orientation error counted as reached, degrees"},
+};
+
+const ikd_option_info *ikd_options_table(size_t *count)
+{
+    *count = sizeof option_table / sizeof option_table[0];
+    return option_table;
+}
+
 int ikd_jacobian_method_from_name(const char *name, ikd_jacobian_method *out)
 {
     if (strcmp(name, "dls") == 0) *out = IKD_JACOBIAN_DLS;
@@ -52,13 +86,13 @@ const char *ikd_status_name(ikd_status s)
 
 void ikd_options_default(ikd_options *opt)
 {
-    opt->max_iterations = IKD_DEFAULT_MAX_ITERATIONS;
-    opt->tolerance = IKD_DEFAULT_TOLERANCE;
-    opt->max_step_deg = IKD_DEFAULT_MAX_STEP_DEG;
-    opt->damping = IKD_DEFAULT_DAMPING;
-    opt->jacobian_method = IKD_JACOBIAN_DLS;
-    opt->rotation_weight = IKD_DEFAULT_ROTATION_WEIGHT;
-    opt->rotation_tolerance_deg = IKD_DEFAULT_ROTATION_TOLERANCE_DEG;
+    memset(opt, 0, sizeof *opt);
+    for (size_t i = 0; i < sizeof option_table / sizeof option_table[0]; i++) {
+        const ikd_option_info *o = &option_table[i];
+        char *field = (char *)opt + o->offset;
+        if (o->type == IKD_OPT_NUMBER) *(double *)field = o->def;
+        else *(int *)field = (int)o->def;
+    }
 }
 
 void ikd_problem_init(ikd_problem *p)
@@ -116,11 +150,24 @@ size_t ikd_workspace_size(size_t joint_count)
     return joint_count * IKD_WS_DOUBLES_PER_JOINT * sizeof(double);
 }
 
-static ikd_code check_range(ikd_error *err, const char *field, double v, double lo, double hi, int lo_open)
+/* Check every option against its row of the table. */
+static ikd_code check_options(const ikd_options *opt, ikd_error *err)
 {
-    if (!isfinite(v) || v > hi || (lo_open ? v <= lo : v < lo)) {
-        return ikd_error_set(err, IKD_E_INVALID, field, "must be a number in %s%g, %g]", lo_open ? "(" : "[", lo,
-                             hi);
+    for (size_t i = 0; i < sizeof option_table / sizeof option_table[0]; i++) {
+        const ikd_option_info *o = &option_table[i];
+        const char *field = (const char *)opt + o->offset;
+        double v = o->type == IKD_OPT_NUMBER ? *(const double *)field : *(const int *)field;
+        int low = o->min_open ? !(v > o->min) : !(v >= o->min);
+        int high = o->max_open ? !(v < o->max) : !(v <= o->max);
+        if (!isfinite(v) || low || high) {
+            char name[64];
+            snprintf(name, sizeof name, "options.%s", o->name);
+            if (o->type == IKD_OPT_ENUM)
+                return ikd_error_set(err, IKD_E_INVALID, name, "unknown value");
+            return ikd_error_set(err, IKD_E_INVALID, name, "must be %s in %s%g, %g%s",
+                                 o->type == IKD_OPT_INT ? "an integer" : "a number", o->min_open ? "(" : "[", o->min,
+                                 o->max, o->max_open ? ")" : "]");
+        }
     }
     return IKD_E_OK;
 }
@@ -144,17 +191,7 @@ ikd_code ikd_validate(ikd_problem *p, ikd_error *err)
     }
     if (p->has_pole && !ikd_vec3_isfinite(p->pole))
         return ikd_error_set(err, IKD_E_INVALID, "pole", "must be finite numbers");
-    const ikd_options *o = &p->options;
-    if (o->max_iterations < 1 || o->max_iterations > IKD_MAX_ITERATIONS_LIMIT)
-        return ikd_error_set(err, IKD_E_INVALID, "options.max_iterations", "must be an integer in [1, %d]",
-                             IKD_MAX_ITERATIONS_LIMIT);
-    if ((rc = check_range(err, "options.tolerance", o->tolerance, 0, 1e300, 0))) return rc;
-    if ((rc = check_range(err, "options.max_step_deg", o->max_step_deg, 0, 180, 1))) return rc;
-    if ((rc = check_range(err, "options.damping", o->damping, 0, 100, 0))) return rc;
-    if ((rc = check_range(err, "options.rotation_weight", o->rotation_weight, 0, 1e6, 1))) return rc;
-    if ((rc = check_range(err, "options.rotation_tolerance_deg", o->rotation_tolerance_deg, 0, 180, 0))) return rc;
-    if (o->jacobian_method != IKD_JACOBIAN_DLS && o->jacobian_method != IKD_JACOBIAN_TRANSPOSE)
-        return ikd_error_set(err, IKD_E_INVALID, "options.method", "must be \"dls\" or \"transpose\"");
+    if ((rc = check_options(&p->options, err))) return rc;
 
     ikd_solver s = p->solver == IKD_SOLVER_AUTO ? ikd_solver_pick(p) : p->solver;
     if (s == IKD_SOLVER_TWO_BONE) {
