@@ -12,12 +12,14 @@
     X(MALFORMED, "malformed_request", 400, "the body is not a well-formed document")        \
     X(INVALID, "invalid_request", 400, "a field is missing, of the wrong type or out of range") \
     X(UNAUTHORIZED, "unauthorized", 401, "missing or wrong bearer token")                  \
+    X(FORBIDDEN_ORIGIN, "origin_not_allowed", 403, "this Origin is not in --cors-origins")  \
     X(NOT_FOUND, "not_found", 404, "no such endpoint")                                     \
     X(METHOD, "method_not_allowed", 405, "method not allowed on this endpoint")            \
     X(TOO_LARGE, "payload_too_large", 413, "the request body is larger than the limit")    \
     X(MEDIA_TYPE, "unsupported_media_type", 415, "the body must be application/json")      \
     X(OVERLOADED, "overloaded", 503, "the solve queue is full; retry later")               \
     X(DRAINING, "shutting_down", 503, "the server is shutting down")                       \
+    X(DEADLINE, "deadline_exceeded", 503, "the request waited past its deadline; retry later") \
     X(NOMEM, "internal_error", 500, "out of memory")                                       \
     X(INTERNAL, "internal_error", 500, "internal error")
 

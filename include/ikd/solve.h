@@ -25,10 +25,11 @@ int ikd_solver_from_name(const char *name, ikd_solver *out);
 typedef enum ikd_status {
     IKD_STATUS_REACHED = 0,     /* effector within `tolerance` of the target */
     IKD_STATUS_UNREACHABLE,     /* target outside the chain's reach: the closest pose is returned */
-    IKD_STATUS_MAX_ITERATIONS   /* iterative solvers: stopped at max_iterations, not within tolerance */
+    IKD_STATUS_MAX_ITERATIONS,  /* iterative solvers: stopped at max_iterations, not within tolerance */
+    IKD_STATUS_DEADLINE         /* iterative solvers: stopped at problem.deadline_ns */
 } ikd_status;
 
-/* "reached", "unreachable", "max_iterations". */
+/* "reached", "unreachable", "max_iterations", "deadline". */
 const char *ikd_status_name(ikd_status s);
 
 typedef enum ikd_jacobian_method {
@@ -102,7 +103,14 @@ typedef struct ikd_problem {
     int has_pole;                  /* 0 = no pole (default) */
     ikd_vec3 pole;                 /* world-space point the middle joint bends toward */
     ikd_options options;
+    /* Stop iterating once CLOCK_MONOTONIC passes this time (nanoseconds, as
+     * ikd_clock_ns returns); the closest pose so far is returned with status
+     * IKD_STATUS_DEADLINE. 0 = no deadline (default). */
+    unsigned long long deadline_ns;
 } ikd_problem;
+
+/* CLOCK_MONOTONIC in nanoseconds, the clock of deadline_ns. */
+unsigned long long ikd_clock_ns(void);
 
 /* Initialise `p` with defaults: auto solver, no joints, target at origin,
  * no rotation goal, no pole, default options. */

@@ -280,19 +280,11 @@ static ikd_code parse_options(json_t *v, ikd_options *o, ikd_error *err)
 
 static void doc_free(void *doc) { json_decref((json_t *)doc); }
 
-ikd_code ikd_json_parse_solve(const char *body, size_t len, ikd_request *req, ikd_error *err)
+ikd_code ikd_json_parse_solve_value(void *value, ikd_request *req, ikd_error *err)
 {
     static const char *const keys[] = {"solver", "chain", "target", "pole", "options", NULL};
-    json_error_t jerr;
-    ikd_error_clear(err);
-    json_t *root = json_loadb(body, len, IKD_JSON_FLAGS, &jerr);
-    if (!root) {
-        return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed JSON at line %d column %d: %s", jerr.line,
-                             jerr.column, jerr.text);
-    }
-    req->doc = root;
-    req->doc_free = doc_free;
-    if (!json_is_object(root)) return bad(err, "", "the body must be a JSON object");
+    json_t *root = value;
+    if (!json_is_object(root)) return bad(err, "", "must be a JSON object");
     ikd_code rc = check_keys(root, "", keys, err);
     if (rc) return rc;
     ikd_problem *p = &req->problem;
@@ -309,6 +301,73 @@ ikd_code ikd_json_parse_solve(const char *body, size_t len, ikd_request *req, ik
         p->has_pole = 1;
     }
     return parse_options(member(root, "options"), &p->options, err);
+}
+
+static json_t *load(const char *body, size_t len, ikd_error *err)
+{
+    json_error_t jerr;
+    json_t *root = json_loadb(body, len, IKD_JSON_FLAGS, &jerr);
+    if (!root) {
+        ikd_error_set(err, IKD_E_MALFORMED, "", "malformed JSON at line %d column %d: %s", jerr.line, jerr.column,
+                      jerr.text);
+    }
+    return root;
+}
+
+ikd_code ikd_json_parse_solve(const char *body, size_t len, ikd_request *req, ikd_error *err)
+{
+    ikd_error_clear(err);
+    json_t *root = load(body, len, err);
+    if (!root) return err->code;
+    req->doc = root;
+    req->doc_free = doc_free;
+    if (!json_is_object(root)) return bad(err, "", "the body must be a JSON object");
+    return ikd_json_parse_solve_value(root, req, err);
+}
+
+ikd_code ikd_json_batch_open(const char *body, size_t len, ikd_json_batch *b, ikd_error *err)
+{
+    static const char *const keys[] = {"problems", NULL};
+    memset(b, 0, sizeof *b);
+    ikd_error_clear(err);
+    json_t *root = load(body, len, err);
+    if (!root) return err->code;
+    ikd_code rc = IKD_E_OK;
+    json_t *items = json_object_get(root, "problems");
+    if (!json_is_object(root)) rc = bad(err, "", "the body must be a JSON object with \"problems\"");
+    else if ((rc = check_keys(root, "", keys, err))) ;
+    else if (!items) rc = bad(err, "problems", "is required");
+    else if (!json_is_array(items)) rc = bad(err, "problems", "must be an array of solve requests");
+    if (rc) {
+        json_decref(root);
+        return rc;
+    }
+    b->doc = root;
+    b->items = items;
+    b->count = json_array_size(items);
+    return IKD_E_OK;
+}
+
+ikd_code ikd_json_batch_item(const ikd_json_batch *b, size_t i, ikd_request *req, ikd_error *err)
+{
+    ikd_error_clear(err);
+    ikd_code rc = ikd_json_parse_solve_value(json_array_get((json_t *)b->items, i), req, err);
+    if (rc) {
+        field f = field_index("problems", i);
+        char inner[IKD_ERROR_FIELD_MAX];
+        memcpy(inner, err->field, sizeof inner);
+        size_t len = strlen(f.s);
+        if (inner[0]) field_cat(&f, &len, ".");
+        field_cat(&f, &len, inner);
+        memcpy(err->field, f.s, sizeof err->field);
+    }
+    return rc;
+}
+
+void ikd_json_batch_close(ikd_json_batch *b)
+{
+    if (b->doc) json_decref((json_t *)b->doc);
+    memset(b, 0, sizeof *b);
 }
 
 static void write_vec(ikd_buf *out, const double *v, size_t n)

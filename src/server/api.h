@@ -5,23 +5,43 @@
 #include <stddef.h>
 
 #include "../codec/buf.h"
+#include "../codec/json.h"
+#include "../codec/request.h"
 #include "ikd/solve.h"
 
-typedef enum ikd_route_id { IKD_ROUTE_SOLVE, IKD_ROUTE_HEALTHZ } ikd_route_id;
+typedef enum ikd_route_id {
+    IKD_ROUTE_SOLVE,
+    IKD_ROUTE_BATCH,
+    IKD_ROUTE_SOLVERS,
+    IKD_ROUTE_HEALTHZ,
+    IKD_ROUTE_READYZ,
+    IKD_ROUTE_METRICS,
+    IKD_ROUTE__COUNT
+} ikd_route_id;
 
 typedef struct ikd_route {
     const char *path;
     ikd_route_id id;
-    const char *allow;  /* the Allow header value: methods accepted */
+    const char *allow;  /* the Allow header value: methods accepted (OPTIONS always is) */
     int has_body;       /* POST with a JSON body, solved on the worker pool */
+    int open;           /* reachable without the API token (health checks) */
 } ikd_route;
 
 /* The route for `path` (exact match), or NULL (404). */
 const ikd_route *ikd_api_route(const char *path);
+/* All routes, for metrics labels. */
+const ikd_route *ikd_api_routes(size_t *count);
 /* 1 when `method` is in route->allow. */
 int ikd_api_method_allowed(const ikd_route *route, const char *method);
 /* 1 when a Content-Type header value (NULL = absent) is acceptable as JSON. */
 int ikd_api_json_content_type(const char *content_type);
+
+/* Server-side limits applied on top of the library's own checks. */
+typedef struct ikd_api_limits {
+    size_t max_joints;       /* per chain */
+    int max_iterations;      /* highest options.max_iterations */
+    size_t max_batch;        /* problems per batch */
+} ikd_api_limits;
 
 /* Per-worker scratch for solves: the pose and the solver workspace for the
  * longest allowed chain, allocated once. */
@@ -35,9 +55,48 @@ typedef struct ikd_api_scratch {
 int ikd_api_scratch_init(ikd_api_scratch *s, size_t max_joints);
 void ikd_api_scratch_destroy(ikd_api_scratch *s);
 
-/* POST /v1/solve: decode, validate, solve, encode into `out`. Returns the
- * HTTP status (200, or the error's status with an error body). */
-int ikd_api_solve(ikd_api_scratch *s, const char *body, size_t len, ikd_buf *out);
+/* What a solve did, for metrics and logs. */
+typedef struct ikd_api_outcome {
+    int solved;          /* 0 when the request failed before solving */
+    ikd_solver solver;
+    ikd_status status;
+    double solve_s;
+} ikd_api_outcome;
+
+/* POST /v1/solve: decode, check, solve (stopping at `deadline_ns`, 0 = none),
+ * encode into `out`. Returns the HTTP status. `outcome` may be NULL. */
+int ikd_api_solve(ikd_api_scratch *s, const ikd_api_limits *lim, unsigned long long deadline_ns, const char *body,
+                  size_t len, ikd_buf *out, ikd_api_outcome *outcome);
+
+/* POST /v1/solve/batch, in three steps so that the middle one can be spread
+ * over several workers: open (decode every item; a bad item keeps its error),
+ * solve any range of items, write the reply. */
+typedef struct ikd_batch_item {
+    ikd_request req;
+    ikd_error err;     /* err.code != IKD_E_OK: this item failed */
+    ikd_result res;
+    ikd_pose_joint *pose;
+    double solve_us;
+} ikd_batch_item;
+
+typedef struct ikd_batch {
+    ikd_json_batch json;
+    size_t count;
+    ikd_batch_item *items;
+    ikd_pose_joint *poses; /* one block for every item's pose */
+    unsigned long long deadline_ns;
+} ikd_batch;
+
+/* 0 on success (destroy the batch later), else the HTTP status with an error
+ * body in `out` (nothing to destroy). */
+int ikd_api_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns, const char *body, size_t len,
+                       ikd_batch *b, ikd_buf *out);
+void ikd_api_batch_solve(ikd_batch *b, size_t lo, size_t hi, ikd_api_scratch *s);
+/* Returns 200. */
+int ikd_api_batch_write(const ikd_batch *b, ikd_buf *out);
+void ikd_api_batch_destroy(ikd_batch *b);
+/* All three on one thread (tests, fuzzing). */
+int ikd_api_batch(ikd_api_scratch *s, const ikd_api_limits *lim, const char *body, size_t len, ikd_buf *out);
 
 /* Write an error body for `code` (field may be NULL; fmt NULL = default
  * message) and return its HTTP status. */
@@ -47,7 +106,9 @@ int ikd_api_error(ikd_buf *out, ikd_code code, const char *field, const char *fm
 #endif
     ;
 
-/* GET /healthz body. Returns 200. */
+/* GET /healthz, GET /readyz (503 when not ready), GET /v1/solvers. */
 int ikd_api_healthz(ikd_buf *out);
+int ikd_api_readyz(ikd_buf *out, int ready);
+int ikd_api_solvers(const ikd_api_limits *lim, ikd_buf *out);
 
 #endif

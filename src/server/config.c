@@ -1,6 +1,8 @@
 /* config.c - the settings table and its loaders (defaults, IKD_* environment, --flags, --help). */
 #include "config.h"
 
+#include "log.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,16 @@ static const setting settings[] = {
     NUM("io-threads", "IKD_IO_THREADS", io_threads, "1", 1, 64, "HTTP I/O threads (libmicrohttpd)"),
     NUM("conn-timeout", "IKD_CONN_TIMEOUT", conn_timeout, "30", 1, 3600, "seconds an idle or stalled connection is kept"),
     NUM("shutdown-grace", "IKD_SHUTDOWN_GRACE", shutdown_grace, "10", 0, 3600, "seconds to finish accepted requests after SIGTERM"),
+    NUM("max-batch", "IKD_MAX_BATCH", max_batch, "1024", 1, 100000, "most problems in one /v1/solve/batch; more gets 413"),
+    NUM("max-iterations", "IKD_MAX_ITERATIONS", max_iterations, "10000", 1, 100000, "highest options.max_iterations accepted; more gets 400"),
+    NUM("deadline-ms", "IKD_DEADLINE_MS", deadline_ms, "10000", 0, 3600000, "per-request deadline from arrival, ms; queued too long -> 503, solving too long -> status deadline; 0 = none"),
+    NUM("max-connections", "IKD_MAX_CONNECTIONS", max_connections, "1024", 1, 100000, "open connections in total; more are closed at once"),
+    NUM("max-connections-per-ip", "IKD_MAX_CONNECTIONS_PER_IP", max_connections_per_ip, "0", 0, 100000, "open connections per client address; 0 = no limit"),
+    STR("cors-origins", "IKD_CORS_ORIGINS", cors_origins, "", "browser origins allowed (comma-separated, exact, or *); empty = no CORS"),
+    STR("api-token", "IKD_API_TOKEN", api_token, "", "when set, every request but /healthz and /readyz needs Authorization: Bearer TOKEN"),
+    STR("tls-cert", "IKD_TLS_CERT", tls_cert, "", "PEM certificate file; with --tls-key serves HTTPS"),
+    STR("tls-key", "IKD_TLS_KEY", tls_key, "", "PEM private key file for --tls-cert"),
+    STR("log-level", "IKD_LOG_LEVEL", log_level, "info", "debug, info (one line per request), warn, error or off"),
     NUM("debug-delay-ms", "IKD_DEBUG_DELAY_MS", debug_delay_ms, "0", 0, 60000, "testing only: each solve job waits this long first"),
 };
 #define NSETTINGS (sizeof settings / sizeof settings[0])
@@ -61,16 +73,17 @@ void ikd_config_usage(FILE *out)
     fprintf(out, "usage: ikd [--flag VALUE]...\n\n"
                  "Inverse-kinematics solving service (HTTP/JSON). Every flag has an IKD_* environment\n"
                  "variable; flags win over the environment, which wins over the default.\n\n");
-    fprintf(out, "  %-18s %-20s %-16s %-18s %s\n", "flag", "variable", "default", "range", "meaning");
+    fprintf(out, "  %-24s %-28s %-7s %-16s %-14s %s\n", "flag", "variable", "type", "default", "range", "meaning");
     for (size_t i = 0; i < NSETTINGS; i++) {
         const setting *s = &settings[i];
-        char flag[40], range[48];
+        char flag[48], range[48];
         snprintf(flag, sizeof flag, "--%s", s->flag);
         if (s->type == SET_LONG) snprintf(range, sizeof range, "%ld..%ld", s->min, s->max);
         else snprintf(range, sizeof range, "-");
-        fprintf(out, "  %-18s %-20s %-16s %-18s %s\n", flag, s->env, s->def, range, s->help);
+        fprintf(out, "  %-24s %-28s %-7s %-16s %-14s %s\n", flag, s->env, s->type == SET_LONG ? "integer" : "string",
+                s->def[0] ? s->def : "\"\"", range, s->help);
     }
-    fprintf(out, "  %-18s %-20s %-16s %-18s %s\n", "--help", "-", "-", "-", "print this table and exit");
+    fprintf(out, "  %-24s %-28s %-7s %-16s %-14s %s\n", "--help", "-", "-", "-", "-", "print this table and exit");
 }
 
 static const setting *find_flag(const char *name, size_t len)
@@ -117,6 +130,15 @@ int ikd_config_load(ikd_config *cfg, int argc, char **argv, FILE *out, char *err
         char origin[48];
         snprintf(origin, sizeof origin, "--%s", s->flag);
         if (apply(cfg, s, value, origin, errbuf, errlen) != 0) return -1;
+    }
+    ikd_log_level level;
+    if (ikd_log_level_from_name(cfg->log_level, &level) != 0) {
+        snprintf(errbuf, errlen, "log-level: '%s' is not debug, info, warn, error or off", cfg->log_level);
+        return -1;
+    }
+    if (!cfg->tls_cert[0] != !cfg->tls_key[0]) {
+        snprintf(errbuf, errlen, "--tls-cert and --tls-key go together");
+        return -1;
     }
     char host[256];
     int port;

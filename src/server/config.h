@@ -15,6 +15,16 @@ typedef struct ikd_config {
     long conn_timeout;   /* idle connection timeout, seconds */
     long shutdown_grace; /* seconds to finish accepted requests after SIGTERM */
     long debug_delay_ms; /* testing only: every solve job sleeps this long first */
+    long max_batch;      /* problems per /v1/solve/batch; more -> 413 */
+    long max_iterations; /* cap on options.max_iterations; more -> 400 */
+    long deadline_ms;    /* per-request deadline from arrival; 0 = none */
+    long max_connections;        /* open connections in total */
+    long max_connections_per_ip; /* open connections per client address; 0 = no limit */
+    char cors_origins[1024];     /* comma-separated allowed Origins, or "*"; "" = no CORS */
+    char api_token[256];         /* bearer token required on non-health endpoints; "" = none */
+    char tls_cert[512];          /* PEM certificate file; with tls_key: HTTPS */
+    char tls_key[512];           /* PEM private key file */
+    char log_level[16];          /* debug, info, warn, error, off */
 } ikd_config;
 
 /* Fill `cfg` from defaults, then the environment, then argv (flags win).

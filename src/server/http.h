@@ -5,28 +5,44 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "api.h"
 #include "config.h"
+#include "metrics.h"
 #include "pool.h"
 
 struct MHD_Daemon;
+
+#define IKD_HTTP_MAX_ORIGINS 32
 
 typedef struct ikd_http {
     const ikd_config *cfg;
     struct MHD_Daemon *daemon;
     ikd_pool pool;
     int pool_started;
+    int nworkers;
     int listen_fd;
     atomic_long active;   /* requests begun and not yet completed */
-    atomic_int draining;  /* set by ikd_http_drain: new requests get 503 */
-    char url[320];        /* http://HOST:PORT actually bound */
+    atomic_int draining;  /* set by ikd_http_drain */
+    atomic_int ready;     /* set once serving; cleared when draining */
+    atomic_ulong next_id; /* for generated request ids */
+    unsigned long id_salt;
+    ikd_api_limits limits;
+    ikd_metrics metrics;
+    ikd_buf solvers_json; /* GET /v1/solvers, rendered once */
+    char *tls_cert, *tls_key; /* PEM contents when serving HTTPS */
+    int cors_any;         /* --cors-origins "*" */
+    int cors_count;
+    char cors[IKD_HTTP_MAX_ORIGINS][256];
+    char url[320];        /* http(s)://HOST:PORT actually bound */
 } ikd_http;
 
 /* Bind, start the pool and the HTTP daemon. 0, or -1 with a message in errbuf
  * (everything started is stopped again). */
 int ikd_http_start(ikd_http *h, const ikd_config *cfg, char *errbuf, size_t errlen);
 
-/* Stop accepting connections; requests on open connections get 503 from now on,
- * requests already begun run to completion. */
+/* Stop accepting connections and report not ready; requests on open
+ * connections are still answered (with Connection: close), and requests
+ * already begun run to completion. */
 void ikd_http_drain(ikd_http *h);
 
 /* Requests begun and not yet completed. */

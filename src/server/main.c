@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "http.h"
+#include "log.h"
 
 static double mono_s(void)
 {
@@ -27,6 +28,10 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    ikd_log_level level = IKD_LOG_INFO;
+    ikd_log_level_from_name(cfg.log_level, &level);
+    ikd_log_set_level(level);
+
     /* Signals are taken synchronously by this thread only; every other thread
      * inherits the blocked mask. SIGPIPE is ignored (a vanished client). */
     sigset_t set;
@@ -43,10 +48,11 @@ int main(int argc, char **argv)
     }
     printf("ikd listening on %s\n", h.url);
     fflush(stdout);
+    ikd_log_event(IKD_LOG_INFO, "listening", h.url);
 
     int sig;
     sigwait(&set, &sig);
-    fprintf(stderr, "{\"event\":\"draining\",\"signal\":\"%s\"}\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    ikd_log_event(IKD_LOG_INFO, "draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     ikd_http_drain(&h);
 
     /* Finish what was accepted, within the grace period; a second signal ends it at once. */
@@ -60,12 +66,10 @@ int main(int argc, char **argv)
         }
     }
     long left = ikd_http_active(&h);
-    if (forced) {
-        fprintf(stderr, "{\"event\":\"exit\",\"reason\":\"second signal\",\"abandoned\":%ld}\n", left);
-        fflush(stderr);
-        _exit(0);
-    }
+    char detail[96];
+    snprintf(detail, sizeof detail, "%s; %ld request(s) unfinished", forced ? "second signal" : "drained", left);
+    ikd_log_event(left ? IKD_LOG_WARN : IKD_LOG_INFO, "exit", detail);
+    if (forced) _exit(0);
     ikd_http_stop(&h);
-    fprintf(stderr, "{\"event\":\"exit\",\"abandoned\":%ld}\n", left);
     return 0;
 }

@@ -110,8 +110,9 @@ void ikd_ccd_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_res
     ikd_ws_unstraighten(ws, p, pose);
     ikd_ws_enforce(ws, j, pose);
     double err = ikd_vec3_dist(pose[n - 1].position, target), prev = INFINITY;
-    int it = 0;
+    int it = 0, timed_out = 0;
     while (err > tol && it < p->options.max_iterations) {
+        if ((timed_out = ikd_ws_out_of_time(p))) break;
         it++;
         /* effector side first: joint i+1 (alone, or with joint i as a free pair) */
         int root_done = 0;
@@ -132,5 +133,5 @@ void ikd_ccd_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_res
     }
     /* exact lengths and limits for the returned pose (rotations accumulate rounding) */
     ikd_ws_enforce(ws, j, pose);
-    ikd_ws_finish(ws, p, IKD_SOLVER_CCD, it, pose, res);
+    ikd_ws_finish_timed(ws, p, IKD_SOLVER_CCD, it, timed_out, pose, res);
 }

@@ -20,8 +20,9 @@ void ikd_fabrik_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_
     ikd_ws_enforce(ws, j, pose); /* start from a pose within the limits */
 
     double err = ikd_vec3_dist(pose[n - 1].position, target), prev = INFINITY;
-    int it = 0;
+    int it = 0, timed_out = 0;
     while (err > tol && it < p->options.max_iterations) {
+        if ((timed_out = ikd_ws_out_of_time(p))) break;
         it++;
         /* backward: effector onto the target, each joint pulled toward its child */
         pose[n - 1].position = target;
@@ -52,5 +53,5 @@ void ikd_fabrik_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_
         if (prev - err <= 1e-12 * ws->total && err >= prev - 1e-12 * ws->total && it > 1) break;
         prev = err;
     }
-    ikd_ws_finish(ws, p, IKD_SOLVER_FABRIK, it, pose, res);
+    ikd_ws_finish_timed(ws, p, IKD_SOLVER_FABRIK, it, timed_out, pose, res);
 }

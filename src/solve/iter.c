@@ -127,3 +127,10 @@ void ikd_ws_finish(const ikd_ws *ws, const ikd_problem *p, ikd_solver solver, in
     }
     ikd_chain_pose_rotations(p->joints, n, p->has_target_rotation ? &p->target_rotation : NULL, pose);
 }
+
+void ikd_ws_finish_timed(const ikd_ws *ws, const ikd_problem *p, ikd_solver solver, int iterations, int timed_out,
+                         ikd_pose_joint *pose, ikd_result *res)
+{
+    ikd_ws_finish(ws, p, solver, iterations, pose, res);
+    if (timed_out && !res->reached) res->status = IKD_STATUS_DEADLINE;
+}

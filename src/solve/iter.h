@@ -51,8 +51,19 @@ void ikd_ws_straighten(const ikd_ws *ws, ikd_vec3 root, ikd_vec3 target, ikd_pos
  * line: toward the pole when given, else a fixed perpendicular. */
 void ikd_ws_unstraighten(const ikd_ws *ws, const ikd_problem *p, ikd_pose_joint *pose);
 
+/* 1 when the problem's deadline has passed (checked once per iteration). */
+static inline int ikd_ws_out_of_time(const ikd_problem *p)
+{
+    return p->deadline_ns && ikd_clock_ns() > p->deadline_ns;
+}
+
 /* Fill res->status/reached/error/iterations and the pose rotations. */
 void ikd_ws_finish(const ikd_ws *ws, const ikd_problem *p, ikd_solver solver, int iterations, ikd_pose_joint *pose,
                    ikd_result *res);
+
+/* As ikd_ws_finish, and when the solver stopped for its deadline without
+ * reaching, say so in the status. */
+void ikd_ws_finish_timed(const ikd_ws *ws, const ikd_problem *p, ikd_solver solver, int iterations, int timed_out,
+                         ikd_pose_joint *pose, ikd_result *res);
 
 #endif

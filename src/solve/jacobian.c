@@ -120,7 +120,7 @@ void ikd_jacobian_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ik
 
     double err = ikd_vec3_dist(pose[n - 1].position, target), rerr = 0;
     double best = INFINITY;
-    int it = 0, stall = 0;
+    int it = 0, stall = 0, timed_out = 0;
     for (;;) {
         ikd_vec3 eff = pose[n - 1].position;
         ikd_vec3 dp = ikd_vec3_sub(target, eff);
@@ -134,6 +134,7 @@ void ikd_jacobian_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ik
         }
         if (err <= tol && (!orient || rerr <= rot_tol)) break;
         if (it >= p->options.max_iterations) break;
+        if ((timed_out = ikd_ws_out_of_time(p))) break;
         double score = err + (orient ? wrot * rerr : 0);
         if (score < best - 1e-12 * L) {
             best = score;
@@ -269,12 +270,12 @@ void ikd_jacobian_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ik
         for (size_t i = 0; i + 1 < n; i++) pose[i + 1].position = ikd_vec3_mad(pose[i].position, ws->dir[i], ws->len[i]);
         ikd_ws_enforce(ws, j, pose);
     }
-    ikd_ws_finish(ws, p, IKD_SOLVER_JACOBIAN, it, pose, res);
+    ikd_ws_finish_timed(ws, p, IKD_SOLVER_JACOBIAN, it, timed_out, pose, res);
     if (orient) {
         res->rotation_error_deg = rerr * IKD_RAD2DEG;
         if (res->reached && rerr > rot_tol) {
             res->reached = 0;
-            res->status = IKD_STATUS_MAX_ITERATIONS;
+            res->status = timed_out ? IKD_STATUS_DEADLINE : IKD_STATUS_MAX_ITERATIONS;
         }
     }
 }

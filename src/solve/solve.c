@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "iter.h"
 #include "solvers.h"
@@ -80,6 +81,7 @@ const char *ikd_status_name(ikd_status s)
     case IKD_STATUS_REACHED: return "reached";
     case IKD_STATUS_UNREACHABLE: return "unreachable";
     case IKD_STATUS_MAX_ITERATIONS: return "max_iterations";
+    case IKD_STATUS_DEADLINE: return "deadline";
     }
     return "unknown";
 }
@@ -93,6 +95,13 @@ void ikd_options_default(ikd_options *opt)
         if (o->type == IKD_OPT_NUMBER) *(double *)field = o->def;
         else *(int *)field = (int)o->def;
     }
+}
+
+unsigned long long ikd_clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
 void ikd_problem_init(ikd_problem *p)
@@ -243,7 +252,7 @@ ikd_code ikd_solve(const ikd_problem *p, void *work, size_t work_size, ikd_pose_
     for (size_t k = 0; k < steps; k++) {
         run_iterative(plan[k], p, work, pose, res, &ws);
         iterations += res->iterations;
-        if (res->reached) break;
+        if (res->reached || res->status == IKD_STATUS_DEADLINE) break;
         if (k == 0 || res->error < best.error) {
             best = *res;
             for (size_t i = 0; i < p->joint_count; i++) ws.saved[i] = pose[i].position;

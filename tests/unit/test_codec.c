@@ -75,6 +75,7 @@ static void check_reply(json_t *c, int status, const char *reply, size_t len)
 START_TEST(fixtures_through_the_handler)
 {
     json_t *cases = load_cases();
+    ikd_api_limits lim = {64, 100000, 100};
     ikd_api_scratch s;
     ck_assert_int_eq(ikd_api_scratch_init(&s, 64), 0);
     ikd_buf out;
@@ -83,7 +84,7 @@ START_TEST(fixtures_through_the_handler)
     json_t *c;
     json_array_foreach(cases, i, c) {
         char *body = case_body(c);
-        int status = ikd_api_solve(&s, body, strlen(body), &out);
+        int status = ikd_api_solve(&s, &lim, 0, body, strlen(body), &out, NULL);
         check_reply(c, status, out.data, out.len);
         free(body);
     }
@@ -100,7 +101,8 @@ START_TEST(max_joints_limit)
     ikd_buf out;
     ikd_buf_init(&out);
     const char *body = "{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0],[0,3,0]]},\"target\":[1,1,0]}";
-    ck_assert_int_eq(ikd_api_solve(&s, body, strlen(body), &out), 400);
+    ikd_api_limits lim3 = {3, 1000, 10};
+    ck_assert_int_eq(ikd_api_solve(&s, &lim3, 0, body, strlen(body), &out, NULL), 400);
     ck_assert_ptr_nonnull(strstr(out.data, "\"field\":\"chain.joints\""));
     ck_assert_ptr_nonnull(strstr(out.data, "--max-joints"));
     ikd_buf_destroy(&out);

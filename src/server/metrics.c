@@ -1,0 +1,121 @@
+/* metrics.c - request, solve and rejection counters as relaxed atomics; Prometheus text rendering. */
+#include "metrics.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define IKD_VERSION "0.1.0"
+
+static const int codes[IKD_METRICS_CODES] = {200, 204, 400, 401, 403, 404, 405, 408, 413, 415, 500, 503, 0};
+static const double bounds[IKD_METRICS_BUCKETS - 1] = {1e-6,   2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4,
+                                                       5e-4,   1e-3,   2.5e-3, 5e-3, 1e-2, 1e-1, 1.0};
+static const char *const reasons[IKD_REJECT__COUNT] = {"queue_full", "too_large", "deadline", "draining"};
+
+void ikd_metrics_init(ikd_metrics *m)
+{
+    memset(m, 0, sizeof *m);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    m->start_time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int code_slot(int status)
+{
+    for (int i = 0; i < IKD_METRICS_CODES - 1; i++)
+        if (codes[i] == status) return i;
+    return IKD_METRICS_CODES - 1; /* "other" */
+}
+
+void ikd_metrics_request(ikd_metrics *m, int route, int status)
+{
+    if (route < 0 || route >= IKD_METRICS_ROUTES) route = IKD_METRICS_ROUTES - 1;
+    atomic_fetch_add_explicit(&m->requests[route][code_slot(status)], 1, memory_order_relaxed);
+}
+
+void ikd_metrics_solve(ikd_metrics *m, ikd_solver solver, ikd_status status, double seconds)
+{
+    if ((int)solver < 0 || solver >= IKD_SOLVER__COUNT) return;
+    int b = 0;
+    while (b < IKD_METRICS_BUCKETS - 1 && seconds > bounds[b]) b++;
+    atomic_fetch_add_explicit(&m->solve_buckets[solver][b], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->solve_count[solver], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->solve_ns[solver], (unsigned long)(seconds * 1e9), memory_order_relaxed);
+    if ((int)status >= 0 && status <= IKD_STATUS_DEADLINE)
+        atomic_fetch_add_explicit(&m->solves[solver][status], 1, memory_order_relaxed);
+}
+
+void ikd_metrics_reject(ikd_metrics *m, ikd_reject_reason why)
+{
+    if ((int)why >= 0 && why < IKD_REJECT__COUNT) atomic_fetch_add_explicit(&m->rejections[why], 1, memory_order_relaxed);
+}
+
+static void line(ikd_buf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(ikd_buf *out, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0) ikd_buf_append(out, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+void ikd_metrics_render(ikd_metrics *m, const char *const *route_names, int nroutes, const ikd_metrics_gauges *g,
+                        ikd_buf *out)
+{
+    line(out, "# HELP ikd_http_requests_total HTTP requests answered, by route and status code.\n");
+    line(out, "# TYPE ikd_http_requests_total counter\n");
+    for (int r = 0; r < nroutes && r < IKD_METRICS_ROUTES; r++) {
+        for (int c = 0; c < IKD_METRICS_CODES; c++) {
+            unsigned long v = atomic_load_explicit(&m->requests[r][c], memory_order_relaxed);
+            if (!v) continue;
+            if (codes[c])
+                line(out, "ikd_http_requests_total{route=\"%s\",code=\"%d\"} %lu\n", route_names[r], codes[c], v);
+            else
+                line(out, "ikd_http_requests_total{route=\"%s\",code=\"other\"} %lu\n", route_names[r], v);
+        }
+    }
+    line(out, "# HELP ikd_solve_duration_seconds Time spent in the solver per problem, by solver.\n");
+    line(out, "# TYPE ikd_solve_duration_seconds histogram\n");
+    for (int s = 1; s < IKD_SOLVER__COUNT; s++) {
+        const char *name = ikd_solver_name((ikd_solver)s);
+        unsigned long cum = 0;
+        for (int b = 0; b < IKD_METRICS_BUCKETS; b++) {
+            cum += atomic_load_explicit(&m->solve_buckets[s][b], memory_order_relaxed);
+            if (b < IKD_METRICS_BUCKETS - 1)
+                line(out, "ikd_solve_duration_seconds_bucket{solver=\"%s\",le=\"%g\"} %lu\n", name, bounds[b], cum);
+            else
+                line(out, "ikd_solve_duration_seconds_bucket{solver=\"%s\",le=\"+Inf\"} %lu\n", name, cum);
+        }
+        line(out, "ikd_solve_duration_seconds_sum{solver=\"%s\"} %.9f\n", name,
+             (double)atomic_load_explicit(&m->solve_ns[s], memory_order_relaxed) / 1e9);
+        line(out, "ikd_solve_duration_seconds_count{solver=\"%s\"} %lu\n", name, cum);
+    }
+    line(out, "# HELP ikd_solves_total Problems solved, by solver and result status.\n");
+    line(out, "# TYPE ikd_solves_total counter\n");
+    for (int s = 1; s < IKD_SOLVER__COUNT; s++)
+        for (int st = 0; st <= IKD_STATUS_DEADLINE; st++)
+            line(out, "ikd_solves_total{solver=\"%s\",status=\"%s\"} %lu\n", ikd_solver_name((ikd_solver)s),
+                 ikd_status_name((ikd_status)st), atomic_load_explicit(&m->solves[s][st], memory_order_relaxed));
+    line(out, "# HELP ikd_rejections_total Requests refused before solving, by reason.\n");
+    line(out, "# TYPE ikd_rejections_total counter\n");
+    for (int r = 0; r < IKD_REJECT__COUNT; r++)
+        line(out, "ikd_rejections_total{reason=\"%s\"} %lu\n", reasons[r],
+             atomic_load_explicit(&m->rejections[r], memory_order_relaxed));
+    line(out, "# HELP ikd_queue_depth Solve jobs waiting for a worker.\n# TYPE ikd_queue_depth gauge\nikd_queue_depth %zu\n",
+         g->queue_depth);
+    line(out, "# HELP ikd_queue_capacity Solve queue capacity (--queue).\n# TYPE ikd_queue_capacity gauge\nikd_queue_capacity %zu\n",
+         g->queue_capacity);
+    line(out, "# HELP ikd_workers Solver worker threads.\n# TYPE ikd_workers gauge\nikd_workers %zu\n", g->workers);
+    line(out, "# HELP ikd_workers_busy Workers running a job now.\n# TYPE ikd_workers_busy gauge\nikd_workers_busy %zu\n",
+         g->running);
+    line(out, "# HELP ikd_in_flight Requests begun and not yet answered.\n# TYPE ikd_in_flight gauge\nikd_in_flight %ld\n",
+         g->in_flight);
+    line(out, "# HELP ikd_draining 1 while shutting down.\n# TYPE ikd_draining gauge\nikd_draining %d\n", g->draining);
+    line(out, "# HELP ikd_build_info Build information.\n# TYPE ikd_build_info gauge\nikd_build_info{version=\"%s\"} 1\n",
+         IKD_VERSION);
+    line(out, "# HELP ikd_start_time_seconds Start time of the process, unix seconds.\n# TYPE ikd_start_time_seconds gauge\n"
+              "ikd_start_time_seconds %.3f\n", m->start_time);
+}

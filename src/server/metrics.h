@@ -1,0 +1,51 @@
+/* metrics.h - Prometheus counters, gauges and histograms of the daemon (lock-free updates, text rendering). */
+#ifndef IKD_METRICS_H
+#define IKD_METRICS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "../codec/buf.h"
+#include "ikd/solve.h"
+
+#define IKD_METRICS_ROUTES 8 /* route slots: the routing table's indices, the last for "unmatched" */
+#define IKD_METRICS_CODES 13
+#define IKD_METRICS_BUCKETS 16
+
+typedef enum {
+    IKD_REJECT_QUEUE_FULL,
+    IKD_REJECT_TOO_LARGE,
+    IKD_REJECT_DEADLINE,
+    IKD_REJECT_DRAINING,
+    IKD_REJECT__COUNT
+} ikd_reject_reason;
+
+typedef struct ikd_metrics {
+    atomic_ulong requests[IKD_METRICS_ROUTES][IKD_METRICS_CODES];
+    atomic_ulong solve_buckets[IKD_SOLVER__COUNT][IKD_METRICS_BUCKETS]; /* not cumulative */
+    atomic_ulong solve_count[IKD_SOLVER__COUNT];
+    atomic_ulong solve_ns[IKD_SOLVER__COUNT];
+    atomic_ulong solves[IKD_SOLVER__COUNT][IKD_STATUS_DEADLINE + 1]; /* by ikd_status */
+    atomic_ulong rejections[IKD_REJECT__COUNT];
+    double start_time; /* unix seconds */
+} ikd_metrics;
+
+void ikd_metrics_init(ikd_metrics *m);
+/* Count a finished request on route slot `route` (IKD_METRICS_ROUTES - 1 = unmatched). */
+void ikd_metrics_request(ikd_metrics *m, int route, int status);
+/* Count one solve: the solver that ran, its status and its time in seconds. */
+void ikd_metrics_solve(ikd_metrics *m, ikd_solver solver, ikd_status status, double seconds);
+void ikd_metrics_reject(ikd_metrics *m, ikd_reject_reason why);
+
+/* The live gauges, read by the caller when rendering. */
+typedef struct ikd_metrics_gauges {
+    size_t queue_depth, queue_capacity, running, workers;
+    long in_flight;
+    int draining;
+} ikd_metrics_gauges;
+
+/* Prometheus text exposition format 0.0.4. `route_names[i]` labels slot i. */
+void ikd_metrics_render(ikd_metrics *m, const char *const *route_names, int nroutes, const ikd_metrics_gauges *g,
+                        ikd_buf *out);
+
+#endif
