@@ -8,7 +8,7 @@ LDLIBS  += -lm -pthread
 BUILD   ?= build
 
 # Debian packages the build and the tests need (installed by `make deps`).
-DEPS_PKGS := gcc make pkg-config libmicrohttpd-dev libjansson-dev check
+DEPS_PKGS := gcc make pkg-config libmicrohttpd-dev libjansson-dev check curl openssl prometheus
 
 SERVER_CFLAGS := $(shell pkg-config --cflags libmicrohttpd jansson 2>/dev/null)
 SERVER_LIBS   := $(shell pkg-config --libs libmicrohttpd jansson 2>/dev/null)
@@ -24,7 +24,7 @@ SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ   := $(BUILD)/src/server/main.o
 
 TEST_UNIT  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
-TEST_E2E   := $(BUILD)/tests/run_e2e
+TEST_E2E   := $(BUILD)/tests/run_e2e $(BUILD)/tests/run_service
 TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o $(BUILD)/tests/unit/problems.o
 
 LISTEN ?= 127.0.0.1:8080
@@ -61,7 +61,7 @@ test: deps
 
 check: $(BUILD)/libikd.a $(BUILD)/ikd $(TEST_UNIT) $(TEST_E2E)
 	@set -e; for t in $(TEST_UNIT); do echo "== $$t"; IKD_TEST_FIXTURES=tests/fixtures $$t; done
-	@echo "== $(TEST_E2E)"; IKD_BIN=$(BUILD)/ikd $(TEST_E2E)
+	@set -e; for t in $(TEST_E2E); do echo "== $$t"; IKD_BIN=$(BUILD)/ikd IKD_TEST_FIXTURES=tests/fixtures $$t; done
 	@$(MAKE) --no-print-directory lint-openapi
 
 # OpenAPI lint with Redocly's CLI (npm); skipped with a notice when npm is absent.
@@ -98,7 +98,10 @@ $(BUILD)/tests/e2e/%.o: tests/e2e/%.c
 $(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(TESTUTIL_OBJ) $(SERVER_OBJ) $(CODEC_OBJ) $(BUILD)/libikd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(CHECK_LIBS) $(LDLIBS)
 
-$(TEST_E2E): $(BUILD)/tests/e2e/e2e.o
+$(BUILD)/tests/run_e2e: $(BUILD)/tests/e2e/e2e.o $(BUILD)/tests/e2e/harness.o
+	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/run_service: $(BUILD)/tests/e2e/service.o $(BUILD)/tests/e2e/harness.o
 	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(CHECK_LIBS) $(LDLIBS)
 
 clean:

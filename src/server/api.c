@@ -8,12 +8,12 @@
 #include <strings.h>
 
 static const ikd_route routes[IKD_ROUTE__COUNT] = {
-    {"/v1/solve", IKD_ROUTE_SOLVE, "POST", 1, 0},
-    {"/v1/solve/batch", IKD_ROUTE_BATCH, "POST", 1, 0},
-    {"/v1/solvers", IKD_ROUTE_SOLVERS, "GET, HEAD", 0, 0},
-    {"/healthz", IKD_ROUTE_HEALTHZ, "GET, HEAD", 0, 1},
-    {"/readyz", IKD_ROUTE_READYZ, "GET, HEAD", 0, 1},
-    {"/metrics", IKD_ROUTE_METRICS, "GET, HEAD", 0, 0},
+    {"/v1/solve", IKD_ROUTE_SOLVE, "POST", "POST, OPTIONS", 1, 0},
+    {"/v1/solve/batch", IKD_ROUTE_BATCH, "POST", "POST, OPTIONS", 1, 0},
+    {"/v1/solvers", IKD_ROUTE_SOLVERS, "GET, HEAD", "GET, HEAD, OPTIONS", 0, 0},
+    {"/healthz", IKD_ROUTE_HEALTHZ, "GET, HEAD", "GET, HEAD, OPTIONS", 0, 1},
+    {"/readyz", IKD_ROUTE_READYZ, "GET, HEAD", "GET, HEAD, OPTIONS", 0, 1},
+    {"/metrics", IKD_ROUTE_METRICS, "GET, HEAD", "GET, HEAD, OPTIONS", 0, 0},
 };
 
 const ikd_route *ikd_api_route(const char *path)
@@ -103,6 +103,14 @@ static ikd_code check_request(ikd_request *req, const ikd_api_limits *lim, ikd_e
     return ikd_validate(&req->problem, err);
 }
 
+/* A fresh request whose default iteration cap respects --max-iterations. */
+static void request_init(ikd_request *req, const ikd_api_limits *lim)
+{
+    ikd_request_init(req);
+    if (req->problem.options.max_iterations > lim->max_iterations)
+        req->problem.options.max_iterations = lim->max_iterations;
+}
+
 static double elapsed_us(unsigned long long t0) { return (double)(ikd_clock_ns() - t0) / 1e3; }
 
 int ikd_api_solve(ikd_api_scratch *s, const ikd_api_limits *lim, unsigned long long deadline_ns, const char *body,
@@ -112,7 +120,7 @@ int ikd_api_solve(ikd_api_scratch *s, const ikd_api_limits *lim, unsigned long l
     ikd_error err;
     ikd_result res;
     if (outcome) outcome->solved = 0;
-    ikd_request_init(&req);
+    request_init(&req, lim);
     if (ikd_json_parse_solve(body, len, &req, &err) != IKD_E_OK) goto fail;
     if (check_request(&req, lim, &err) != IKD_E_OK) goto fail;
     req.problem.deadline_ns = deadline_ns;
@@ -151,7 +159,7 @@ int ikd_api_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns
     if (!b->items) goto nomem;
     for (size_t i = 0; i < b->count; i++) {
         ikd_batch_item *it = &b->items[i];
-        ikd_request_init(&it->req);
+        request_init(&it->req, lim);
         if (ikd_json_batch_item(&b->json, i, &it->req, &it->err) == IKD_E_OK &&
             check_request(&it->req, lim, &it->err) != IKD_E_OK) {
             /* prefix the library's field path with the item's place */

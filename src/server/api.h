@@ -22,7 +22,8 @@ typedef enum ikd_route_id {
 typedef struct ikd_route {
     const char *path;
     ikd_route_id id;
-    const char *allow;  /* the Allow header value: methods accepted (OPTIONS always is) */
+    const char *allow;  /* methods accepted besides OPTIONS */
+    const char *allow_all; /* the Allow header value: allow + OPTIONS */
     int has_body;       /* POST with a JSON body, solved on the worker pool */
     int open;           /* reachable without the API token (health checks) */
 } ikd_route;

@@ -17,7 +17,11 @@
 #include "../codec/buf.h"
 #include "log.h"
 
-typedef enum { REQ_RECEIVING, REQ_QUEUED, REQ_DONE, REQ_ANSWERED } req_state;
+/* RECEIVING: reading the body of a solve; DECIDED: the answer is known from
+ * the headers but is queued only on MHD's final call (a response queued in
+ * the first call makes libmicrohttpd close the connection); QUEUED: on the
+ * pool, connection suspended; DONE: the job has finished; ANSWERED: queued. */
+typedef enum { REQ_RECEIVING, REQ_DECIDED, REQ_QUEUED, REQ_DONE, REQ_ANSWERED } req_state;
 
 typedef struct ikd_http_req ikd_http_req;
 
@@ -42,6 +46,9 @@ struct ikd_http_req {
     ikd_buf body;
     ikd_buf reply;
     const char *reply_type;
+    const char *allow;  /* Allow header of a decided answer */
+    int has_body;       /* the request declares a body (Content-Length > 0 or chunked) */
+    int preflight;      /* a CORS preflight: answer with the Access-Control-Allow-* headers */
     unsigned long reply_bytes;
     unsigned long long t_start, t_worker, deadline_ns;
     ikd_api_outcome outcome;
@@ -70,7 +77,24 @@ static void add_cors(ikd_http_req *rq, struct MHD_Response *r)
 
 /* Queue `rq->reply` as the answer with status `status`; `allow` adds an
  * Allow header. Counts the request in the metrics. */
+static enum MHD_Result queue_now(ikd_http_req *rq, int status, const char *allow);
+
+/* Answer: at once when a body is on its way (it will not be read: the
+ * connection closes after), else on MHD's final call for this request so
+ * that the connection stays open for the next one. */
 static enum MHD_Result respond(ikd_http_req *rq, int status, const char *allow)
+{
+    if (rq->state == REQ_RECEIVING && !rq->has_body) {
+        rq->state = REQ_DECIDED;
+        rq->status = status;
+        rq->allow = allow;
+        return MHD_YES;
+    }
+    if (rq->state == REQ_RECEIVING) rq->close = 1;
+    return queue_now(rq, status, allow);
+}
+
+static enum MHD_Result queue_now(ikd_http_req *rq, int status, const char *allow)
 {
     size_t len;
     char *data = ikd_buf_release(&rq->reply, &len);
@@ -86,6 +110,11 @@ static enum MHD_Result respond(ikd_http_req *rq, int status, const char *allow)
     if (status == 503) MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
     if (status == 401) MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"ikd\"");
     if (rq->close || atomic_load(&rq->h->draining)) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (rq->preflight) {
+        MHD_add_response_header(r, "Access-Control-Allow-Methods", rq->route->allow_all);
+        MHD_add_response_header(r, "Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, X-Request-Id");
+        MHD_add_response_header(r, "Access-Control-Max-Age", "600");
+    }
     add_cors(rq, r);
     enum MHD_Result ret = MHD_queue_response(rq->conn, (unsigned int)status, r);
     MHD_destroy_response(r);
@@ -262,28 +291,13 @@ static void set_request_id(ikd_http *h, ikd_http_req *rq)
 
 static enum MHD_Result handle_options(ikd_http_req *rq)
 {
-    char allow[64];
     if (!rq->route) return respond_error(rq, IKD_E_NOT_FOUND, "", "no such endpoint (see openapi.yaml)", NULL);
-    snprintf(allow, sizeof allow, "%s, OPTIONS", rq->route->allow);
     const char *want = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Access-Control-Request-Method");
-    if (!rq->origin[0] || !want) return respond(rq, 204, allow); /* plain OPTIONS */
+    if (!rq->origin[0] || !want) return respond(rq, 204, rq->route->allow_all); /* plain OPTIONS */
     if (!rq->cors_ok)
         return respond_error(rq, IKD_E_FORBIDDEN_ORIGIN, "", "this Origin is not allowed (--cors-origins)", NULL);
-    size_t len;
-    struct MHD_Response *r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
-    (void)len;
-    if (!r) return MHD_NO;
-    MHD_add_response_header(r, "X-Request-Id", rq->request_id);
-    MHD_add_response_header(r, "Access-Control-Allow-Methods", allow);
-    MHD_add_response_header(r, "Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, X-Request-Id");
-    MHD_add_response_header(r, "Access-Control-Max-Age", "600");
-    add_cors(rq, r);
-    enum MHD_Result ret = MHD_queue_response(rq->conn, 204, r);
-    MHD_destroy_response(r);
-    rq->status = 204;
-    rq->state = REQ_ANSWERED;
-    ikd_metrics_request(&rq->h->metrics, (int)rq->route->id, 204);
-    return ret;
+    rq->preflight = 1;
+    return respond(rq, 204, NULL);
 }
 
 static void gauges(ikd_http *h, ikd_metrics_gauges *g)
@@ -332,10 +346,9 @@ static enum MHD_Result on_first_call(ikd_http *h, ikd_http_req *rq, const char *
         !token_ok(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION), h->cfg->api_token))
         return respond_error(rq, IKD_E_UNAUTHORIZED, "", "send Authorization: Bearer <token> (--api-token)", NULL);
     if (!ikd_api_method_allowed(rq->route, method)) {
-        char msg[96], allow[64];
+        char msg[96];
         snprintf(msg, sizeof msg, "%s takes %s", rq->route->path, rq->route->allow);
-        snprintf(allow, sizeof allow, "%s, OPTIONS", rq->route->allow);
-        return respond_error(rq, IKD_E_METHOD, "", msg, allow);
+        return respond_error(rq, IKD_E_METHOD, "", msg, rq->route->allow_all);
     }
     if (!rq->route->has_body) return handle_inline(rq);
     const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
@@ -386,9 +399,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
         if (origin) snprintf(rq->origin, sizeof rq->origin, "%s", origin);
         rq->cors_ok = origin_allowed(h, origin);
+        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+        rq->has_body = (cl && strtoull(cl, NULL, 10) > 0) || (te && strcasestr(te, "chunked"));
         return on_first_call(h, rq, method);
     }
-    if (rq->state == REQ_ANSWERED) { /* answered early: discard any body that follows */
+    if (rq->state == REQ_ANSWERED || rq->state == REQ_DECIDED) { /* discard any body that follows */
+        if (*upload_data_size == 0 && rq->state == REQ_DECIDED) return queue_now(rq, rq->status, rq->allow);
         *upload_data_size = 0;
         return MHD_YES;
     }
@@ -406,7 +423,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (rq->state == REQ_DONE) {
         rq->reply_type = JSON;
-        return respond(rq, rq->status, NULL);
+        return queue_now(rq, rq->status, NULL);
     }
     if (rq->state == REQ_QUEUED) return MHD_YES; /* spurious call while suspended */
     if (rq->too_large) {

@@ -1,0 +1,629 @@
+/* service.c - libcheck end-to-end suite for the operable service: batch, solvers, readyz, metrics, limits,
+ * CORS, auth, TLS, deadlines, connection limits, logs and shutdown, against the real daemon. */
+#include <check.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static json_t *body_json(const reply *r)
+{
+    json_error_t e;
+    json_t *doc = json_loads(r->body, 0, &e);
+    ck_assert_msg(doc != NULL, "not JSON: %s", r->body);
+    return doc;
+}
+
+static char *batch_body(int good, int bad)
+{
+    size_t cap = 256 + (size_t)(good + bad) * 128;
+    char *b = malloc(cap);
+    size_t n = (size_t)snprintf(b, cap, "{\"problems\":[");
+    int total = good + bad;
+    for (int i = 0; i < total; i++)
+        n += (size_t)snprintf(b + n, cap - n, "%s%s", i ? "," : "",
+                              i % 3 == 1 && bad-- > 0 ? "{\"chain\":{\"joints\":[[0,0,0],[0,0,0],[0,2,0]]},\"target\":[1,1,0]}"
+                                                      : SOLVE);
+    snprintf(b + n, cap - n, "]}");
+    return b;
+}
+
+START_TEST(batch_mixed_items)
+{
+    daemon_proc d = start_ikd(NULL);
+    const char *body = "{\"problems\":[{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"target\":[1,1,0]},"
+                       "{\"chain\":{\"joints\":[[0,0,0],[0,0,0],[0,2,0]]},\"target\":[1,1,0]},"
+                       "7,"
+                       "{\"solver\":\"ccd\",\"chain\":{\"joints\":[[0,0,0],[1,0,0],[2,0,0],[3,0,0]]},\"target\":[1,1,1]},"
+                       "{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"target\":[1,1,0],\"options\":{\"tolerance\":-1}}]}";
+    reply r = request(d.port, "POST", "/v1/solve/batch", "application/json", body);
+    ck_assert_int_eq(r.status, 200);
+    json_t *doc = body_json(&r);
+    json_t *res = json_object_get(doc, "results");
+    ck_assert_uint_eq(json_array_size(res), 5);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(res, 0), "status")), "reached");
+    json_t *e1 = json_object_get(json_array_get(res, 1), "error");
+    ck_assert_str_eq(json_string_value(json_object_get(e1, "field")), "problems[1].chain.joints[1].position");
+    ck_assert_str_eq(json_string_value(json_object_get(e1, "code")), "invalid_request");
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(res, 2), "error"), "field")),
+                     "problems[2]");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(res, 3), "solver")), "ccd");
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(res, 4), "error"), "field")),
+                     "problems[4].options.tolerance");
+    json_decref(doc);
+    free(r.body);
+    /* envelope errors */
+    r = request(d.port, "POST", "/v1/solve/batch", "application/json", "{\"problem\":[]}");
+    assert_error(&r, 400, "invalid_request", "problem");
+    free(r.body);
+    r = request(d.port, "POST", "/v1/solve/batch", "application/json", "{\"problems\":{}}");
+    assert_error(&r, 400, "invalid_request", "problems");
+    free(r.body);
+    r = request(d.port, "POST", "/v1/solve/batch", "application/json", "{\"problems\":[]}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.body, "{\"results\":[]}");
+    free(r.body);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+START_TEST(batch_spread_over_workers_and_max_batch)
+{
+    const char *args[] = {"--workers", "2", "--max-batch", "300", NULL};
+    daemon_proc d = start_ikd(args);
+    char *body = batch_body(290, 10); /* exactly at the limit: answered, in order */
+    reply r = request(d.port, "POST", "/v1/solve/batch", "application/json", body);
+    ck_assert_int_eq(r.status, 200);
+    json_t *doc = body_json(&r);
+    json_t *res = json_object_get(doc, "results");
+    ck_assert_uint_eq(json_array_size(res), 300);
+    int errors = 0;
+    for (size_t i = 0; i < 300; i++) {
+        json_t *it = json_array_get(res, i);
+        if (json_is_object(json_object_get(it, "error"))) {
+            errors++;
+            char want[64];
+            snprintf(want, sizeof want, "problems[%zu].chain.joints[1].position", i);
+            ck_assert_str_eq(json_string_value(json_object_get(json_object_get(it, "error"), "field")), want);
+        } else {
+            ck_assert(json_is_true(json_object_get(it, "reached")));
+        }
+    }
+    ck_assert_int_eq(errors, 10);
+    json_decref(doc);
+    free(r.body);
+    free(body);
+    body = batch_body(301, 0); /* one over */
+    r = request(d.port, "POST", "/v1/solve/batch", "application/json", body);
+    assert_error(&r, 413, "payload_too_large", "problems");
+    free(r.body);
+    free(body);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+START_TEST(solvers_and_readyz)
+{
+    daemon_proc d = start_ikd(NULL);
+    reply r = request(d.port, "GET", "/v1/solvers", NULL, NULL);
+    ck_assert_int_eq(r.status, 200);
+    json_t *doc = body_json(&r);
+    json_t *list = json_object_get(doc, "solvers");
+    const char *want[] = {"auto", "two_bone", "ccd", "fabrik", "jacobian"};
+    ck_assert_uint_eq(json_array_size(list), 5);
+    for (size_t i = 0; i < 5; i++) {
+        json_t *s = json_array_get(list, i);
+        ck_assert_str_eq(json_string_value(json_object_get(s, "name")), want[i]);
+        ck_assert(json_is_array(json_object_get(s, "options")));
+        ck_assert(json_is_array(json_object_get(s, "constraints")));
+    }
+    json_t *jopts = json_object_get(json_array_get(list, 4), "options");
+    int saw_damping = 0;
+    for (size_t i = 0; i < json_array_size(jopts); i++) {
+        json_t *o = json_array_get(jopts, i);
+        if (!strcmp(json_string_value(json_object_get(o, "name")), "damping")) {
+            saw_damping = 1;
+            ck_assert_double_eq(json_number_value(json_object_get(o, "default")), 0.1);
+        }
+    }
+    ck_assert(saw_damping);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(doc, "limits"), "max_batch")), 1024);
+    json_decref(doc);
+    free(r.body);
+    r = request(d.port, "GET", "/readyz", NULL, NULL);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.body, "{\"status\":\"ready\"}");
+    free(r.body);
+    r = request(d.port, "HEAD", "/healthz", NULL, NULL);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_uint_eq(r.body_len, 0);
+    free(r.body);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+START_TEST(metrics_pass_promtool)
+{
+    daemon_proc d = start_ikd(NULL);
+    reply r = request(d.port, "POST", "/v1/solve", "application/json", SOLVE);
+    free(r.body);
+    r = request(d.port, "POST", "/v1/solve", "application/json", "{");
+    free(r.body);
+    r = request(d.port, "GET", "/nope", NULL, NULL);
+    free(r.body);
+    r = request(d.port, "GET", "/metrics", NULL, NULL);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(has_header(&r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8"));
+    ck_assert_ptr_nonnull(strstr(r.body, "ikd_http_requests_total{route=\"/v1/solve\",code=\"200\"} 1\n"));
+    ck_assert_ptr_nonnull(strstr(r.body, "ikd_http_requests_total{route=\"/v1/solve\",code=\"400\"} 1\n"));
+    ck_assert_ptr_nonnull(strstr(r.body, "ikd_http_requests_total{route=\"unmatched\",code=\"404\"} 1\n"));
+    ck_assert_ptr_nonnull(strstr(r.body, "ikd_solve_duration_seconds_count{solver=\"two_bone\"} 1\n"));
+    ck_assert_ptr_nonnull(strstr(r.body, "ikd_solves_total{solver=\"two_bone\",status=\"reached\"} 1\n"));
+    ck_assert_ptr_nonnull(strstr(r.body, "ikd_queue_depth 0\n"));
+    ck_assert_ptr_nonnull(strstr(r.body, "ikd_build_info{version="));
+    /* promtool (Debian package prometheus, installed by make deps) must accept it */
+    char path[] = "/tmp/ikd-metrics-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, r.body, r.body_len), (ssize_t)r.body_len);
+    close(fd);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "promtool check metrics < %s 2>&1", path);
+    FILE *p = popen(cmd, "r");
+    char out[4096] = {0};
+    size_t got = fread(out, 1, sizeof out - 1, p);
+    int rc = pclose(p);
+    unlink(path);
+    ck_assert_msg(rc == 0, "promtool: %.*s", (int)got, out);
+    free(r.body);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+START_TEST(limits_joints_iterations_body)
+{
+    const char *args[] = {"--max-joints", "4", "--max-iterations", "50", "--max-body", "2048", NULL};
+    daemon_proc d = start_ikd(args);
+    reply r = request(d.port, "POST", "/v1/solve", "application/json",
+                      "{\"chain\":{\"joints\":[[0,0,0],[1,0,0],[2,0,0],[3,0,0]]},\"target\":[1,1,1]}");
+    ck_assert_int_eq(r.status, 200); /* 4 joints: at the limit */
+    free(r.body);
+    r = request(d.port, "POST", "/v1/solve", "application/json",
+                "{\"chain\":{\"joints\":[[0,0,0],[1,0,0],[2,0,0],[3,0,0],[4,0,0]]},\"target\":[1,1,1]}");
+    assert_error(&r, 400, "invalid_request", "chain.joints");
+    free(r.body);
+    r = request(d.port, "POST", "/v1/solve", "application/json",
+                "{\"chain\":{\"joints\":[[0,0,0],[1,0,0],[2,0,0]]},\"target\":[1,1,1],\"options\":{\"max_iterations\":50}}");
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
+    r = request(d.port, "POST", "/v1/solve", "application/json",
+                "{\"chain\":{\"joints\":[[0,0,0],[1,0,0],[2,0,0]]},\"target\":[1,1,1],\"options\":{\"max_iterations\":51}}");
+    assert_error(&r, 400, "invalid_request", "options.max_iterations");
+    free(r.body);
+    /* body: 2048 bytes is read, 2049 is refused */
+    char *big = malloc(2050);
+    memset(big, ' ', 2049);
+    memcpy(big, SOLVE, strlen(SOLVE));
+    big[2048] = 0;
+    r = request(d.port, "POST", "/v1/solve", "application/json", big);
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
+    big[2048] = ' ';
+    big[2049] = 0;
+    r = request(d.port, "POST", "/v1/solve", "application/json", big);
+    assert_error(&r, 413, "payload_too_large", "");
+    free(r.body);
+    free(big);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+START_TEST(deadlines)
+{
+    /* queued past the deadline: 503 deadline_exceeded */
+    const char *args[] = {"--workers", "1", "--deadline-ms", "100", "--debug-delay-ms", "150", NULL};
+    daemon_proc d = start_ikd(args);
+    reply r = request(d.port, "POST", "/v1/solve", "application/json", SOLVE);
+    assert_error(&r, 503, "deadline_exceeded", "");
+    ck_assert(has_header(&r, "Retry-After", NULL));
+    free(r.body);
+    r = request(d.port, "GET", "/metrics", NULL, NULL);
+    ck_assert_ptr_nonnull(strstr(r.body, "ikd_rejections_total{reason=\"deadline\"} 1\n"));
+    free(r.body);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+    /* solving past the deadline: a batch far longer than 50 ms; the items
+     * solved after the deadline stop at once with status "deadline" */
+    const char *args2[] = {"--workers", "1", "--deadline-ms", "50", "--max-iterations", "100000", NULL};
+    d = start_ikd(args2);
+    size_t cap = 1 << 20, n = 0;
+    char *body = malloc(cap);
+    n += (size_t)snprintf(body + n, cap - n, "{\"problems\":[");
+    for (int k = 0; k < 200; k++) {
+        n += (size_t)snprintf(body + n, cap - n, "%s{\"solver\":\"jacobian\",\"chain\":{\"joints\":[", k ? "," : "");
+        for (int i = 0; i < 60; i++)
+            n += (size_t)snprintf(body + n, cap - n, "%s{\"position\":[0,%d,0]%s}", i ? "," : "", i,
+                                  i < 59 ? ",\"constraint\":{\"type\":\"ball\",\"max_deg\":10}" : "");
+        n += (size_t)snprintf(body + n, cap - n,
+                              "]},\"target\":[40,10,3],\"options\":{\"method\":\"transpose\",\"tolerance\":0,"
+                              "\"max_iterations\":100000}}");
+    }
+    snprintf(body + n, cap - n, "]}");
+    r = request(d.port, "POST", "/v1/solve/batch", "application/json", body);
+    free(body);
+    ck_assert_msg(r.status == 200, "%d %.300s", r.status, r.body);
+    char *last = strstr(r.body, "\"status\":\"deadline\"");
+    ck_assert_msg(last != NULL, "no item stopped at the deadline: %.300s", r.body);
+    free(r.body);
+    r = request(d.port, "GET", "/metrics", NULL, NULL);
+    ck_assert_ptr_nonnull(strstr(r.body, "status=\"deadline\"}"));
+    free(r.body);
+    assert_alive(d.port);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+START_TEST(cors)
+{
+    const char *args[] = {"--cors-origins", "https://app.example, http://localhost:3000", NULL};
+    daemon_proc d = start_ikd(args);
+    reply r = request_h(d.port, "OPTIONS", "/v1/solve", NULL,
+                        "Origin: http://localhost:3000\r\nAccess-Control-Request-Method: POST\r\n"
+                        "Access-Control-Request-Headers: content-type\r\n", NULL);
+    ck_assert_int_eq(r.status, 204);
+    ck_assert(has_header(&r, "Access-Control-Allow-Origin", "http://localhost:3000"));
+    ck_assert(has_header(&r, "Access-Control-Allow-Methods", "POST, OPTIONS"));
+    ck_assert_ptr_nonnull(strcasestr(r.headers, "Access-Control-Allow-Headers: Authorization, Content-Type"));
+    ck_assert(has_header(&r, "Access-Control-Max-Age", "600"));
+    ck_assert(has_header(&r, "Vary", "Origin"));
+    free(r.body);
+    r = request_h(d.port, "OPTIONS", "/v1/solve", NULL,
+                  "Origin: https://evil.example\r\nAccess-Control-Request-Method: POST\r\n", NULL);
+    assert_error(&r, 403, "origin_not_allowed", "");
+    ck_assert(!has_header(&r, "Access-Control-Allow-Origin", NULL));
+    free(r.body);
+    /* actual requests: allowed origin gets the headers, on errors too */
+    r = request_h(d.port, "POST", "/v1/solve", "application/json", "Origin: https://app.example\r\n", SOLVE);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(has_header(&r, "Access-Control-Allow-Origin", "https://app.example"));
+    ck_assert(has_header(&r, "Vary", "Origin"));
+    free(r.body);
+    r = request_h(d.port, "POST", "/v1/solve", "application/json", "Origin: https://app.example\r\n", "{");
+    ck_assert_int_eq(r.status, 400);
+    ck_assert(has_header(&r, "Access-Control-Allow-Origin", "https://app.example"));
+    free(r.body);
+    r = request_h(d.port, "POST", "/v1/solve", "application/json", "Origin: https://evil.example\r\n", SOLVE);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(!has_header(&r, "Access-Control-Allow-Origin", NULL));
+    ck_assert(has_header(&r, "Vary", "Origin"));
+    free(r.body);
+    /* plain OPTIONS (no preflight) lists the methods */
+    r = request(d.port, "OPTIONS", "/metrics", NULL, NULL);
+    ck_assert_int_eq(r.status, 204);
+    ck_assert(has_header(&r, "Allow", "GET, HEAD, OPTIONS"));
+    free(r.body);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+    /* "*" allows any origin */
+    const char *any[] = {"--cors-origins", "*", NULL};
+    d = start_ikd(any);
+    r = request_h(d.port, "GET", "/v1/solvers", NULL, "Origin: https://whoever.example\r\n", NULL);
+    ck_assert(has_header(&r, "Access-Control-Allow-Origin", "*"));
+    free(r.body);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+START_TEST(bearer_token)
+{
+    setenv("IKD_API_TOKEN", "s3cret-token", 1);
+    daemon_proc d = start_ikd(NULL);
+    unsetenv("IKD_API_TOKEN");
+    reply r = request(d.port, "POST", "/v1/solve", "application/json", SOLVE);
+    assert_error(&r, 401, "unauthorized", "");
+    ck_assert(has_header(&r, "WWW-Authenticate", "Bearer realm=\"ikd\""));
+    free(r.body);
+    r = request_h(d.port, "POST", "/v1/solve", "application/json", "Authorization: Bearer wrong-token1\r\n", SOLVE);
+    assert_error(&r, 401, "unauthorized", "");
+    free(r.body);
+    r = request_h(d.port, "POST", "/v1/solve", "application/json", "Authorization: Bearer s3cret-token\r\n", SOLVE);
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
+    r = request(d.port, "GET", "/metrics", NULL, NULL);
+    ck_assert_int_eq(r.status, 401);
+    free(r.body);
+    r = request(d.port, "GET", "/healthz", NULL, NULL); /* health checks need no token */
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
+    r = request(d.port, "GET", "/readyz", NULL, NULL);
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
+    r = request_h(d.port, "OPTIONS", "/v1/solve", NULL, NULL, NULL); /* preflights carry no token */
+    ck_assert_int_eq(r.status, 204);
+    free(r.body);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+static int run(const char *cmd, char *out, size_t len)
+{
+    FILE *p = popen(cmd, "r");
+    size_t got = p ? fread(out, 1, len - 1, p) : 0;
+    out[got] = 0;
+    return p ? pclose(p) : -1;
+}
+
+START_TEST(https_round_trip)
+{
+    char dir[] = "/tmp/ikd-tls-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char cmd[1024], out[8192], cert[256], key[256];
+    snprintf(cert, sizeof cert, "%s/cert.pem", dir);
+    snprintf(key, sizeof key, "%s/key.pem", dir);
+    snprintf(cmd, sizeof cmd,
+             "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -keyout %s -out %s 2>&1", key, cert);
+    ck_assert_msg(run(cmd, out, sizeof out) == 0, "openssl: %s", out);
+    const char *args[] = {"--tls-cert", cert, "--tls-key", key, NULL};
+    /* start_ikd expects http://; read the https line ourselves */
+    int pipefd[2];
+    ck_assert_int_eq(pipe(pipefd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pipefd[1], 1);
+        close(pipefd[0]);
+        if (!getenv("IKD_TEST_VERBOSE")) freopen("/dev/null", "w", stderr);
+        execl(ikd_bin(), ikd_bin(), "--listen", "127.0.0.1:0", args[0], args[1], args[2], args[3], (char *)NULL);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    char line[256] = {0};
+    struct pollfd pf = {pipefd[0], POLLIN, 0};
+    ck_assert_int_eq(poll(&pf, 1, 5000), 1);
+    ck_assert_int_gt(read(pipefd[0], line, sizeof line - 1), 0);
+    close(pipefd[0]);
+    ck_assert_msg(strncmp(line, "ikd listening on https://127.0.0.1:", 35) == 0, "%s", line);
+    int port = atoi(line + 35);
+    snprintf(cmd, sizeof cmd,
+             "curl -sS --cacert %s https://127.0.0.1:%d/v1/solve -H 'Content-Type: application/json' -d '%s' 2>&1",
+             cert, port, SOLVE);
+    ck_assert_msg(run(cmd, out, sizeof out) == 0, "curl: %s", out);
+    ck_assert_ptr_nonnull(strstr(out, "\"reached\":true"));
+    /* plain HTTP to the HTTPS port gets no HTTP answer */
+    daemon_proc d = {pid, port};
+    reply r;
+    int fd = connect_to(port);
+    send_all(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", strlen("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+    char buf[64];
+    struct pollfd pr = {fd, POLLIN, 0};
+    ssize_t got = poll(&pr, 1, 2000) == 1 ? recv(fd, buf, sizeof buf, 0) : 0;
+    ck_assert(got <= 0 || strncmp(buf, "HTTP/1.1 200", 12) != 0);
+    close(fd);
+    (void)r;
+    ck_assert_int_eq(stop_ikd(&d), 0);
+    unlink(cert);
+    unlink(key);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(connection_limits_and_slow_clients)
+{
+    const char *args[] = {"--max-connections-per-ip", "2", "--conn-timeout", "1", "--workers", "1", NULL};
+    daemon_proc d = start_ikd(args);
+    /* two slow clients hold partial requests; the third connection is closed at once */
+    int a = connect_to(d.port), b = connect_to(d.port);
+    send_all(a, "POST /v1/solve HTTP/1.1\r\nHost: x\r\n", strlen("POST /v1/solve HTTP/1.1\r\nHost: x\r\n"));
+    send_all(b, "POST /v1/solve HTTP/1.1\r\nHost: x\r\n", strlen("POST /v1/solve HTTP/1.1\r\nHost: x\r\n"));
+    sleep_ms(100);
+    int c = connect_to(d.port);
+    ck_assert_int_ge(c, 0);
+    send_all(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", strlen("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+    char buf[256];
+    struct pollfd pc = {c, POLLIN, 0};
+    ck_assert_int_eq(poll(&pc, 1, 3000), 1);
+    ck_assert_int_le(recv(c, buf, sizeof buf, 0), 0); /* closed without an answer */
+    close(c);
+    /* after --conn-timeout the slow ones are dropped, and a new client is served */
+    sleep_ms(2200);
+    struct pollfd pa = {a, POLLIN, 0};
+    ck_assert_int_eq(poll(&pa, 1, 1000), 1);
+    ck_assert_int_le(recv(a, buf, sizeof buf, 0), 0);
+    close(a);
+    close(b);
+    assert_alive(d.port);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+START_TEST(request_ids_and_access_log)
+{
+    int errp[2];
+    ck_assert_int_eq(pipe(errp), 0);
+    int out[2];
+    ck_assert_int_eq(pipe(out), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(out[1], 1);
+        dup2(errp[1], 2);
+        close(out[0]);
+        close(errp[0]);
+        execl(ikd_bin(), ikd_bin(), "--listen", "127.0.0.1:0", (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    close(errp[1]);
+    char line[256] = {0};
+    struct pollfd pf = {out[0], POLLIN, 0};
+    ck_assert_int_eq(poll(&pf, 1, 5000), 1);
+    ck_assert_int_gt(read(out[0], line, sizeof line - 1), 0);
+    int port = atoi(line + 34);
+    reply r = request_h(port, "POST", "/v1/solve", "application/json", "X-Request-Id: trace-42\r\n", SOLVE);
+    ck_assert(has_header(&r, "X-Request-Id", "trace-42"));
+    free(r.body);
+    r = request(port, "GET", "/nope", NULL, NULL);
+    ck_assert(has_header(&r, "X-Request-Id", NULL)); /* generated */
+    free(r.body);
+    daemon_proc d = {pid, port};
+    ck_assert_int_eq(stop_ikd(&d), 0);
+    char logs[16384] = {0};
+    size_t got = 0;
+    ssize_t k;
+    while (got < sizeof logs - 1 && (k = read(errp[0], logs + got, sizeof logs - 1 - got)) > 0) got += (size_t)k;
+    close(errp[0]);
+    close(out[0]);
+    /* every line is a JSON object; the request lines carry what they should */
+    int requests = 0;
+    for (char *l = strtok(logs, "\n"); l; l = strtok(NULL, "\n")) {
+        json_error_t e;
+        json_t *j = json_loads(l, 0, &e);
+        ck_assert_msg(j != NULL, "log line is not JSON: %s", l);
+        if (json_object_get(j, "path")) {
+            requests++;
+            ck_assert(json_is_string(json_object_get(j, "time")));
+            ck_assert(json_is_integer(json_object_get(j, "status")));
+            ck_assert(json_is_number(json_object_get(j, "duration_ms")));
+            ck_assert(json_is_number(json_object_get(j, "queue_ms")));
+            ck_assert(json_is_integer(json_object_get(j, "bytes")));
+            if (!strcmp(json_string_value(json_object_get(j, "path")), "/v1/solve")) {
+                ck_assert_str_eq(json_string_value(json_object_get(j, "request_id")), "trace-42");
+                ck_assert_str_eq(json_string_value(json_object_get(j, "solver")), "two_bone");
+                ck_assert_int_eq(json_integer_value(json_object_get(j, "status")), 200);
+            }
+        }
+        json_decref(j);
+    }
+    ck_assert_int_eq(requests, 2);
+}
+END_TEST
+
+START_TEST(drain_reports_not_ready_and_second_signal_exits)
+{
+    const char *args[] = {"--workers", "1", "--debug-delay-ms", "400", "--shutdown-grace", "30", NULL};
+    daemon_proc d = start_ikd(args);
+    /* a keep-alive connection that stays open across the signal */
+    int ka = connect_to(d.port);
+    send_all(ka, "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n", strlen("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n"));
+    reply r = read_reply(ka);
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
+    /* one slow solve in flight */
+    int fd = connect_to(d.port);
+    char req[512];
+    int n = snprintf(req, sizeof req,
+                     "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                     strlen(SOLVE), SOLVE);
+    send_all(fd, req, (size_t)n);
+    sleep_ms(100);
+    kill(d.pid, SIGTERM);
+    sleep_ms(100);
+    send_all(ka, "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n", strlen("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n"));
+    r = read_reply(ka);
+    ck_assert_int_eq(r.status, 503); /* draining: not ready, and the connection is closed after */
+    ck_assert(has_header(&r, "Connection", "close"));
+    free(r.body);
+    close(ka);
+    r = read_reply(fd); /* the accepted solve still completes */
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
+    close(fd);
+    int st;
+    ck_assert_int_eq(waitpid(d.pid, &st, 0), d.pid);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+    /* a second signal ends a drain that would otherwise wait */
+    d = start_ikd(args);
+    int slow = connect_to(d.port);
+    send_all(slow, "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{", strlen("POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")); /* never finishes */
+    sleep_ms(100);
+    kill(d.pid, SIGTERM);
+    sleep_ms(200);
+    ck_assert_int_eq(waitpid(d.pid, &st, WNOHANG), 0); /* still draining */
+    kill(d.pid, SIGTERM);
+    for (int i = 0; i < 50 && waitpid(d.pid, &st, WNOHANG) == 0; i++) sleep_ms(20);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    close(slow);
+}
+END_TEST
+
+START_TEST(full_queue_keeps_memory_flat)
+{
+    const char *args[] = {"--workers", "1", "--queue", "2", "--debug-delay-ms", "20", NULL};
+    daemon_proc d = start_ikd(args);
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", d.pid);
+    long rss[2] = {0, 0};
+    for (int round = 0; round < 2; round++) {
+        int ok = 0, refused = 0;
+        for (int burst = 0; burst < 10; burst++) {
+            enum { K = 40 };
+            int fds[K];
+            char req[512];
+            int n = snprintf(req, sizeof req,
+                             "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                             "Content-Length: %zu\r\n\r\n%s",
+                             strlen(SOLVE), SOLVE);
+            for (int k = 0; k < K; k++) {
+                fds[k] = connect_to(d.port);
+                send_all(fds[k], req, (size_t)n);
+            }
+            for (int k = 0; k < K; k++) {
+                reply r = read_reply(fds[k]);
+                close(fds[k]);
+                if (r.status == 200) ok++;
+                else {
+                    ck_assert_int_eq(r.status, 503);
+                    refused++;
+                }
+                free(r.body);
+            }
+        }
+        ck_assert_int_gt(refused, 0);
+        ck_assert_int_gt(ok, 0);
+        FILE *f = fopen(path, "r");
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "VmRSS:", 6)) rss[round] = atol(line + 6);
+        fclose(f);
+    }
+    /* the second round of 400 requests does not grow the process */
+    ck_assert_msg(rss[1] <= rss[0] + 1024, "RSS %ld kB -> %ld kB", rss[0], rss[1]);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("service");
+    TCase *tc = tcase_create("daemon");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, batch_mixed_items);
+    tcase_add_test(tc, batch_spread_over_workers_and_max_batch);
+    tcase_add_test(tc, solvers_and_readyz);
+    tcase_add_test(tc, metrics_pass_promtool);
+    tcase_add_test(tc, limits_joints_iterations_body);
+    tcase_add_test(tc, deadlines);
+    tcase_add_test(tc, cors);
+    tcase_add_test(tc, bearer_token);
+    tcase_add_test(tc, https_round_trip);
+    tcase_add_test(tc, connection_limits_and_slow_clients);
+    tcase_add_test(tc, request_ids_and_access_log);
+    tcase_add_test(tc, drain_reports_not_ready_and_second_signal_exits);
+    tcase_add_test(tc, full_queue_keeps_memory_flat);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
