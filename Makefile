@@ -7,8 +7,9 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Iinclude -MMD -MP -pthread
 LDLIBS  += -lm -pthread
 BUILD   ?= build
 
-# Debian packages the build and the tests need (installed by `make deps`).
-DEPS_PKGS := gcc make pkg-config libmicrohttpd-dev libjansson-dev check curl openssl prometheus
+# Debian packages: what the daemon needs to build (make run), and what the tests add (make test).
+RUN_PKGS  := gcc make pkg-config libmicrohttpd-dev libjansson-dev
+TEST_PKGS := $(RUN_PKGS) check curl openssl prometheus
 
 SERVER_CFLAGS := $(shell pkg-config --cflags libmicrohttpd jansson 2>/dev/null)
 SERVER_LIBS   := $(shell pkg-config --libs libmicrohttpd jansson 2>/dev/null)
@@ -29,24 +30,31 @@ TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o $(BUILD)/tests/unit/problems.o
 
 LISTEN ?= 127.0.0.1:8080
 
-.PHONY: all deps build run test check unit e2e lint-openapi clean bench
+.PHONY: all deps deps-test build run test check unit e2e lint-openapi clean bench
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/libikd.a $(BUILD)/ikd
 
 # Install missing Debian packages (as root), or print the command to do so.
-deps:
-	@missing=""; for p in $(DEPS_PKGS); do \
+define install_missing
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \
-	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	  else \
-	    echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
+	    echo "missing packages; run: sudo apt-get install -y --no-install-recommends$$missing"; exit 1; \
 	  fi; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(RUN_PKGS))
+
+deps-test:
+	$(call install_missing,$(TEST_PKGS))
 
 # Build and start the daemon in the foreground (LISTEN=HOST:PORT to change the address).
 run: deps
@@ -56,7 +64,7 @@ run: deps
 build: all
 
 # Build and run every test; Check prints a summary line per suite.
-test: deps
+test: deps-test
 	@$(MAKE) --no-print-directory check
 
 check: $(BUILD)/libikd.a $(BUILD)/ikd $(TEST_UNIT) $(TEST_E2E)
@@ -64,13 +72,17 @@ check: $(BUILD)/libikd.a $(BUILD)/ikd $(TEST_UNIT) $(TEST_E2E)
 	@set -e; for t in $(TEST_E2E); do echo "== $$t"; IKD_BIN=$(BUILD)/ikd IKD_TEST_FIXTURES=tests/fixtures $$t; done
 	@$(MAKE) --no-print-directory lint-openapi
 
-# OpenAPI lint with Redocly's CLI (npm); skipped with a notice when npm is absent.
-lint-openapi:
+# OpenAPI checks with pinned npm tools (tests/openapi): Redocly's lint of openapi.yaml, then the
+# contract test, which sends live traffic through Stoplight Prism's validating proxy. Skipped
+# with a notice when npm is absent.
+lint-openapi: $(BUILD)/ikd
 	@if command -v npm >/dev/null 2>&1; then \
 	  echo "== openapi lint"; \
-	  cd tests/openapi && npm ci --no-audit --no-fund --loglevel=error >/dev/null && \
-	  ./node_modules/.bin/redocly lint ../../openapi.yaml --format=stylish; \
-	else echo "== openapi lint: npm not found, skipped (apt-get install npm)"; fi
+	  (cd tests/openapi && npm ci --no-audit --no-fund --loglevel=error >/dev/null) && \
+	  out=$$(tests/openapi/node_modules/.bin/redocly lint openapi.yaml --format=stylish 2>&1); rc=$$?; \
+	  printf '%s\n' "$$out" | grep -v '[║╔╚]'; [ $$rc = 0 ] && \
+	  echo "== contract (prism proxy)" && node tests/contract/contract.mjs $(BUILD)/ikd; \
+	else echo "== openapi checks: npm not found, skipped (apt-get install npm)"; fi
 
 $(BUILD)/libikd.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
