@@ -8,11 +8,11 @@ LDLIBS  += -lm -pthread
 BUILD   ?= build
 
 # Debian packages: what the daemon needs to build (make run), and what the tests add (make test).
-RUN_PKGS  := gcc make pkg-config libmicrohttpd-dev libjansson-dev
+RUN_PKGS  := gcc make pkg-config libmicrohttpd-dev libjansson-dev libmsgpack-dev
 TEST_PKGS := $(RUN_PKGS) check curl openssl prometheus
 
-SERVER_CFLAGS := $(shell pkg-config --cflags libmicrohttpd jansson 2>/dev/null)
-SERVER_LIBS   := $(shell pkg-config --libs libmicrohttpd jansson 2>/dev/null)
+SERVER_CFLAGS := $(shell pkg-config --cflags libmicrohttpd jansson msgpack 2>/dev/null)
+SERVER_LIBS   := $(shell pkg-config --libs libmicrohttpd jansson msgpack 2>/dev/null)
 CHECK_CFLAGS  := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS    := $(shell pkg-config --libs check 2>/dev/null)
 

@@ -12,9 +12,9 @@ void ikd_request_init(ikd_request *r)
 
 void ikd_request_destroy(ikd_request *r)
 {
+    for (size_t i = 0; r->names && i < r->problem.joint_count; i++) free(r->names[i]);
     free(r->joints);
     free(r->names);
-    if (r->doc && r->doc_free) r->doc_free(r->doc);
     ikd_request_init(r);
 }
 

@@ -11,9 +11,7 @@
 typedef struct ikd_request {
     ikd_problem problem;  /* problem.joints points into `joints` */
     ikd_joint *joints;    /* owned, joint_count entries */
-    const char **names;   /* owned array; entries point into `doc` (NULL = unnamed) */
-    void *doc;            /* the decoded document that owns the name strings */
-    void (*doc_free)(void *doc); /* how to free `doc` (set by the codec that made it) */
+    char **names;         /* owned array of owned strings (NULL = unnamed) */
 } ikd_request;
 
 void ikd_request_init(ikd_request *r);

@@ -42,14 +42,6 @@ int ikd_api_method_allowed(const ikd_route *route, const char *method)
     return 0;
 }
 
-int ikd_api_json_content_type(const char *ct)
-{
-    if (!ct) return 1; /* absent: assume JSON (curl --data-binary without -H) */
-    while (*ct == ' ' || *ct == '\t') ct++;
-    size_t n = strcspn(ct, "; \t");
-    return n == strlen("application/json") && strncasecmp(ct, "application/json", n) == 0;
-}
-
 int ikd_api_scratch_init(ikd_api_scratch *s, size_t max_joints)
 {
     memset(s, 0, sizeof *s);
@@ -71,14 +63,16 @@ void ikd_api_scratch_destroy(ikd_api_scratch *s)
     memset(s, 0, sizeof *s);
 }
 
-static int error_reply(ikd_buf *out, const ikd_error *err)
+int ikd_api_error_body(ikd_buf *out, ikd_encoding enc, const ikd_error *err)
 {
+    ikd_emitter e;
     ikd_buf_reset(out);
-    ikd_json_write_error(out, err);
+    ikd_emit_init(&e, enc, out);
+    ikd_reply_error(&e, err);
     return ikd_code_http_status(err->code);
 }
 
-int ikd_api_error(ikd_buf *out, ikd_code code, const char *field, const char *fmt, ...)
+int ikd_api_error(ikd_buf *out, ikd_encoding enc, ikd_code code, const char *field, const char *fmt, ...)
 {
     ikd_error err;
     ikd_error_set(&err, code, field, NULL);
@@ -88,19 +82,7 @@ int ikd_api_error(ikd_buf *out, ikd_code code, const char *field, const char *fm
         vsnprintf(err.message, sizeof err.message, fmt, ap);
         va_end(ap);
     }
-    return error_reply(out, &err);
-}
-
-/* The server's limits on a decoded request, then the library's validation. */
-static ikd_code check_request(ikd_request *req, const ikd_api_limits *lim, ikd_error *err)
-{
-    if (req->problem.joint_count > lim->max_joints)
-        return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "at most %zu joints are allowed (--max-joints)",
-                             lim->max_joints);
-    if (req->problem.options.max_iterations > lim->max_iterations)
-        return ikd_error_set(err, IKD_E_INVALID, "options.max_iterations",
-                             "must be an integer in [1, %d] (--max-iterations)", lim->max_iterations);
-    return ikd_validate(&req->problem, err);
+    return ikd_api_error_body(out, enc, &err);
 }
 
 /* A fresh request whose default iteration cap respects --max-iterations. */
@@ -111,70 +93,115 @@ static void request_init(ikd_request *req, const ikd_api_limits *lim)
         req->problem.options.max_iterations = lim->max_iterations;
 }
 
+/* The server's limits on a decoded request, then the library's validation;
+ * error fields get `prefix` ("problems[3]") in front. */
+static ikd_code check_request(ikd_request *req, const ikd_api_limits *lim, const char *prefix, ikd_error *err)
+{
+    ikd_code rc;
+    if (req->problem.joint_count > lim->max_joints)
+        rc = ikd_error_set(err, IKD_E_INVALID, "chain.joints", "at most %zu joints are allowed (--max-joints)",
+                           lim->max_joints);
+    else if (req->problem.options.max_iterations > lim->max_iterations)
+        rc = ikd_error_set(err, IKD_E_INVALID, "options.max_iterations",
+                           "must be an integer in [1, %d] (--max-iterations)", lim->max_iterations);
+    else
+        rc = ikd_validate(&req->problem, err);
+    if (rc && prefix[0]) {
+        char inner[IKD_ERROR_FIELD_MAX];
+        memcpy(inner, err->field, sizeof inner);
+        int n = snprintf(err->field, sizeof err->field, "%s", prefix);
+        size_t room = sizeof err->field - 1 - (size_t)n, k = inner[0] ? strlen(inner) : 0;
+        if (k && room > 1) {
+            err->field[n++] = '.';
+            room--;
+            if (k > room) k = room;
+            memcpy(err->field + n, inner, k);
+            err->field[n + (int)k] = '\0';
+        }
+    }
+    return rc;
+}
+
 static double elapsed_us(unsigned long long t0) { return (double)(ikd_clock_ns() - t0) / 1e3; }
 
-int ikd_api_solve(ikd_api_scratch *s, const ikd_api_limits *lim, unsigned long long deadline_ns, const char *body,
-                  size_t len, ikd_buf *out, ikd_api_outcome *outcome)
+ikd_code ikd_api_decode(const ikd_api_limits *lim, ikd_encoding enc, const char *body, size_t len, ikd_request *req,
+                        ikd_error *err)
 {
-    ikd_request req;
+    ikd_doc doc;
+    request_init(req, lim);
+    ikd_code rc = ikd_doc_load(&doc, enc, body, len, err);
+    if (rc == IKD_E_OK) rc = ikd_decode_solve(doc.root, "", req, err);
+    ikd_doc_free(&doc);
+    if (rc == IKD_E_OK) rc = check_request(req, lim, "", err);
+    return rc;
+}
+
+int ikd_api_run(ikd_api_scratch *s, ikd_request *req, unsigned long long deadline_ns, ikd_encoding out_enc,
+                ikd_buf *out, ikd_api_outcome *outcome)
+{
     ikd_error err;
     ikd_result res;
     if (outcome) outcome->solved = 0;
-    request_init(&req, lim);
-    if (ikd_json_parse_solve(body, len, &req, &err) != IKD_E_OK) goto fail;
-    if (check_request(&req, lim, &err) != IKD_E_OK) goto fail;
-    req.problem.deadline_ns = deadline_ns;
+    req->problem.deadline_ns = deadline_ns;
     unsigned long long t0 = ikd_clock_ns();
-    if (ikd_solve(&req.problem, s->work, s->work_size, s->pose, &res, &err) != IKD_E_OK) goto fail;
+    if (ikd_solve(&req->problem, s->work, s->work_size, s->pose, &res, &err) != IKD_E_OK)
+        return ikd_api_error_body(out, out_enc, &err);
     double us = elapsed_us(t0);
     if (outcome) *outcome = (ikd_api_outcome){1, res.solver, res.status, us / 1e6};
+    ikd_emitter e;
     ikd_buf_reset(out);
-    ikd_json_write_solve(out, &req, &res, s->pose, us);
-    if (out->failed) {
-        ikd_error_set(&err, IKD_E_INTERNAL, "", "the reply could not be encoded");
-        goto fail;
-    }
-    ikd_request_destroy(&req);
+    ikd_emit_init(&e, out_enc, out);
+    ikd_reply_solve(&e, req, &res, s->pose, us);
+    if (out->failed) return ikd_api_error(out, out_enc, IKD_E_INTERNAL, "", "the reply could not be encoded");
     return 200;
-fail:
-    ikd_request_destroy(&req);
-    return error_reply(out, &err);
 }
 
-int ikd_api_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns, const char *body, size_t len,
-                       ikd_batch *b, ikd_buf *out)
+int ikd_api_solve(ikd_api_scratch *s, const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc,
+                  ikd_encoding out_enc, const char *body, size_t len, ikd_buf *out, ikd_api_outcome *outcome)
+{
+    ikd_request req;
+    ikd_error err;
+    int status;
+    if (outcome) outcome->solved = 0;
+    if (ikd_api_decode(lim, in_enc, body, len, &req, &err) != IKD_E_OK)
+        status = ikd_api_error_body(out, out_enc, &err);
+    else
+        status = ikd_api_run(s, &req, deadline_ns, out_enc, out, outcome);
+    ikd_request_destroy(&req);
+    return status;
+}
+
+int ikd_api_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc,
+                       ikd_encoding out_enc, const char *body, size_t len, ikd_batch *b, ikd_buf *out)
 {
     ikd_error err;
+    ikd_doc doc;
+    ikd_val items;
+    int status = 0;
     memset(b, 0, sizeof *b);
     b->deadline_ns = deadline_ns;
-    if (ikd_json_batch_open(body, len, &b->json, &err) != IKD_E_OK) return error_reply(out, &err);
-    b->count = b->json.count;
+    if (ikd_doc_load(&doc, in_enc, body, len, &err) != IKD_E_OK || ikd_decode_batch(doc.root, &items, &err) != IKD_E_OK) {
+        status = ikd_api_error_body(out, out_enc, &err);
+        goto done;
+    }
+    b->count = items.ops->size(items.v);
     if (b->count > lim->max_batch) {
-        ikd_json_batch_close(&b->json);
-        return ikd_api_error(out, IKD_E_TOO_LARGE, "problems", "at most %zu problems per batch (--max-batch), got %zu",
-                             lim->max_batch, b->count);
+        status = ikd_api_error(out, out_enc, IKD_E_TOO_LARGE, "problems",
+                               "at most %zu problems per batch (--max-batch), got %zu", lim->max_batch, b->count);
+        b->count = 0;
+        goto done;
     }
     size_t joints = 0;
     b->items = calloc(b->count ? b->count : 1, sizeof *b->items);
     if (!b->items) goto nomem;
     for (size_t i = 0; i < b->count; i++) {
         ikd_batch_item *it = &b->items[i];
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "problems[%zu]", i);
         request_init(&it->req, lim);
-        if (ikd_json_batch_item(&b->json, i, &it->req, &it->err) == IKD_E_OK &&
-            check_request(&it->req, lim, &it->err) != IKD_E_OK) {
-            /* prefix the library's field path with the item's place */
-            char inner[IKD_ERROR_FIELD_MAX];
-            memcpy(inner, it->err.field, sizeof inner);
-            int n = snprintf(it->err.field, sizeof it->err.field, "problems[%zu]", i);
-            size_t room = sizeof it->err.field - 1 - (size_t)n, k = inner[0] ? strlen(inner) : 0;
-            if (k && room > 1) {
-                it->err.field[n++] = '.';
-                room--;
-                if (k > room) k = room;
-                memcpy(it->err.field + n, inner, k);
-                it->err.field[n + (int)k] = '\0';
-            }
-        }
+        ikd_error_clear(&it->err);
+        if (ikd_decode_solve(ikd_val_at(items, i), prefix, &it->req, &it->err) == IKD_E_OK)
+            check_request(&it->req, lim, prefix, &it->err);
         if (it->err.code == IKD_E_OK) joints += it->req.problem.joint_count;
     }
     b->poses = calloc(joints ? joints : 1, sizeof *b->poses);
@@ -184,10 +211,13 @@ int ikd_api_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns
         b->items[i].pose = b->poses + at;
         at += b->items[i].req.problem.joint_count;
     }
-    return 0;
+    goto done;
 nomem:
     ikd_api_batch_destroy(b);
-    return ikd_api_error(out, IKD_E_NOMEM, "", NULL);
+    status = ikd_api_error(out, out_enc, IKD_E_NOMEM, "", NULL);
+done:
+    ikd_doc_free(&doc);
+    return status;
 }
 
 void ikd_api_batch_solve(ikd_batch *b, size_t lo, size_t hi, ikd_api_scratch *s)
@@ -202,17 +232,21 @@ void ikd_api_batch_solve(ikd_batch *b, size_t lo, size_t hi, ikd_api_scratch *s)
     }
 }
 
-int ikd_api_batch_write(const ikd_batch *b, ikd_buf *out)
+int ikd_api_batch_write(const ikd_batch *b, ikd_encoding out_enc, ikd_buf *out)
 {
+    ikd_emitter e;
     ikd_buf_reset(out);
-    ikd_buf_puts(out, "{\"results\":[");
+    ikd_emit_init(&e, out_enc, out);
+    ikd_emit_map(&e, 1);
+    ikd_emit_key(&e, "results");
+    ikd_emit_array(&e, b->count);
     for (size_t i = 0; i < b->count; i++) {
         const ikd_batch_item *it = &b->items[i];
-        if (i) ikd_buf_putc(out, ',');
-        if (it->err.code != IKD_E_OK) ikd_json_write_error(out, &it->err);
-        else ikd_json_write_solve(out, &it->req, &it->res, it->pose, it->solve_us);
+        if (it->err.code != IKD_E_OK) ikd_reply_error(&e, &it->err);
+        else ikd_reply_solve(&e, &it->req, &it->res, it->pose, it->solve_us);
     }
-    ikd_buf_puts(out, "]}");
+    ikd_emit_end(&e);
+    ikd_emit_end(&e);
     return 200;
 }
 
@@ -221,111 +255,137 @@ void ikd_api_batch_destroy(ikd_batch *b)
     for (size_t i = 0; b->items && i < b->count; i++) ikd_request_destroy(&b->items[i].req);
     free(b->items);
     free(b->poses);
-    ikd_json_batch_close(&b->json);
     memset(b, 0, sizeof *b);
 }
 
-int ikd_api_batch(ikd_api_scratch *s, const ikd_api_limits *lim, const char *body, size_t len, ikd_buf *out)
+int ikd_api_batch(ikd_api_scratch *s, const ikd_api_limits *lim, ikd_encoding in_enc, ikd_encoding out_enc,
+                  const char *body, size_t len, ikd_buf *out)
 {
     ikd_batch b;
-    int status = ikd_api_batch_open(lim, 0, body, len, &b, out);
+    int status = ikd_api_batch_open(lim, 0, in_enc, out_enc, body, len, &b, out);
     if (status) return status;
     ikd_api_batch_solve(&b, 0, b.count, s);
-    status = ikd_api_batch_write(&b, out);
+    status = ikd_api_batch_write(&b, out_enc, out);
     ikd_api_batch_destroy(&b);
     return status;
 }
 
-int ikd_api_healthz(ikd_buf *out)
+static int status_body(ikd_buf *out, ikd_encoding enc, const char *status)
 {
+    ikd_emitter e;
     ikd_buf_reset(out);
-    ikd_buf_puts(out, "{\"status\":\"ok\"}");
+    ikd_emit_init(&e, enc, out);
+    ikd_emit_map(&e, 1);
+    ikd_emit_key(&e, "status");
+    ikd_emit_str(&e, status);
+    ikd_emit_end(&e);
     return 200;
 }
 
-int ikd_api_readyz(ikd_buf *out, int ready)
+int ikd_api_healthz(ikd_buf *out, ikd_encoding enc) { return status_body(out, enc, "ok"); }
+
+int ikd_api_readyz(ikd_buf *out, ikd_encoding enc, int ready)
 {
-    ikd_buf_reset(out);
-    ikd_buf_puts(out, ready ? "{\"status\":\"ready\"}" : "{\"status\":\"not_ready\"}");
+    status_body(out, enc, ready ? "ready" : "not_ready");
     return ready ? 200 : 503;
 }
 
 static const struct {
     ikd_solver solver;
     const char *summary;
-    const char *constraints;
+    const char *constraints[3];
     int min_joints, max_joints, orientation;
 } solver_rows[] = {
     {IKD_SOLVER_AUTO, "picks a solver from the request: 3 free joints -> two_bone; a target rotation -> jacobian; free "
                       "chains -> ccd; constrained chains -> fabrik/jacobian/ccd in turn until one reaches",
-     "[\"hinge\",\"ball\"]", 2, IKD_MAX_JOINTS, 1},
-    {IKD_SOLVER_TWO_BONE, "analytic law-of-cosines solve of a 3-joint chain; pole picks the bend plane", "[]", 3, 3, 0},
+     {"hinge", "ball", NULL}, 2, IKD_MAX_JOINTS, 1},
+    {IKD_SOLVER_TWO_BONE, "analytic law-of-cosines solve of a 3-joint chain; pole picks the bend plane", {NULL}, 3, 3, 0},
     {IKD_SOLVER_CCD, "cyclic coordinate descent, effector side first; free joint pairs solved in closed form",
-     "[\"hinge\",\"ball\"]", 2, IKD_MAX_JOINTS, 0},
-    {IKD_SOLVER_FABRIK, "forward and backward reaching passes with the root fixed", "[\"hinge\",\"ball\"]", 2,
+     {"hinge", "ball", NULL}, 2, IKD_MAX_JOINTS, 0},
+    {IKD_SOLVER_FABRIK, "forward and backward reaching passes with the root fixed", {"hinge", "ball", NULL}, 2,
      IKD_MAX_JOINTS, 0},
     {IKD_SOLVER_JACOBIAN, "damped least squares (or transpose) on the joint Jacobian; solves target.rotation too",
-     "[\"hinge\",\"ball\"]", 2, IKD_MAX_JOINTS, 1},
+     {"hinge", "ball", NULL}, 2, IKD_MAX_JOINTS, 1},
 };
 
-int ikd_api_solvers(const ikd_api_limits *lim, ikd_buf *out)
+int ikd_api_solvers(const ikd_api_limits *lim, ikd_encoding enc, ikd_buf *out)
 {
-    size_t nopt;
+    size_t nopt, nrows = sizeof solver_rows / sizeof solver_rows[0];
     const ikd_option_info *opts = ikd_options_table(&nopt);
+    ikd_emitter e;
     ikd_buf_reset(out);
-    ikd_buf_puts(out, "{\"solvers\":[");
-    for (size_t r = 0; r < sizeof solver_rows / sizeof solver_rows[0]; r++) {
-        char tmp[160];
+    ikd_emit_init(&e, enc, out);
+    ikd_emit_map(&e, 2);
+    ikd_emit_key(&e, "solvers");
+    ikd_emit_array(&e, nrows);
+    for (size_t r = 0; r < nrows; r++) {
         ikd_solver sv = solver_rows[r].solver;
+        unsigned mask = sv == IKD_SOLVER_AUTO ? ~0u : (1u << sv);
+        size_t nmine = 0, ncons = 0;
+        for (size_t i = 0; i < nopt; i++) nmine += (opts[i].solvers & mask) != 0;
+        while (solver_rows[r].constraints[ncons]) ncons++;
         size_t maxj = (size_t)solver_rows[r].max_joints < lim->max_joints ? (size_t)solver_rows[r].max_joints
                                                                           : lim->max_joints;
-        ikd_buf_puts(out, r ? ",{\"name\":" : "{\"name\":");
-        ikd_buf_json_string(out, ikd_solver_name(sv));
-        ikd_buf_puts(out, ",\"description\":");
-        ikd_buf_json_string(out, solver_rows[r].summary);
-        snprintf(tmp, sizeof tmp, ",\"constraints\":%s,\"min_joints\":%d,\"max_joints\":%zu,\"target_rotation\":%s",
-                 solver_rows[r].constraints, solver_rows[r].min_joints, maxj,
-                 solver_rows[r].orientation ? "true" : "false");
-        ikd_buf_puts(out, tmp);
-        ikd_buf_puts(out, ",\"options\":[");
-        int first = 1;
+        ikd_emit_map(&e, 7);
+        ikd_emit_key(&e, "name");
+        ikd_emit_str(&e, ikd_solver_name(sv));
+        ikd_emit_key(&e, "description");
+        ikd_emit_str(&e, solver_rows[r].summary);
+        ikd_emit_key(&e, "constraints");
+        ikd_emit_array(&e, ncons);
+        for (size_t c = 0; c < ncons; c++) ikd_emit_str(&e, solver_rows[r].constraints[c]);
+        ikd_emit_end(&e);
+        ikd_emit_key(&e, "min_joints");
+        ikd_emit_int(&e, solver_rows[r].min_joints);
+        ikd_emit_key(&e, "max_joints");
+        ikd_emit_int(&e, (long long)maxj);
+        ikd_emit_key(&e, "target_rotation");
+        ikd_emit_bool(&e, solver_rows[r].orientation);
+        ikd_emit_key(&e, "options");
+        ikd_emit_array(&e, nmine);
         for (size_t i = 0; i < nopt; i++) {
             const ikd_option_info *o = &opts[i];
-            unsigned mask = sv == IKD_SOLVER_AUTO ? ~0u : (1u << sv);
             if (!(o->solvers & mask)) continue;
-            ikd_buf_puts(out, first ? "{\"name\":" : ",{\"name\":");
-            first = 0;
-            ikd_buf_json_string(out, o->name);
-            ikd_buf_puts(out, ",\"type\":");
-            ikd_buf_json_string(out, o->type == IKD_OPT_INT ? "integer" : o->type == IKD_OPT_NUMBER ? "number" : "string");
+            ikd_emit_map(&e, o->type == IKD_OPT_ENUM ? 5 : 6);
+            ikd_emit_key(&e, "name");
+            ikd_emit_str(&e, o->name);
+            ikd_emit_key(&e, "type");
+            ikd_emit_str(&e, o->type == IKD_OPT_INT ? "integer" : o->type == IKD_OPT_NUMBER ? "number" : "string");
+            ikd_emit_key(&e, "default");
+            if (o->type == IKD_OPT_ENUM) ikd_emit_str(&e, o->choices[(int)o->def]);
+            else ikd_emit_num(&e, o->def);
             if (o->type == IKD_OPT_ENUM) {
-                ikd_buf_puts(out, ",\"default\":");
-                ikd_buf_json_string(out, o->choices[(int)o->def]);
-                ikd_buf_puts(out, ",\"enum\":[");
-                for (int c = 0; o->choices[c]; c++) {
-                    if (c) ikd_buf_putc(out, ',');
-                    ikd_buf_json_string(out, o->choices[c]);
-                }
-                ikd_buf_putc(out, ']');
+                size_t nc = 0;
+                while (o->choices[nc]) nc++;
+                ikd_emit_key(&e, "enum");
+                ikd_emit_array(&e, nc);
+                for (size_t c = 0; c < nc; c++) ikd_emit_str(&e, o->choices[c]);
+                ikd_emit_end(&e);
             } else {
                 double max = o->max;
                 if (o->type == IKD_OPT_INT && !strcmp(o->name, "max_iterations")) max = lim->max_iterations;
-                ikd_buf_puts(out, ",\"default\":");
-                ikd_buf_json_number(out, o->def);
-                ikd_buf_puts(out, o->min_open ? ",\"exclusive_minimum\":" : ",\"minimum\":");
-                ikd_buf_json_number(out, o->min);
-                ikd_buf_puts(out, o->max_open ? ",\"exclusive_maximum\":" : ",\"maximum\":");
-                ikd_buf_json_number(out, max);
+                ikd_emit_key(&e, o->min_open ? "exclusive_minimum" : "minimum");
+                ikd_emit_num(&e, o->min);
+                ikd_emit_key(&e, o->max_open ? "exclusive_maximum" : "maximum");
+                ikd_emit_num(&e, max);
             }
-            ikd_buf_puts(out, ",\"description\":");
-            ikd_buf_json_string(out, o->doc);
-            ikd_buf_putc(out, '}');
+            ikd_emit_key(&e, "description");
+            ikd_emit_str(&e, o->doc);
+            ikd_emit_end(&e);
         }
-        ikd_buf_puts(out, "]}");
+        ikd_emit_end(&e);
+        ikd_emit_end(&e);
     }
-    char lims[160];
-    snprintf(lims, sizeof lims, "],\"limits\":{\"max_joints\":%zu,\"max_iterations\":%d,\"max_batch\":%zu}}",
-             lim->max_joints, lim->max_iterations, lim->max_batch);
-    ikd_buf_puts(out, lims);
+    ikd_emit_end(&e);
+    ikd_emit_key(&e, "limits");
+    ikd_emit_map(&e, 3);
+    ikd_emit_key(&e, "max_joints");
+    ikd_emit_int(&e, (long long)lim->max_joints);
+    ikd_emit_key(&e, "max_iterations");
+    ikd_emit_int(&e, lim->max_iterations);
+    ikd_emit_key(&e, "max_batch");
+    ikd_emit_int(&e, (long long)lim->max_batch);
+    ikd_emit_end(&e);
+    ikd_emit_end(&e);
     return 200;
 }

@@ -52,6 +52,10 @@ struct ikd_http_req {
     unsigned long reply_bytes;
     unsigned long long t_start, t_worker, deadline_ns;
     ikd_api_outcome outcome;
+    ikd_encoding in_enc;   /* the body's encoding (Content-Type) */
+    ikd_encoding out_enc;  /* the reply's encoding (Accept, else in_enc) */
+    ikd_request req;       /* a solve decoded on the I/O thread */
+    int req_ready;
     ikd_batch batch;
     chunk_job *chunks;
     atomic_int chunks_left;
@@ -61,7 +65,9 @@ struct ikd_http_req {
     char request_id[72];
 };
 
-static const char *const JSON = "application/json";
+/* Bodies up to this size are decoded on the I/O thread (so that analytic
+ * solves can be answered there); larger ones are decoded by a worker. */
+#define IKD_INLINE_DECODE_MAX 8192
 
 /* ---- replies ----------------------------------------------------------- */
 
@@ -104,7 +110,9 @@ static enum MHD_Result queue_now(ikd_http_req *rq, int status, const char *allow
         free(data);
         return MHD_NO;
     }
-    if (len || status != 204) MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rq->reply_type ? rq->reply_type : JSON);
+    if (len || status != 204)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                rq->reply_type ? rq->reply_type : ikd_encoding_media_type(rq->out_enc));
     MHD_add_response_header(r, "X-Request-Id", rq->request_id);
     if (allow) MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
     if (status == 503) MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
@@ -128,8 +136,8 @@ static enum MHD_Result queue_now(ikd_http_req *rq, int status, const char *allow
 static enum MHD_Result respond_error(ikd_http_req *rq, ikd_code code, const char *field, const char *msg,
                                      const char *allow)
 {
-    int status = ikd_api_error(&rq->reply, code, field, msg ? "%s" : NULL, msg);
-    rq->reply_type = JSON;
+    int status = ikd_api_error(&rq->reply, rq->out_enc, code, field, msg ? "%s" : NULL, msg);
+    rq->reply_type = NULL;
     return respond(rq, status, allow);
 }
 
@@ -156,9 +164,15 @@ static int past_deadline(ikd_http_req *rq)
 {
     if (!rq->deadline_ns || ikd_clock_ns() <= rq->deadline_ns) return 0;
     ikd_metrics_reject(&rq->h->metrics, IKD_REJECT_DEADLINE);
-    rq->status = ikd_api_error(&rq->reply, IKD_E_DEADLINE, "", "the request waited %.0f ms, past --deadline-ms",
+    rq->status = ikd_api_error(&rq->reply, rq->out_enc, IKD_E_DEADLINE, "", "the request waited %.0f ms, past --deadline-ms",
                                (double)(ikd_clock_ns() - rq->t_start) / 1e6);
     return 1;
+}
+
+static void record_solve(ikd_http_req *rq)
+{
+    if (rq->outcome.solved)
+        ikd_metrics_solve(&rq->h->metrics, rq->outcome.solver, rq->outcome.status, rq->outcome.solve_s);
 }
 
 static void solve_job(ikd_pool_job *job, void *worker_data)
@@ -168,10 +182,12 @@ static void solve_job(ikd_pool_job *job, void *worker_data)
     rq->t_worker = ikd_clock_ns();
     debug_delay(h);
     if (!past_deadline(rq)) {
-        rq->status = ikd_api_solve(worker_data, &h->limits, rq->deadline_ns, rq->body.data ? rq->body.data : "",
-                                   rq->body.len, &rq->reply, &rq->outcome);
-        if (rq->outcome.solved)
-            ikd_metrics_solve(&h->metrics, rq->outcome.solver, rq->outcome.status, rq->outcome.solve_s);
+        if (rq->req_ready)
+            rq->status = ikd_api_run(worker_data, &rq->req, rq->deadline_ns, rq->out_enc, &rq->reply, &rq->outcome);
+        else
+            rq->status = ikd_api_solve(worker_data, &h->limits, rq->deadline_ns, rq->in_enc, rq->out_enc,
+                                       rq->body.data ? rq->body.data : "", rq->body.len, &rq->reply, &rq->outcome);
+        record_solve(rq);
     }
     job_done(rq);
 }
@@ -185,7 +201,7 @@ static void batch_chunk_finished(ikd_http_req *rq)
         const ikd_batch_item *it = &rq->batch.items[i];
         if (it->err.code == IKD_E_OK) ikd_metrics_solve(&h->metrics, it->res.solver, it->res.status, it->solve_us / 1e6);
     }
-    rq->status = ikd_api_batch_write(&rq->batch, &rq->reply);
+    rq->status = ikd_api_batch_write(&rq->batch, rq->out_enc, &rq->reply);
     ikd_api_batch_destroy(&rq->batch);
     job_done(rq);
 }
@@ -209,8 +225,8 @@ static void batch_job(ikd_pool_job *job, void *worker_data)
         job_done(rq);
         return;
     }
-    int status = ikd_api_batch_open(&h->limits, rq->deadline_ns, rq->body.data ? rq->body.data : "", rq->body.len,
-                                    &rq->batch, &rq->reply);
+    int status = ikd_api_batch_open(&h->limits, rq->deadline_ns, rq->in_enc, rq->out_enc,
+                                    rq->body.data ? rq->body.data : "", rq->body.len, &rq->batch, &rq->reply);
     if (status) {
         rq->status = status;
         job_done(rq);
@@ -312,14 +328,17 @@ static void gauges(ikd_http *h, ikd_metrics_gauges *g)
 static enum MHD_Result handle_inline(ikd_http_req *rq)
 {
     ikd_http *h = rq->h;
-    rq->reply_type = JSON;
+    rq->reply_type = NULL;
     switch (rq->route->id) {
-    case IKD_ROUTE_HEALTHZ: return respond(rq, ikd_api_healthz(&rq->reply), NULL);
+    case IKD_ROUTE_HEALTHZ: return respond(rq, ikd_api_healthz(&rq->reply, rq->out_enc), NULL);
     case IKD_ROUTE_READYZ:
-        return respond(rq, ikd_api_readyz(&rq->reply, atomic_load(&h->ready) && !atomic_load(&h->draining)), NULL);
-    case IKD_ROUTE_SOLVERS:
-        ikd_buf_append(&rq->reply, h->solvers_json.data, h->solvers_json.len);
+        return respond(rq, ikd_api_readyz(&rq->reply, rq->out_enc, atomic_load(&h->ready) && !atomic_load(&h->draining)),
+                       NULL);
+    case IKD_ROUTE_SOLVERS: {
+        const ikd_buf *cat = &h->solvers_doc[rq->out_enc];
+        ikd_buf_append(&rq->reply, cat->data, cat->len);
         return respond(rq, 200, NULL);
+    }
     case IKD_ROUTE_METRICS: {
         size_t n;
         const ikd_route *all = ikd_api_routes(&n);
@@ -352,10 +371,15 @@ static enum MHD_Result on_first_call(ikd_http *h, ikd_http_req *rq, const char *
     }
     if (!rq->route->has_body) return handle_inline(rq);
     const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-    if (!ikd_api_json_content_type(ct)) {
+    int enc = ikd_encoding_from_content_type(ct);
+    if (enc < 0) {
         rq->close = 1; /* the body is not read */
-        return respond_error(rq, IKD_E_MEDIA_TYPE, "", "the body must be application/json", NULL);
+        return respond_error(rq, IKD_E_MEDIA_TYPE, "", "the body must be application/json or application/msgpack",
+                             NULL);
     }
+    rq->in_enc = (ikd_encoding)enc;
+    rq->out_enc = ikd_encoding_from_accept(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
+                                           rq->in_enc);
     const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     unsigned long long declared = 0;
     if (cl) {
@@ -394,7 +418,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         snprintf(rq->path, sizeof rq->path, "%s", url);
         ikd_buf_init(&rq->body);
         ikd_buf_init(&rq->reply);
+        ikd_request_init(&rq->req);
         rq->route = ikd_api_route(url);
+        rq->in_enc = IKD_ENC_JSON;
+        rq->out_enc = ikd_encoding_from_accept(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
+                                               IKD_ENC_JSON);
         set_request_id(h, rq);
         const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
         if (origin) snprintf(rq->origin, sizeof rq->origin, "%s", origin);
@@ -422,7 +450,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     if (rq->state == REQ_DONE) {
-        rq->reply_type = JSON;
+        rq->reply_type = NULL;
         return queue_now(rq, rq->status, NULL);
     }
     if (rq->state == REQ_QUEUED) return MHD_YES; /* spurious call while suspended */
@@ -433,13 +461,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return respond_error(rq, IKD_E_TOO_LARGE, "", msg, NULL);
     }
     if (rq->body.failed) return respond_error(rq, IKD_E_NOMEM, "", NULL, NULL);
+    if (rq->route->id == IKD_ROUTE_SOLVE && rq->body.len <= IKD_INLINE_DECODE_MAX) {
+        /* decode here; an analytic solve is answered here too (it costs less
+         * than the hand-off), everything else goes to the pool decoded */
+        ikd_error err;
+        if (ikd_api_decode(&h->limits, rq->in_enc, rq->body.data ? rq->body.data : "", rq->body.len, &rq->req,
+                           &err) != IKD_E_OK) {
+            rq->status = ikd_api_error_body(&rq->reply, rq->out_enc, &err);
+            return queue_now(rq, rq->status, NULL);
+        }
+        rq->req_ready = 1;
+        ikd_solver s = rq->req.problem.solver;
+        if (s == IKD_SOLVER_AUTO) s = ikd_solver_pick(&rq->req.problem);
+        if (s == IKD_SOLVER_TWO_BONE && h->cfg->debug_delay_ms == 0) {
+            ikd_pose_joint pose[3];
+            ikd_api_scratch scratch = {3, pose, NULL, 0};
+            rq->status = ikd_api_run(&scratch, &rq->req, rq->deadline_ns, rq->out_enc, &rq->reply, &rq->outcome);
+            record_solve(rq);
+            return queue_now(rq, rq->status, NULL);
+        }
+    }
     rq->job.run = rq->route->id == IKD_ROUTE_BATCH ? batch_job : solve_job;
     rq->state = REQ_QUEUED;
     MHD_suspend_connection(conn);
     int rc = ikd_pool_submit(&h->pool, &rq->job);
     if (rc != 0) {
         ikd_metrics_reject(&h->metrics, rc == -1 ? IKD_REJECT_QUEUE_FULL : IKD_REJECT_DRAINING);
-        rq->status = ikd_api_error(&rq->reply, rc == -1 ? IKD_E_OVERLOADED : IKD_E_DRAINING, "", NULL);
+        rq->status = ikd_api_error(&rq->reply, rq->out_enc, rc == -1 ? IKD_E_OVERLOADED : IKD_E_DRAINING, "", NULL);
         job_done(rq);
     }
     return MHD_YES;
@@ -475,6 +523,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     }
     ikd_buf_destroy(&rq->body);
     ikd_buf_destroy(&rq->reply);
+    ikd_request_destroy(&rq->req);
     free(rq->chunks);
     free(rq);
     *con_cls = NULL;
@@ -603,8 +652,10 @@ int ikd_http_start(ikd_http *h, const ikd_config *cfg, char *errbuf, size_t errl
     h->id_salt = (unsigned long)time(NULL) ^ ((unsigned long)getpid() << 16);
     ikd_metrics_init(&h->metrics);
     h->limits = (ikd_api_limits){(size_t)cfg->max_joints, (int)cfg->max_iterations, (size_t)cfg->max_batch};
-    ikd_buf_init(&h->solvers_json);
-    ikd_api_solvers(&h->limits, &h->solvers_json);
+    for (int e = 0; e < 2; e++) {
+        ikd_buf_init(&h->solvers_doc[e]);
+        ikd_api_solvers(&h->limits, (ikd_encoding)e, &h->solvers_doc[e]);
+    }
     parse_origins(h);
     int tls = cfg->tls_cert[0] != '\0';
     if (tls) {
@@ -650,7 +701,7 @@ fail:
     h->listen_fd = -1;
     free(h->tls_cert);
     free(h->tls_key);
-    ikd_buf_destroy(&h->solvers_json);
+    for (int e = 0; e < 2; e++) ikd_buf_destroy(&h->solvers_doc[e]);
     return -1;
 }
 
@@ -678,5 +729,5 @@ void ikd_http_stop(ikd_http *h)
     free(h->tls_cert);
     free(h->tls_key);
     h->tls_cert = h->tls_key = NULL;
-    ikd_buf_destroy(&h->solvers_json);
+    for (int e = 0; e < 2; e++) ikd_buf_destroy(&h->solvers_doc[e]);
 }

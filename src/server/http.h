@@ -28,7 +28,7 @@ typedef struct ikd_http {
     unsigned long id_salt;
     ikd_api_limits limits;
     ikd_metrics metrics;
-    ikd_buf solvers_json; /* GET /v1/solvers, rendered once */
+    ikd_buf solvers_doc[2]; /* GET /v1/solvers, rendered once per encoding */
     char *tls_cert, *tls_key; /* PEM contents when serving HTTPS */
     int cors_any;         /* --cors-origins "*" */
     int cors_count;

@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <msgpack.h>
+
 #include "codec/buf.h"
-#include "codec/json.h"
+#include "codec/codec.h"
 #include "server/api.h"
 #include "testutil.h"
 
@@ -84,13 +86,191 @@ START_TEST(fixtures_through_the_handler)
     json_t *c;
     json_array_foreach(cases, i, c) {
         char *body = case_body(c);
-        int status = ikd_api_solve(&s, &lim, 0, body, strlen(body), &out, NULL);
+        int status = ikd_api_solve(&s, &lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, body, strlen(body), &out, NULL);
         check_reply(c, status, out.data, out.len);
         free(body);
     }
     ikd_buf_destroy(&out);
     ikd_api_scratch_destroy(&s);
     json_decref(cases);
+}
+END_TEST
+
+/* jansson value -> MessagePack with msgpack-c (the same document shape). */
+static void pack_json(msgpack_packer *pk, json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char *k;
+        json_t *x;
+        msgpack_pack_map(pk, json_object_size(v));
+        json_object_foreach(v, k, x) {
+            msgpack_pack_str(pk, strlen(k));
+            msgpack_pack_str_body(pk, k, strlen(k));
+            pack_json(pk, x);
+        }
+        break;
+    }
+    case JSON_ARRAY: {
+        size_t i;
+        json_t *x;
+        msgpack_pack_array(pk, json_array_size(v));
+        json_array_foreach(v, i, x) pack_json(pk, x);
+        break;
+    }
+    case JSON_STRING:
+        msgpack_pack_str(pk, json_string_length(v));
+        msgpack_pack_str_body(pk, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER: msgpack_pack_int64(pk, json_integer_value(v)); break;
+    case JSON_REAL: msgpack_pack_double(pk, json_real_value(v)); break;
+    case JSON_TRUE: msgpack_pack_true(pk); break;
+    case JSON_FALSE: msgpack_pack_false(pk); break;
+    default: msgpack_pack_nil(pk); break;
+    }
+}
+
+/* MessagePack reply -> jansson, to compare with the JSON reply. */
+static json_t *unpack_to_json(const msgpack_object *o)
+{
+    switch (o->type) {
+    case MSGPACK_OBJECT_MAP: {
+        json_t *m = json_object();
+        for (uint32_t i = 0; i < o->via.map.size; i++) {
+            char key[128];
+            snprintf(key, sizeof key, "%.*s", (int)o->via.map.ptr[i].key.via.str.size, o->via.map.ptr[i].key.via.str.ptr);
+            json_object_set_new(m, key, unpack_to_json(&o->via.map.ptr[i].val));
+        }
+        return m;
+    }
+    case MSGPACK_OBJECT_ARRAY: {
+        json_t *a = json_array();
+        for (uint32_t i = 0; i < o->via.array.size; i++) json_array_append_new(a, unpack_to_json(&o->via.array.ptr[i]));
+        return a;
+    }
+    case MSGPACK_OBJECT_STR: return json_stringn(o->via.str.ptr, o->via.str.size);
+    case MSGPACK_OBJECT_POSITIVE_INTEGER: return json_integer((json_int_t)o->via.u64);
+    case MSGPACK_OBJECT_NEGATIVE_INTEGER: return json_integer(o->via.i64);
+    case MSGPACK_OBJECT_FLOAT32:
+    case MSGPACK_OBJECT_FLOAT64: return json_real(o->via.f64);
+    case MSGPACK_OBJECT_BOOLEAN: return json_boolean(o->via.boolean);
+    default: return json_null();
+    }
+}
+
+/* Equal documents, numbers compared as doubles (JSON writes 0 for 0.0). */
+static int same_doc(json_t *a, json_t *b)
+{
+    if (json_is_number(a) && json_is_number(b)) return json_number_value(a) == json_number_value(b);
+    if (json_typeof(a) != json_typeof(b)) return 0;
+    if (json_is_object(a)) {
+        const char *k;
+        json_t *x;
+        if (json_object_size(a) != json_object_size(b)) return 0;
+        json_object_foreach(a, k, x) {
+            json_t *y = json_object_get(b, k);
+            if (!y || (strcmp(k, "solve_us") && !same_doc(x, y))) return 0;
+        }
+        return 1;
+    }
+    if (json_is_array(a)) {
+        if (json_array_size(a) != json_array_size(b)) return 0;
+        for (size_t i = 0; i < json_array_size(a); i++)
+            if (!same_doc(json_array_get(a, i), json_array_get(b, i))) return 0;
+        return 1;
+    }
+    return json_equal(a, b);
+}
+
+/* The fixtures again, sent as MessagePack and answered in MessagePack: the
+ * same status, code and field, and for solves the very same poses. */
+START_TEST(fixtures_in_msgpack_give_the_same_replies)
+{
+    json_t *cases = load_cases();
+    ikd_api_limits lim = {64, 100000, 100};
+    ikd_api_scratch s;
+    ck_assert_int_eq(ikd_api_scratch_init(&s, 64), 0);
+    ikd_buf jout, mout;
+    ikd_buf_init(&jout);
+    ikd_buf_init(&mout);
+    size_t i, compared = 0;
+    json_t *c;
+    json_array_foreach(cases, i, c) {
+        if (json_object_get(c, "raw")) continue; /* not a JSON document: nothing to convert */
+        const char *name = json_string_value(json_object_get(c, "name"));
+        char *body = case_body(c);
+        int js = ikd_api_solve(&s, &lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, body, strlen(body), &jout, NULL);
+        msgpack_sbuffer sb;
+        msgpack_packer pk;
+        msgpack_sbuffer_init(&sb);
+        msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+        pack_json(&pk, json_object_get(c, "body"));
+        int ms = ikd_api_solve(&s, &lim, 0, IKD_ENC_MSGPACK, IKD_ENC_MSGPACK, sb.data, sb.size, &mout, NULL);
+        msgpack_sbuffer_destroy(&sb);
+        ck_assert_msg(js == ms, "%s: json %d, msgpack %d", name, js, ms);
+        msgpack_unpacked up;
+        msgpack_unpacked_init(&up);
+        size_t off = 0;
+        ck_assert_int_eq(msgpack_unpack_next(&up, mout.data, mout.len, &off), MSGPACK_UNPACK_SUCCESS);
+        ck_assert_uint_eq(off, mout.len);
+        json_t *mdoc = unpack_to_json(&up.data);
+        json_error_t e;
+        json_t *jdoc = json_loadb(jout.data, jout.len, 0, &e);
+        ck_assert_msg(same_doc(jdoc, mdoc), "%s: replies differ\n%s", name, jout.data);
+        json_decref(mdoc);
+        json_decref(jdoc);
+        msgpack_unpacked_destroy(&up);
+        free(body);
+        compared++;
+    }
+    ck_assert_uint_ge(compared, 60);
+    ikd_buf_destroy(&jout);
+    ikd_buf_destroy(&mout);
+    ikd_api_scratch_destroy(&s);
+    json_decref(cases);
+}
+END_TEST
+
+START_TEST(malformed_msgpack)
+{
+    ikd_api_limits lim = {64, 100000, 100};
+    ikd_api_scratch s;
+    ck_assert_int_eq(ikd_api_scratch_init(&s, 64), 0);
+    ikd_buf out;
+    ikd_buf_init(&out);
+    static const struct {
+        const char *name;
+        const char *bytes;
+        size_t len;
+        const char *field;
+    } cases[] = {
+        {"empty", "", 0, ""},
+        {"truncated map", "\x82\xa6solver", 8, ""},
+        {"trailing bytes", "\x80\x00", 2, ""},
+        {"reserved byte", "\xc1", 1, ""},
+        {"not a map", "\x93\x01\x02\x03", 4, ""},
+        {"non-string key", "\x81\x01\x02", 3, "(non-string key)"},
+        {"binary target", "\x82\xa5" "chain\x81\xa6joints\x93\x93\x00\x00\x00\x93\x00\x01\x00\x93\x00\x02\x00"
+                          "\xa6target\xc4\x01\x00", 38, "target"},
+        {"duplicate key", "\x82\xa6solver\xa4" "auto\xa6solver\xa4" "auto", 25, "solver"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int st = ikd_api_solve(&s, &lim, 0, IKD_ENC_MSGPACK, IKD_ENC_JSON, cases[i].bytes, cases[i].len, &out, NULL);
+        ck_assert_msg(st == 400, "%s: %d %s", cases[i].name, st, out.data);
+        json_error_t e;
+        json_t *d = json_loadb(out.data, out.len, 0, &e);
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(!strcmp(json_string_value(json_object_get(json_object_get(d, "error"), "field")), cases[i].field),
+                      "%s: %s", cases[i].name, out.data);
+        json_decref(d);
+    }
+    /* nesting deeper than the unpacker allows */
+    char deep[4096];
+    memset(deep, 0x91, sizeof deep - 1);
+    deep[sizeof deep - 1] = 0x00;
+    ck_assert_int_eq(ikd_api_solve(&s, &lim, 0, IKD_ENC_MSGPACK, IKD_ENC_JSON, deep, sizeof deep, &out, NULL), 400);
+    ikd_buf_destroy(&out);
+    ikd_api_scratch_destroy(&s);
 }
 END_TEST
 
@@ -102,7 +282,7 @@ START_TEST(max_joints_limit)
     ikd_buf_init(&out);
     const char *body = "{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0],[0,3,0]]},\"target\":[1,1,0]}";
     ikd_api_limits lim3 = {3, 1000, 10};
-    ck_assert_int_eq(ikd_api_solve(&s, &lim3, 0, body, strlen(body), &out, NULL), 400);
+    ck_assert_int_eq(ikd_api_solve(&s, &lim3, 0, IKD_ENC_JSON, IKD_ENC_JSON, body, strlen(body), &out, NULL), 400);
     ck_assert_ptr_nonnull(strstr(out.data, "\"field\":\"chain.joints\""));
     ck_assert_ptr_nonnull(strstr(out.data, "--max-joints"));
     ikd_buf_destroy(&out);
@@ -127,7 +307,9 @@ START_TEST(reply_round_trips_the_pose)
     ck_assert_int_eq(ikd_solve(&req.problem, NULL, 0, pose, &res, &err), 0);
     ikd_buf out;
     ikd_buf_init(&out);
-    ikd_json_write_solve(&out, &req, &res, pose, 1.5);
+    ikd_emitter em;
+    ikd_emit_init(&em, IKD_ENC_JSON, &out);
+    ikd_reply_solve(&em, &req, &res, pose, 1.5);
     ck_assert(!out.failed);
     json_error_t e;
     json_t *doc = json_loadb(out.data, out.len, 0, &e);
@@ -188,12 +370,18 @@ END_TEST
 
 START_TEST(content_type_and_routes)
 {
-    ck_assert(ikd_api_json_content_type(NULL));
-    ck_assert(ikd_api_json_content_type("application/json"));
-    ck_assert(ikd_api_json_content_type("Application/JSON; charset=utf-8"));
-    ck_assert(!ikd_api_json_content_type("application/jsonx"));
-    ck_assert(!ikd_api_json_content_type("text/plain"));
-    ck_assert(!ikd_api_json_content_type("application/x-www-form-urlencoded"));
+    ck_assert_int_eq(ikd_encoding_from_content_type(NULL), IKD_ENC_JSON);
+    ck_assert_int_eq(ikd_encoding_from_content_type("application/json"), IKD_ENC_JSON);
+    ck_assert_int_eq(ikd_encoding_from_content_type("Application/JSON; charset=utf-8"), IKD_ENC_JSON);
+    ck_assert_int_eq(ikd_encoding_from_content_type("application/msgpack"), IKD_ENC_MSGPACK);
+    ck_assert_int_eq(ikd_encoding_from_content_type("application/x-msgpack"), IKD_ENC_MSGPACK);
+    ck_assert_int_eq(ikd_encoding_from_content_type("application/jsonx"), -1);
+    ck_assert_int_eq(ikd_encoding_from_content_type("text/plain"), -1);
+    ck_assert_int_eq(ikd_encoding_from_content_type("application/x-www-form-urlencoded"), -1);
+    ck_assert_int_eq(ikd_encoding_from_accept(NULL, IKD_ENC_MSGPACK), IKD_ENC_MSGPACK);
+    ck_assert_int_eq(ikd_encoding_from_accept("*/*", IKD_ENC_JSON), IKD_ENC_JSON);
+    ck_assert_int_eq(ikd_encoding_from_accept("text/html, application/msgpack;q=0.9", IKD_ENC_JSON), IKD_ENC_MSGPACK);
+    ck_assert_int_eq(ikd_encoding_from_accept("application/json", IKD_ENC_MSGPACK), IKD_ENC_JSON);
     const ikd_route *r = ikd_api_route("/v1/solve");
     ck_assert_ptr_nonnull(r);
     ck_assert(ikd_api_method_allowed(r, "POST"));
@@ -210,6 +398,8 @@ int main(void)
     TCase *tc = tcase_create("json");
     tcase_add_test(tc, fixtures_through_the_handler);
     tcase_add_test(tc, max_joints_limit);
+    tcase_add_test(tc, fixtures_in_msgpack_give_the_same_replies);
+    tcase_add_test(tc, malformed_msgpack);
     tcase_add_test(tc, reply_round_trips_the_pose);
     tcase_add_test(tc, number_writer_shortest_and_exact);
     tcase_add_test(tc, string_writer_escapes_and_repairs_utf8);

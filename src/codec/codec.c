@@ -1,0 +1,259 @@
+/* codec.c - document loading for both encodings (jansson, msgpack-c), media types, and the reply layouts. */
+#include "codec.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- jansson behind the document view ---- */
+
+static ikd_doc_type js_type(const void *v)
+{
+    switch (json_typeof((const json_t *)v)) {
+    case JSON_OBJECT: return IKD_DOC_OBJECT;
+    case JSON_ARRAY: return IKD_DOC_ARRAY;
+    case JSON_STRING: return IKD_DOC_STRING;
+    case JSON_INTEGER: return IKD_DOC_INT;
+    case JSON_REAL: return IKD_DOC_REAL;
+    case JSON_TRUE:
+    case JSON_FALSE: return IKD_DOC_BOOL;
+    default: return IKD_DOC_NULL;
+    }
+}
+
+static size_t js_size(const void *v)
+{
+    const json_t *j = v;
+    return json_is_array(j) ? json_array_size(j) : json_object_size(j);
+}
+
+static const void *js_at(const void *v, size_t i) { return json_array_get((const json_t *)v, i); }
+
+static const void *js_member(const void *v, size_t i, const char **key, size_t *len)
+{
+    void *it = json_object_iter((json_t *)v);
+    while (i-- && it) it = json_object_iter_next((json_t *)v, it);
+    if (!it) {
+        *key = "";
+        *len = 0;
+        return NULL;
+    }
+    *key = json_object_iter_key(it);
+    *len = strlen(*key);
+    return json_object_iter_value(it);
+}
+
+static double js_real(const void *v) { return json_number_value((const json_t *)v); }
+static long long js_integer(const void *v) { return (long long)json_integer_value((const json_t *)v); }
+
+static const char *js_string(const void *v, size_t *len)
+{
+    *len = json_string_length((const json_t *)v);
+    return json_string_value((const json_t *)v);
+}
+
+static const ikd_doc_ops json_ops = {js_type, js_size, js_at, js_member, js_real, js_integer, js_string};
+
+/* ---- msgpack-c behind the document view ---- */
+
+static ikd_doc_type mp_type(const void *v)
+{
+    switch (((const msgpack_object *)v)->type) {
+    case MSGPACK_OBJECT_NIL: return IKD_DOC_NULL;
+    case MSGPACK_OBJECT_BOOLEAN: return IKD_DOC_BOOL;
+    case MSGPACK_OBJECT_POSITIVE_INTEGER:
+    case MSGPACK_OBJECT_NEGATIVE_INTEGER: return IKD_DOC_INT;
+    case MSGPACK_OBJECT_FLOAT32:
+    case MSGPACK_OBJECT_FLOAT64: return IKD_DOC_REAL;
+    case MSGPACK_OBJECT_STR: return IKD_DOC_STRING;
+    case MSGPACK_OBJECT_ARRAY: return IKD_DOC_ARRAY;
+    case MSGPACK_OBJECT_MAP: return IKD_DOC_OBJECT;
+    default: return IKD_DOC_OTHER;
+    }
+}
+
+static size_t mp_size(const void *v)
+{
+    const msgpack_object *o = v;
+    return o->type == MSGPACK_OBJECT_ARRAY ? o->via.array.size : o->via.map.size;
+}
+
+static const void *mp_at(const void *v, size_t i) { return &((const msgpack_object *)v)->via.array.ptr[i]; }
+
+static const void *mp_member(const void *v, size_t i, const char **key, size_t *len)
+{
+    const msgpack_object_kv *kv = &((const msgpack_object *)v)->via.map.ptr[i];
+    if (kv->key.type == MSGPACK_OBJECT_STR) {
+        *key = kv->key.via.str.ptr;
+        *len = kv->key.via.str.size;
+    } else {
+        *key = "(non-string key)";
+        *len = strlen(*key);
+    }
+    return &kv->val;
+}
+
+static double mp_real(const void *v)
+{
+    const msgpack_object *o = v;
+    switch (o->type) {
+    case MSGPACK_OBJECT_POSITIVE_INTEGER: return (double)o->via.u64;
+    case MSGPACK_OBJECT_NEGATIVE_INTEGER: return (double)o->via.i64;
+    default: return o->via.f64;
+    }
+}
+
+static long long mp_integer(const void *v)
+{
+    const msgpack_object *o = v;
+    if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) return o->via.u64 > (uint64_t)LLONG_MAX ? LLONG_MAX : (long long)o->via.u64;
+    return (long long)o->via.i64;
+}
+
+static const char *mp_string(const void *v, size_t *len)
+{
+    const msgpack_object *o = v;
+    *len = o->via.str.size;
+    return o->via.str.ptr;
+}
+
+static const ikd_doc_ops msgpack_ops = {mp_type, mp_size, mp_at, mp_member, mp_real, mp_integer, mp_string};
+
+/* ---- loading ---- */
+
+ikd_code ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t len, ikd_error *err)
+{
+    memset(doc, 0, sizeof *doc);
+    doc->enc = enc;
+    ikd_error_clear(err);
+    if (enc == IKD_ENC_JSON) {
+        json_error_t jerr;
+        json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!root)
+            return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed JSON at line %d column %d: %s", jerr.line,
+                                 jerr.column, jerr.text);
+        doc->json = root;
+        doc->root = (ikd_val){&json_ops, root};
+        return IKD_E_OK;
+    }
+    msgpack_unpacked_init(&doc->mp);
+    doc->mp_live = 1;
+    size_t off = 0;
+    msgpack_unpack_return rc = msgpack_unpack_next(&doc->mp, body, len, &off);
+    if (rc == MSGPACK_UNPACK_CONTINUE || (rc == MSGPACK_UNPACK_SUCCESS && len == 0))
+        return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed MessagePack: truncated after %zu bytes", len);
+    /* msgpack-c also reports its nesting limit as "no memory" */
+    if (rc == MSGPACK_UNPACK_NOMEM_ERROR)
+        return ikd_error_set(err, IKD_E_MALFORMED, "", "MessagePack nested too deep or too large");
+    if (rc != MSGPACK_UNPACK_SUCCESS)
+        return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed MessagePack (or nested too deep)");
+    if (off != len)
+        return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed MessagePack: %zu bytes after the document",
+                             len - off);
+    doc->root = (ikd_val){&msgpack_ops, &doc->mp.data};
+    return IKD_E_OK;
+}
+
+void ikd_doc_free(ikd_doc *doc)
+{
+    if (doc->json) json_decref((json_t *)doc->json);
+    if (doc->mp_live) msgpack_unpacked_destroy(&doc->mp);
+    memset(doc, 0, sizeof *doc);
+}
+
+/* ---- media types ---- */
+
+static int media_is(const char *v, size_t n, const char *type)
+{
+    return n == strlen(type) && strncasecmp(v, type, n) == 0;
+}
+
+static int msgpack_type(const char *v, size_t n)
+{
+    return media_is(v, n, "application/msgpack") || media_is(v, n, "application/x-msgpack") ||
+           media_is(v, n, "application/vnd.msgpack");
+}
+
+int ikd_encoding_from_content_type(const char *ct)
+{
+    if (!ct) return IKD_ENC_JSON; /* absent: assume JSON (curl --data-binary without -H) */
+    while (*ct == ' ' || *ct == '\t') ct++;
+    size_t n = strcspn(ct, "; \t");
+    if (media_is(ct, n, "application/json")) return IKD_ENC_JSON;
+    if (msgpack_type(ct, n)) return IKD_ENC_MSGPACK;
+    return -1;
+}
+
+ikd_encoding ikd_encoding_from_accept(const char *accept, ikd_encoding fallback)
+{
+    /* the first listed type ikd can produce wins (q-values are not weighed) */
+    for (const char *p = accept; p && *p;) {
+        p += strspn(p, " \t,");
+        size_t n = strcspn(p, ";, \t");
+        if (msgpack_type(p, n)) return IKD_ENC_MSGPACK;
+        if (media_is(p, n, "application/json")) return IKD_ENC_JSON;
+        p += strcspn(p, ",");
+    }
+    return fallback;
+}
+
+/* ---- reply layouts ---- */
+
+void ikd_reply_solve(ikd_emitter *e, const ikd_request *req, const ikd_result *res, const ikd_pose_joint *pose,
+                     double solve_us)
+{
+    int rot = res->solver == IKD_SOLVER_JACOBIAN && req->problem.has_target_rotation;
+    ikd_emit_map(e, 7 + (size_t)rot);
+    ikd_emit_key(e, "solver");
+    ikd_emit_str(e, ikd_solver_name(res->solver));
+    ikd_emit_key(e, "status");
+    ikd_emit_str(e, ikd_status_name(res->status));
+    ikd_emit_key(e, "reached");
+    ikd_emit_bool(e, res->reached);
+    ikd_emit_key(e, "error");
+    ikd_emit_num(e, res->error);
+    ikd_emit_key(e, "iterations");
+    ikd_emit_int(e, res->iterations);
+    if (rot) {
+        ikd_emit_key(e, "rotation_error_deg");
+        ikd_emit_num(e, res->rotation_error_deg);
+    }
+    ikd_emit_key(e, "joints");
+    ikd_emit_array(e, req->problem.joint_count);
+    for (size_t i = 0; i < req->problem.joint_count; i++) {
+        const ikd_pose_joint *j = &pose[i];
+        const char *name = req->names ? req->names[i] : NULL;
+        ikd_emit_map(e, name ? 4 : 3);
+        if (name) {
+            ikd_emit_key(e, "name");
+            ikd_emit_str(e, name);
+        }
+        ikd_emit_key(e, "position");
+        ikd_emit_nums(e, &j->position.x, 3);
+        ikd_emit_key(e, "rotation");
+        ikd_emit_nums(e, &j->rotation.x, 4);
+        ikd_emit_key(e, "local_rotation");
+        ikd_emit_nums(e, &j->local_rotation.x, 4);
+        ikd_emit_end(e);
+    }
+    ikd_emit_end(e);
+    ikd_emit_key(e, "solve_us");
+    ikd_emit_num(e, solve_us);
+    ikd_emit_end(e);
+}
+
+void ikd_reply_error(ikd_emitter *e, const ikd_error *err)
+{
+    ikd_emit_map(e, 1);
+    ikd_emit_key(e, "error");
+    ikd_emit_map(e, 3);
+    ikd_emit_key(e, "code");
+    ikd_emit_str(e, ikd_code_name(err->code));
+    ikd_emit_key(e, "message");
+    ikd_emit_str(e, err->message[0] ? err->message : ikd_strerror(err->code));
+    ikd_emit_key(e, "field");
+    ikd_emit_str(e, err->field);
+    ikd_emit_end(e);
+    ikd_emit_end(e);
+}

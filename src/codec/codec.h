@@ -1,0 +1,39 @@
+/* codec.h - bodies in, replies out, in either encoding: load a document, write solve replies and errors. */
+#ifndef IKD_CODEC_H
+#define IKD_CODEC_H
+
+#include <msgpack.h>
+#include <stddef.h>
+
+#include "decode.h"
+#include "emit.h"
+
+/* A decoded body and what owns its memory. */
+typedef struct ikd_doc {
+    ikd_encoding enc;
+    ikd_val root;
+    void *json;            /* JSON: the jansson root */
+    msgpack_unpacked mp;   /* MessagePack: msgpack-c's result and zone */
+    int mp_live;
+} ikd_doc;
+
+/* Parse `body` (syntax only). Errors: IKD_E_MALFORMED with a message saying
+ * where. Free the document with ikd_doc_free whatever this returns. */
+ikd_code ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t len, ikd_error *err);
+void ikd_doc_free(ikd_doc *doc);
+
+/* The encoding a Content-Type names: JSON (application/json, or absent) or
+ * MessagePack (application/msgpack, application/x-msgpack, application/vnd.msgpack).
+ * -1 for anything else. */
+int ikd_encoding_from_content_type(const char *content_type);
+/* The reply encoding an Accept header asks for; `fallback` when it names
+ * neither (or is absent, or is a wildcard). */
+ikd_encoding ikd_encoding_from_accept(const char *accept, ikd_encoding fallback);
+
+/* {"solver","status","reached","error","iterations",["rotation_error_deg"],"joints","solve_us"} */
+void ikd_reply_solve(ikd_emitter *e, const ikd_request *req, const ikd_result *res, const ikd_pose_joint *pose,
+                     double solve_us);
+/* {"error":{"code","message","field"}} */
+void ikd_reply_error(ikd_emitter *e, const ikd_error *err);
+
+#endif

@@ -1,0 +1,153 @@
+/* emit.c - the JSON and MessagePack writers behind ikd_emitter. */
+#include "emit.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* msgpack-c's packer writes through this into the reply buffer. */
+static int mp_write(void *data, const char *buf, size_t len)
+{
+    ikd_buf *b = data;
+    ikd_buf_append(b, buf, len);
+    return b->failed ? -1 : 0;
+}
+
+void ikd_emit_init(ikd_emitter *e, ikd_encoding enc, ikd_buf *out)
+{
+    memset(e, 0, sizeof *e);
+    e->enc = enc;
+    e->out = out;
+    e->first[0] = 1;
+    msgpack_packer_init(&e->mp, out, mp_write);
+}
+
+const char *ikd_encoding_media_type(ikd_encoding enc)
+{
+    return enc == IKD_ENC_MSGPACK ? "application/msgpack" : "application/json";
+}
+
+static void mp_str(ikd_emitter *e, const char *s)
+{
+    size_t n = strlen(s);
+    msgpack_pack_str(&e->mp, n);
+    msgpack_pack_str_body(&e->mp, s, n);
+}
+
+/* ---- JSON comma bookkeeping ---- */
+
+static void json_value_start(ikd_emitter *e)
+{
+    if (e->after_key) {
+        e->after_key = 0;
+        return;
+    }
+    if (e->depth > 0) {
+        if (!e->first[e->depth]) ikd_buf_putc(e->out, ',');
+        e->first[e->depth] = 0;
+    }
+}
+
+static void open_level(ikd_emitter *e, int is_map)
+{
+    if (e->depth + 1 < IKD_EMIT_DEPTH) e->depth++;
+    e->first[e->depth] = 1;
+    e->is_map[e->depth] = (unsigned char)is_map;
+}
+
+void ikd_emit_map(ikd_emitter *e, size_t n)
+{
+    if (e->enc == IKD_ENC_MSGPACK) {
+        msgpack_pack_map(&e->mp, n);
+    } else {
+        json_value_start(e);
+        ikd_buf_putc(e->out, '{');
+    }
+    open_level(e, 1);
+}
+
+void ikd_emit_array(ikd_emitter *e, size_t n)
+{
+    if (e->enc == IKD_ENC_MSGPACK) {
+        msgpack_pack_array(&e->mp, n);
+    } else {
+        json_value_start(e);
+        ikd_buf_putc(e->out, '[');
+    }
+    open_level(e, 0);
+}
+
+void ikd_emit_end(ikd_emitter *e)
+{
+    if (e->enc == IKD_ENC_JSON) ikd_buf_putc(e->out, e->is_map[e->depth] ? '}' : ']');
+    if (e->depth > 0) e->depth--;
+}
+
+void ikd_emit_key(ikd_emitter *e, const char *key)
+{
+    if (e->enc == IKD_ENC_MSGPACK) {
+        mp_str(e, key);
+        return;
+    }
+    if (!e->first[e->depth]) ikd_buf_putc(e->out, ',');
+    e->first[e->depth] = 0;
+    ikd_buf_json_string(e->out, key);
+    ikd_buf_putc(e->out, ':');
+    e->after_key = 1;
+}
+
+void ikd_emit_str(ikd_emitter *e, const char *s)
+{
+    if (e->enc == IKD_ENC_MSGPACK) {
+        mp_str(e, s);
+        return;
+    }
+    json_value_start(e);
+    ikd_buf_json_string(e->out, s);
+}
+
+void ikd_emit_num(ikd_emitter *e, double v)
+{
+    if (e->enc == IKD_ENC_MSGPACK) {
+        if (v == 0.0) v = 0.0; /* -0 -> 0, as in JSON */
+        if (!isfinite(v)) {
+            v = 0;
+            e->out->failed = 1;
+        }
+        msgpack_pack_double(&e->mp, v);
+        return;
+    }
+    json_value_start(e);
+    ikd_buf_json_number(e->out, v);
+}
+
+void ikd_emit_int(ikd_emitter *e, long long v)
+{
+    if (e->enc == IKD_ENC_MSGPACK) {
+        msgpack_pack_int64(&e->mp, v);
+        return;
+    }
+    char tmp[32];
+    int n = snprintf(tmp, sizeof tmp, "%lld", v);
+    json_value_start(e);
+    ikd_buf_append(e->out, tmp, (size_t)n);
+}
+
+void ikd_emit_bool(ikd_emitter *e, int b)
+{
+    if (e->enc == IKD_ENC_MSGPACK) {
+        if (b) msgpack_pack_true(&e->mp);
+        else msgpack_pack_false(&e->mp);
+        return;
+    }
+    json_value_start(e);
+    ikd_buf_puts(e->out, b ? "true" : "false");
+}
+
+void ikd_emit_nums(ikd_emitter *e, const double *v, size_t n)
+{
+    ikd_emit_array(e, n);
+    for (size_t i = 0; i < n; i++) ikd_emit_num(e, v[i]);
+    ikd_emit_end(e);
+}
