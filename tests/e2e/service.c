@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <msgpack.h>
+
 #include "harness.h"
 
 static void sleep_ms(long ms)
@@ -602,6 +604,105 @@ START_TEST(full_queue_keeps_memory_flat)
 }
 END_TEST
 
+/* A raw request with a binary body; returns the reply. */
+static reply request_bin(int port, const char *path, const char *headers, const char *body, size_t len)
+{
+    int fd = connect_to(port);
+    char head[1024];
+    int n = snprintf(head, sizeof head, "POST %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n%sContent-Length: %zu\r\n\r\n",
+                     path, headers, len);
+    send_all(fd, head, (size_t)n);
+    send_all(fd, body, len);
+    reply r = read_reply(fd);
+    close(fd);
+    return r;
+}
+
+/* {"chain":{"joints":[[0,0,0],[0,1,0],[0,2,0]]},"target":[1,1,0]} packed with msgpack-c */
+static void pack_solve(msgpack_sbuffer *sb, int bad)
+{
+    msgpack_packer pk;
+    msgpack_sbuffer_init(sb);
+    msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, 2);
+    msgpack_pack_str(&pk, 5);
+    msgpack_pack_str_body(&pk, "chain", 5);
+    msgpack_pack_map(&pk, 1);
+    msgpack_pack_str(&pk, 6);
+    msgpack_pack_str_body(&pk, "joints", 6);
+    msgpack_pack_array(&pk, 3);
+    for (int i = 0; i < 3; i++) {
+        msgpack_pack_array(&pk, 3);
+        msgpack_pack_double(&pk, 0);
+        msgpack_pack_double(&pk, bad && i == 1 ? 0 : i);
+        msgpack_pack_double(&pk, 0);
+    }
+    msgpack_pack_str(&pk, 6);
+    msgpack_pack_str_body(&pk, "target", 6);
+    msgpack_pack_array(&pk, 3);
+    msgpack_pack_double(&pk, 1);
+    msgpack_pack_double(&pk, 1);
+    msgpack_pack_double(&pk, 0);
+}
+
+START_TEST(msgpack_over_http)
+{
+    daemon_proc d = start_ikd(NULL);
+    msgpack_sbuffer sb;
+    pack_solve(&sb, 0);
+    /* MessagePack in, MessagePack out (the request's encoding) */
+    reply r = request_bin(d.port, "/v1/solve", "Content-Type: application/msgpack\r\n", sb.data, sb.size);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(has_header(&r, "Content-Type", "application/msgpack"));
+    msgpack_unpacked up;
+    msgpack_unpacked_init(&up);
+    size_t off = 0;
+    ck_assert_int_eq(msgpack_unpack_next(&up, r.body, r.body_len, &off), MSGPACK_UNPACK_SUCCESS);
+    ck_assert_int_eq(up.data.type, MSGPACK_OBJECT_MAP);
+    int reached = 0;
+    for (uint32_t i = 0; i < up.data.via.map.size; i++) {
+        msgpack_object_kv *kv = &up.data.via.map.ptr[i];
+        if (kv->key.via.str.size == 7 && !memcmp(kv->key.via.str.ptr, "reached", 7)) reached = kv->val.via.boolean;
+    }
+    ck_assert(reached);
+    msgpack_unpacked_destroy(&up);
+    free(r.body);
+    /* MessagePack in, JSON out when Accept asks for it */
+    r = request_bin(d.port, "/v1/solve", "Content-Type: application/msgpack\r\nAccept: application/json\r\n", sb.data,
+                    sb.size);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(has_header(&r, "Content-Type", "application/json"));
+    ck_assert_ptr_nonnull(strstr(r.body, "\"reached\":true"));
+    free(r.body);
+    /* JSON in, MessagePack out */
+    r = request_bin(d.port, "/v1/solve", "Content-Type: application/json\r\nAccept: application/msgpack\r\n", SOLVE,
+                    strlen(SOLVE));
+    ck_assert(has_header(&r, "Content-Type", "application/msgpack"));
+    free(r.body);
+    msgpack_sbuffer_destroy(&sb);
+    /* errors keep their status and shape in MessagePack */
+    pack_solve(&sb, 1);
+    r = request_bin(d.port, "/v1/solve", "Content-Type: application/msgpack\r\nAccept: application/json\r\n", sb.data,
+                    sb.size);
+    assert_error(&r, 400, "invalid_request", "chain.joints[1].position");
+    free(r.body);
+    r = request_bin(d.port, "/v1/solve", "Content-Type: application/msgpack\r\n", sb.data, sb.size);
+    ck_assert_int_eq(r.status, 400);
+    ck_assert(has_header(&r, "Content-Type", "application/msgpack"));
+    free(r.body);
+    r = request_bin(d.port, "/v1/solve", "Content-Type: application/msgpack\r\nAccept: application/json\r\n", "\xc1", 1);
+    assert_error(&r, 400, "malformed_request", "");
+    free(r.body);
+    msgpack_sbuffer_destroy(&sb);
+    /* GET endpoints follow Accept */
+    r = request_h(d.port, "GET", "/healthz", NULL, "Accept: application/msgpack\r\n", NULL);
+    ck_assert(has_header(&r, "Content-Type", "application/msgpack"));
+    ck_assert_uint_eq(r.body_len, 11); /* {"status":"ok"} */
+    free(r.body);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("service");
@@ -620,6 +721,7 @@ int main(void)
     tcase_add_test(tc, request_ids_and_access_log);
     tcase_add_test(tc, drain_reports_not_ready_and_second_signal_exits);
     tcase_add_test(tc, full_queue_keeps_memory_flat);
+    tcase_add_test(tc, msgpack_over_http);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
