@@ -30,7 +30,7 @@ TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o $(BUILD)/tests/unit/problems.o
 
 LISTEN ?= 127.0.0.1:8080
 
-.PHONY: all deps deps-test build run test check unit e2e lint-openapi clean bench
+.PHONY: all deps deps-test build run test check unit e2e lint-openapi clean bench load
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/libikd.a $(BUILD)/ikd
@@ -129,6 +129,19 @@ $(BUILD)/tests/bench/%.o: tests/bench/%.c
 
 $(BUILD)/bench: $(BUILD)/tests/bench/bench.o $(TESTUTIL_OBJ) $(BUILD)/libikd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# The load test (tests/load/load.py): LOAD_ARGS are passed on, e.g.
+#   make load LOAD_ARGS="--mode batch --encoding msgpack --duration 10"
+LOAD_PKGS := wrk gnuplot-nox python3
+LOAD_ARGS ?=
+$(BUILD)/baseline: tests/load/baseline.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SERVER_CFLAGS) -o $@ $< $(SERVER_LIBS) $(LDLIBS)
+
+load:
+	$(call install_missing,$(RUN_PKGS) $(LOAD_PKGS))
+	@$(MAKE) --no-print-directory $(BUILD)/ikd $(BUILD)/baseline
+	python3 tests/load/load.py $(LOAD_ARGS)
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/bench

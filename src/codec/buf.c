@@ -100,18 +100,91 @@ void ikd_buf_json_string(ikd_buf *b, const char *s)
     ikd_buf_putc(b, '"');
 }
 
+/* 17 correctly rounded significant digits of a finite |v| in [1e-5, 1e15)
+ * (enough to read back the same double), trailing zeros trimmed, with
+ * 128-bit integer arithmetic: v = m 2^e exactly, so v 10^k = m 10^k / 2^-e
+ * is rounded to an integer once. Returns the length, or 0 when v is outside
+ * that range (the caller falls back to printf). ~10x faster than "%.17g". */
+static size_t fmt17(double v, char *out)
+{
+    static const unsigned long long p10[] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+                                             10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+                                             100000000000ull, 1000000000000ull, 10000000000000ull,
+                                             100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+                                             100000000000000000ull, 1000000000000000000ull,
+                                             10000000000000000000ull};
+    double a = fabs(v);
+    if (!(a >= 1e-5 && a < 1e15)) return 0;
+    int ex;
+    double f = frexp(a, &ex);
+    unsigned long long m = (unsigned long long)ldexp(f, 53);
+    int shift = 53 - ex; /* a = m / 2^shift, shift in (0, 70] here */
+    int d = (int)floor(log10(a));
+    unsigned long long q = 0;
+    int k = 0;
+    for (int tries = 0; tries < 3; tries++) {
+        k = 16 - d; /* a 10^k in [1e16, 1e17) */
+        if (k < 0 || k > 22) return 0;
+        unsigned __int128 pk = k <= 19 ? (unsigned __int128)p10[k] : (unsigned __int128)p10[19] * p10[k - 19];
+        unsigned __int128 P = (unsigned __int128)m * pk;
+        unsigned __int128 half = (unsigned __int128)1 << (shift - 1), mask = ((unsigned __int128)1 << shift) - 1;
+        unsigned __int128 r = P & mask;
+        unsigned __int128 qq = P >> shift;
+        if (r > half || (r == half && (qq & 1))) qq++;
+        q = (unsigned long long)qq;
+        if (q >= p10[17]) d++;
+        else if (q < p10[16]) d--;
+        else break;
+    }
+    if (q < p10[16] || q >= p10[17]) return 0;
+    char digits[17];
+    for (int i = 16; i >= 0; i--) {
+        digits[i] = (char)('0' + q % 10);
+        q /= 10;
+    }
+    int nd = 17;
+    while (nd > 1 && digits[nd - 1] == '0') nd--;
+    size_t n = 0;
+    if (v < 0) out[n++] = '-';
+    /* value = 0.digits x 10^(17-k): point after (17 - k) digits */
+    int point = 17 - k;
+    if (point <= 0) {
+        out[n++] = '0';
+        out[n++] = '.';
+        for (int i = 0; i < -point; i++) out[n++] = '0';
+        memcpy(out + n, digits, (size_t)nd);
+        n += (size_t)nd;
+    } else {
+        for (int i = 0; i < point; i++) out[n++] = i < nd ? digits[i] : '0';
+        if (nd > point) {
+            out[n++] = '.';
+            memcpy(out + n, digits + point, (size_t)(nd - point));
+            n += (size_t)(nd - point);
+        }
+    }
+    return n;
+}
+
 void ikd_buf_json_number(ikd_buf *b, double v)
 {
-    char tmp[32];
+    char tmp[40];
     if (!isfinite(v)) {
         ikd_buf_putc(b, '0');
         b->failed = 1;
         return;
     }
-    if (v == 0.0) v = 0.0; /* -0 -> 0 */
-    int n = snprintf(tmp, sizeof tmp, "%.15g", v);
-    if (strtod(tmp, NULL) != v) n = snprintf(tmp, sizeof tmp, "%.17g", v);
-    ikd_buf_append(b, tmp, (size_t)n);
+    if (v == 0.0) {
+        ikd_buf_putc(b, '0'); /* -0 too */
+        return;
+    }
+    if (v == (double)(long long)v && fabs(v) < 1e15) { /* integral: no fraction digits */
+        int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+        ikd_buf_append(b, tmp, (size_t)n);
+        return;
+    }
+    size_t n = fmt17(v, tmp);
+    if (!n) n = (size_t)snprintf(tmp, sizeof tmp, "%.17g", v);
+    ikd_buf_append(b, tmp, n);
 }
 
 char *ikd_buf_release(ikd_buf *b, size_t *len)

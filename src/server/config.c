@@ -29,7 +29,7 @@ static const setting settings[] = {
     NUM("queue", "IKD_QUEUE", queue, "1024", 1, 1000000, "solve queue capacity; when full, requests get 503 + Retry-After"),
     NUM("max-body", "IKD_MAX_BODY", max_body, "1048576", 64, 1073741824, "largest request body in bytes; larger gets 413"),
     NUM("max-joints", "IKD_MAX_JOINTS", max_joints, "1024", 3, 4096, "most joints in one chain; more gets 400"),
-    NUM("io-threads", "IKD_IO_THREADS", io_threads, "1", 1, 64, "HTTP I/O threads (libmicrohttpd)"),
+    NUM("io-threads", "IKD_IO_THREADS", io_threads, "0", 0, 64, "HTTP I/O threads (libmicrohttpd), which also answer analytic solves; 0 = one per online CPU"),
     NUM("conn-timeout", "IKD_CONN_TIMEOUT", conn_timeout, "30", 1, 3600, "seconds an idle or stalled connection is kept"),
     NUM("shutdown-grace", "IKD_SHUTDOWN_GRACE", shutdown_grace, "10", 0, 3600, "seconds to finish accepted requests after SIGTERM"),
     NUM("max-batch", "IKD_MAX_BATCH", max_batch, "1024", 1, 100000, "most problems in one /v1/solve/batch; more gets 413"),

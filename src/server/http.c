@@ -669,6 +669,11 @@ int ikd_http_start(ikd_http *h, const ikd_config *cfg, char *errbuf, size_t errl
         if (workers < 1) workers = 1;
     }
     h->nworkers = (int)workers;
+    long io_threads = cfg->io_threads;
+    if (io_threads == 0) {
+        io_threads = sysconf(_SC_NPROCESSORS_ONLN);
+        if (io_threads < 1) io_threads = 1;
+    }
     if (ikd_pool_init(&h->pool, (int)workers, (size_t)cfg->queue, worker_init, worker_destroy, h) != 0) {
         snprintf(errbuf, errlen, "cannot start %ld workers", workers);
         goto fail;
@@ -678,7 +683,7 @@ int ikd_http_start(ikd_http *h, const ikd_config *cfg, char *errbuf, size_t errl
     if (tls) flags |= MHD_USE_TLS;
     struct MHD_OptionItem ops[] = {
         {MHD_OPTION_LISTEN_SOCKET, h->listen_fd, NULL},
-        {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)cfg->io_threads, NULL},
+        {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)io_threads, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)cfg->conn_timeout, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)cfg->max_connections, NULL},
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)cfg->max_connections_per_ip, NULL},

@@ -1,8 +1,10 @@
 /* log.c - JSON log lines built on the stack and written to stderr with one write(2) each. */
 #include "log.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,12 +73,81 @@ static void start(line *l, ikd_log_level level)
     puts_(l, t);
 }
 
-static void finish(line *l)
+/* Access lines are collected per thread and written in blocks (one write(2)
+ * per 16 KiB instead of one per request); ikd_log_flush writes what is left.
+ * Daemon events are written at once. */
+#define LOG_BLOCK 16384
+#define LOG_MAX_THREADS 256
+
+typedef struct block {
+    pthread_mutex_t lock;
+    size_t len;
+    char data[LOG_BLOCK];
+} block;
+
+static block *blocks[LOG_MAX_THREADS];
+static atomic_int nblocks;
+static _Thread_local block *mine;
+static _Thread_local int no_block; /* registry full: write directly */
+
+static void write_all(const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(2, p, n);
+        if (w <= 0) return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static void flush_block(block *b)
+{
+    if (b->len) write_all(b->data, b->len);
+    b->len = 0;
+}
+
+void ikd_log_flush(void)
+{
+    int n = atomic_load(&nblocks);
+    for (int i = 0; i < n && i < LOG_MAX_THREADS; i++) {
+        block *b = blocks[i];
+        if (!b) continue;
+        pthread_mutex_lock(&b->lock);
+        flush_block(b);
+        pthread_mutex_unlock(&b->lock);
+    }
+}
+
+static void emit(const char *p, size_t n, int buffered)
+{
+    if (buffered && !mine && !no_block) {
+        int i = atomic_fetch_add(&nblocks, 1);
+        if (i < LOG_MAX_THREADS) {
+            block *b = calloc(1, sizeof *b);
+            if (b) {
+                pthread_mutex_init(&b->lock, NULL);
+                blocks[i] = b;
+                mine = b;
+            }
+        }
+        if (!mine) no_block = 1;
+    }
+    if (!buffered || !mine) {
+        write_all(p, n);
+        return;
+    }
+    pthread_mutex_lock(&mine->lock);
+    if (mine->len + n > LOG_BLOCK) flush_block(mine);
+    memcpy(mine->data + mine->len, p, n);
+    mine->len += n;
+    pthread_mutex_unlock(&mine->lock);
+}
+
+static void finish(line *l, int buffered)
 {
     l->buf[l->len++] = '}';
     l->buf[l->len++] = '\n';
-    ssize_t w = write(2, l->buf, l->len);
-    (void)w;
+    emit(l->buf, l->len, buffered);
 }
 
 void ikd_log_access(const ikd_access *a)
@@ -103,7 +174,7 @@ void ikd_log_access(const ikd_access *a)
     }
     puts_(&l, ",\"request_id\":");
     str(&l, a->request_id);
-    finish(&l);
+    finish(&l, 1);
 }
 
 void ikd_log_event(ikd_log_level level, const char *event, const char *detail)
@@ -117,5 +188,6 @@ void ikd_log_event(ikd_log_level level, const char *event, const char *detail)
         puts_(&l, ",\"detail\":");
         str(&l, detail);
     }
-    finish(&l);
+    ikd_log_flush(); /* keep the order: requests before the event */
+    finish(&l, 0);
 }

@@ -18,7 +18,12 @@ typedef struct ikd_access {
 } ikd_access;
 void ikd_log_access(const ikd_access *a);
 
-/* {"time","level","event", "detail"} with a free-text detail (may be NULL). */
+/* Access lines are buffered per thread and written in blocks; this writes
+ * every pending line now (the daemon calls it a few times a second). */
+void ikd_log_flush(void);
+
+/* {"time","level","event", "detail"} with a free-text detail (may be NULL);
+ * written at once, after the pending access lines. */
 void ikd_log_event(ikd_log_level level, const char *event, const char *detail);
 
 #endif

@@ -50,8 +50,10 @@ int main(int argc, char **argv)
     fflush(stdout);
     ikd_log_event(IKD_LOG_INFO, "listening", h.url);
 
+    /* wait for a signal, writing buffered access lines four times a second */
     int sig;
-    sigwait(&set, &sig);
+    struct timespec quarter = {0, 250 * 1000000L};
+    while ((sig = sigtimedwait(&set, NULL, &quarter)) < 0) ikd_log_flush();
     ikd_log_event(IKD_LOG_INFO, "draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     ikd_http_drain(&h);
 
@@ -60,6 +62,7 @@ int main(int argc, char **argv)
     struct timespec tick = {0, 10 * 1000000L};
     int forced = 0;
     while (ikd_http_active(&h) > 0 && mono_s() < deadline) {
+        ikd_log_flush();
         if (sigtimedwait(&set, NULL, &tick) > 0) {
             forced = 1;
             break;
@@ -71,5 +74,6 @@ int main(int argc, char **argv)
     ikd_log_event(left ? IKD_LOG_WARN : IKD_LOG_INFO, "exit", detail);
     if (forced) _exit(0);
     ikd_http_stop(&h);
+    ikd_log_flush();
     return 0;
 }

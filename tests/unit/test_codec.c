@@ -336,16 +336,25 @@ START_TEST(number_writer_shortest_and_exact)
     tu_seed(&r, 11);
     ikd_buf b;
     ikd_buf_init(&b);
+    ikd_buf_json_number(&b, 0.5);
+    ck_assert_str_eq(b.data, "0.5");
+    ikd_buf_reset(&b);
+    ikd_buf_json_number(&b, -3);
+    ck_assert_str_eq(b.data, "-3");
+    ikd_buf_reset(&b);
     ikd_buf_json_number(&b, 0.1);
-    ck_assert_str_eq(b.data, "0.1");
+    ck_assert(strtod(b.data, NULL) == 0.1);
     ikd_buf_reset(&b);
     ikd_buf_json_number(&b, -0.0);
     ck_assert_str_eq(b.data, "0");
-    for (int i = 0; i < 10000; i++) {
-        double v = tu_uniform(&r, -1, 1) * pow(10, tu_uniform(&r, -300, 300));
+    for (int i = 0; i < 200000; i++) {
+        /* mostly the range the fast path covers, then anything */
+        double v = tu_uniform(&r, -1, 1) * pow(10, i % 4 ? tu_uniform(&r, -6, 16) : tu_uniform(&r, -300, 300));
+        if (i % 7 == 0) v = nextafter(v, 1e300);
         ikd_buf_reset(&b);
         ikd_buf_json_number(&b, v);
-        ck_assert(strtod(b.data, NULL) == v);
+        ck_assert_msg(strtod(b.data, NULL) == v, "%.17g written as %s", v, b.data);
+        ck_assert_msg(strspn(b.data, "-0123456789.e+") == b.len, "not a JSON number: %s", b.data);
     }
     ikd_buf_reset(&b);
     ikd_buf_json_number(&b, NAN);

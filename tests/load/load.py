@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""load.py - ikd's load test: drives a daemon with wrk and reports solves per second.
+
+Starts ikd (or targets --url) and a baseline server (a minimal libmicrohttpd POST
+handler configured like ikd: the HTTP ceiling of this machine), drives both with wrk
+using request bodies generated from a seed, and reports solves/s, requests/s, latency
+p50/p90/p99/p99.9 and errors by status, with ikd's request rate as a fraction of the
+baseline's in the same run. A progress line is printed each second (wrk runs in
+one-second slices); at the end: a table, results.json, summary.md and plot.png
+(gnuplot: throughput and latency percentiles over time) in --out.
+
+Modes: single (one problem per request), batch (--batch-size problems per request;
+solves/s counts problems), mixed (two-bone solves alone, then again with 10% of the
+connections sending 32-joint jacobian solves; reports the two-bone p99 of both).
+"""
+import argparse
+import json
+import math
+import os
+import random
+import shutil
+import struct
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+
+
+# ---- bodies -------------------------------------------------------------------------
+
+def msgpack(o):
+    """The same document as MessagePack (maps, arrays, str, float 64, int, bool)."""
+    if isinstance(o, dict):
+        n = len(o)
+        head = bytes([0x80 | n]) if n < 16 else b"\xde" + struct.pack(">H", n)
+        return head + b"".join(msgpack(k) + msgpack(v) for k, v in o.items())
+    if isinstance(o, list):
+        n = len(o)
+        head = bytes([0x90 | n]) if n < 16 else (b"\xdc" + struct.pack(">H", n) if n < 65536 else b"\xdd" + struct.pack(">I", n))
+        return head + b"".join(msgpack(x) for x in o)
+    if isinstance(o, str):
+        e = o.encode()
+        return (bytes([0xa0 | len(e)]) if len(e) < 32 else b"\xd9" + bytes([len(e)])) + e
+    if isinstance(o, bool):
+        return b"\xc3" if o else b"\xc2"
+    if isinstance(o, int):
+        return b"\xd3" + struct.pack(">q", o)
+    return b"\xcb" + struct.pack(">d", float(o))
+
+
+def unit(rng):
+    while True:
+        v = [rng.uniform(-1, 1) for _ in range(3)]
+        n = math.sqrt(sum(x * x for x in v))
+        if 0.1 < n <= 1:
+            return [x / n for x in v]
+
+
+def chain(rng, n, max_bend_deg=60):
+    """A random walk chain, each bone within max_bend_deg of the previous; and a target
+    from a second such pose (reachable)."""
+    def walk():
+        pts, d = [[0.0, 0.0, 0.0]], unit(rng)
+        for _ in range(n - 1):
+            e = unit(rng)
+            # bend d toward e by up to max_bend_deg
+            a = math.radians(rng.uniform(0, max_bend_deg))
+            perp = [e[i] - d[i] * sum(e[j] * d[j] for j in range(3)) for i in range(3)]
+            pn = math.sqrt(sum(x * x for x in perp)) or 1.0
+            d = [d[i] * math.cos(a) + perp[i] / pn * math.sin(a) for i in range(3)]
+            length = rng.uniform(0.5, 1.5)
+            pts.append([pts[-1][i] + d[i] * length for i in range(3)])
+        return pts
+    start = walk()
+    return start, walk()[-1]
+
+
+def problem(rng, kind):
+    if kind == "two_bone":
+        joints, target = chain(rng, 3)
+        return {"chain": {"joints": joints}, "target": target, "pole": [0, 0, 5]}
+    if kind == "chain":
+        joints, target = chain(rng, rng.choice([4, 8, 16, 32]))
+        return {"chain": {"joints": joints}, "target": target}
+    if kind == "constrained":
+        n = rng.choice([4, 8, 16])
+        joints, target = chain(rng, n, 40)
+        js = [{"position": p, "constraint": {"type": "ball", "max_deg": 45}} for p in joints[:-1]] + [joints[-1]]
+        return {"chain": {"joints": js}, "target": target}
+    if kind == "jacobian32":
+        joints, target = chain(rng, 32)
+        return {"solver": "jacobian", "chain": {"joints": joints}, "target": target}
+    raise ValueError(kind)
+
+
+def bodies(seed, kind, encoding, batch_size, count=64):
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        doc = {"problems": [problem(rng, kind) for _ in range(batch_size)]} if batch_size else problem(rng, kind)
+        out.append(msgpack(doc) if encoding == "msgpack" else json.dumps(doc, separators=(",", ":")).encode())
+    return out
+
+
+def write_bodies(path, items):
+    with open(path, "wb") as f:
+        for b in items:
+            f.write(b"%d\n" % len(b) + b)
+
+
+# ---- processes ----------------------------------------------------------------------
+
+def start(cmd, marker):
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = p.stdout.readline()
+    if marker not in line:
+        p.kill()
+        sys.exit(f"load: {cmd[0]} did not start: {line!r}")
+    return p, line.strip().split(" on ")[1]
+
+
+def wrk(url, path, ctype, bodies_file, connections, threads, seconds):
+    env = dict(os.environ, IKD_LOAD_BODIES=bodies_file, IKD_LOAD_PATH=path, IKD_LOAD_CTYPE=ctype)
+    cmd = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{seconds}s", "--timeout", "10s",
+           "-s", os.path.join(HERE, "wrk.lua"), url + path]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+
+
+def result(proc):
+    out, _ = proc.communicate()
+    for line in out.splitlines():
+        if line.startswith("IKD_RESULT "):
+            r = json.loads(line[len("IKD_RESULT "):])
+            r["rps"] = r["requests"] / (r["duration_us"] / 1e6) if r["duration_us"] else 0.0
+            return r
+    sys.exit("load: wrk failed:\n" + out)
+
+
+def merge(rs):
+    """Slices -> totals (latency: the worst slice's percentiles are not additive, so the
+    request-weighted mean of slice percentiles is reported; per-slice values are kept)."""
+    total = sum(r["requests"] for r in rs)
+    dur = sum(r["duration_us"] for r in rs)
+    m = {"requests": total, "duration_us": dur, "rps": total / (dur / 1e6) if dur else 0.0, "statuses": {}, "errors": {}}
+    for k in ("p50", "p90", "p99", "p999", "mean"):
+        m[k] = sum(r[k] * r["requests"] for r in rs) / total if total else 0.0
+    for r in rs:
+        for code, n in r["statuses"].items():
+            m["statuses"][code] = m["statuses"].get(code, 0) + n
+        for k, n in r["errors"].items():
+            m["errors"][k] = m["errors"].get(k, 0) + n
+    return m
+
+
+def run_slices(label, url, path, ctype, bfile, args, per_request, seconds, series):
+    rs = []
+    for s in range(seconds):
+        r = result(wrk(url, path, ctype, bfile, args.connections, args.threads, 1))
+        rs.append(r)
+        series.append({"run": label, "t": len(series) + 1, "solves": r["rps"] * per_request, **r})
+        bad = sum(n for c, n in r["statuses"].items() if not c.startswith("2"))
+        print(f"[{label} {s + 1:3d}s] {r['rps']:10.0f} req/s {r['rps'] * per_request:12.0f} solves/s  "
+              f"p50 {r['p50'] / 1000:6.2f} ms  p99 {r['p99'] / 1000:6.2f} ms  non-2xx {bad}", flush=True)
+    return merge(rs)
+
+
+# ---- main ---------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--url", help="target a running ikd instead of starting one")
+    ap.add_argument("--mode", choices=["single", "batch", "mixed"], default="single")
+    ap.add_argument("--encoding", choices=["json", "msgpack"], default="json")
+    ap.add_argument("--problems", choices=["two_bone", "chain", "constrained"], default="two_bone")
+    ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--connections", type=int, default=64)
+    ap.add_argument("--threads", type=int, default=2, help="wrk threads")
+    ap.add_argument("--duration", type=int, default=10, help="seconds per measured run")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "load"))
+    ap.add_argument("--ikd", default=os.path.join(ROOT, "build", "ikd"))
+    ap.add_argument("--baseline", default=os.path.join(ROOT, "build", "baseline"))
+    ap.add_argument("--no-baseline", action="store_true", help="skip the HTTP ceiling run")
+    ap.add_argument("--ikd-args", default="", help="extra flags for the started ikd")
+    args = ap.parse_args()
+    if not shutil.which("wrk"):
+        sys.exit("load: wrk not found (apt-get install wrk)")
+    os.makedirs(args.out, exist_ok=True)
+    ctype = "application/msgpack" if args.encoding == "msgpack" else "application/json"
+    batch = args.batch_size if args.mode == "batch" else 0
+    path = "/v1/solve/batch" if batch else "/v1/solve"
+    per_request = batch or 1
+    kind = args.problems if args.mode != "mixed" else "two_bone"
+    bfile = os.path.join(args.out, "bodies.bin")
+    write_bodies(bfile, bodies(args.seed, kind, args.encoding, batch))
+
+    procs, series, report = [], [], {"args": vars(args), "machine": os.uname().nodename, "cpus": os.cpu_count()}
+    try:
+        base = None
+        if not args.no_baseline:
+            bp, burl = start([args.baseline, "--listen", "127.0.0.1:0"], "baseline listening")
+            procs.append(bp)
+            base = run_slices("baseline", burl, path, ctype, bfile, args, 1, args.duration, series)
+            bp.terminate()
+            bp.wait()
+            procs.remove(bp)
+        url = args.url
+        if not url:
+            ip, url = start([args.ikd, "--listen", "127.0.0.1:0"] + args.ikd_args.split(), "ikd listening")
+            procs.append(ip)
+        if args.mode == "mixed":
+            # phase 1: two-bone alone on 90% of the connections
+            c90 = max(1, round(args.connections * 0.9))
+            alone_args = argparse.Namespace(**{**vars(args), "connections": c90})
+            alone = run_slices("two_bone", url, path, ctype, bfile, alone_args, 1, args.duration, series)
+            # phase 2: the same, with 32-joint jacobian solves on the other 10%
+            lfile = os.path.join(args.out, "bodies_long.bin")
+            write_bodies(lfile, bodies(args.seed + 1, "jacobian32", args.encoding, 0))
+            long_proc = wrk(url, path, ctype, lfile, max(1, args.connections - c90), 1, args.duration)
+            mixed = run_slices("mixed", url, path, ctype, bfile, alone_args, 1, args.duration, series)
+            long = result(long_proc)
+            report.update(two_bone_alone=alone, two_bone_mixed=mixed, long_solves=long,
+                          p99_ratio=mixed["p99"] / alone["p99"] if alone["p99"] else None)
+            ikd = mixed
+        else:
+            ikd = run_slices("ikd", url, path, ctype, bfile, args, per_request, args.duration, series)
+        report.update(ikd=ikd, baseline=base, solves_per_s=ikd["rps"] * per_request,
+                      fraction_of_baseline=ikd["rps"] / base["rps"] if base else None)
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait()
+
+    # ---- report ----
+    rows = [("baseline (HTTP ceiling)", report["baseline"], 1)] if report["baseline"] else []
+    if args.mode == "mixed":
+        rows += [("ikd two-bone alone", report["two_bone_alone"], 1), ("ikd two-bone + 10% long", report["two_bone_mixed"], 1),
+                 ("ikd long solves (jacobian 32)", report["long_solves"], 1)]
+    else:
+        rows += [("ikd", report["ikd"], per_request)]
+    lines = [f"mode {args.mode}, {args.encoding}, problems {kind}" + (f", batch {batch}" if batch else "") +
+             f", {args.connections} connections, {args.threads} wrk threads, {args.duration} s per run, seed {args.seed}",
+             "", "| run | req/s | solves/s | p50 ms | p90 ms | p99 ms | p99.9 ms | errors by status |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, r, k in rows:
+        st = ", ".join(f"{c}: {n}" for c, n in sorted(r["statuses"].items()))
+        errs = {e: n for e, n in r["errors"].items() if n and e != "status"}
+        lines.append(f"| {name} | {r['rps']:.0f} | {r['rps'] * k:.0f} | {r['p50'] / 1000:.2f} | {r['p90'] / 1000:.2f} | "
+                     f"{r['p99'] / 1000:.2f} | {r['p999'] / 1000:.2f} | {st}{'; socket errors ' + str(errs) if errs else ''} |")
+    if report.get("fraction_of_baseline") is not None:
+        lines += ["", f"ikd request rate = {100 * report['fraction_of_baseline']:.1f}% of the baseline's in this run"]
+    if args.mode == "mixed" and report.get("p99_ratio"):
+        lines += [f"two-bone p99 with long solves / without = {report['p99_ratio']:.2f}"]
+    text = "\n".join(lines)
+    print("\n" + text)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({**report, "series": series}, f, indent=1)
+    with open(os.path.join(args.out, "summary.md"), "w") as f:
+        f.write("# ikd load test\n\n" + text + "\n\n![throughput and latency](plot.png)\n")
+    plot(args.out, series)
+    print(f"\nwrote {args.out}/results.json, summary.md, plot.png")
+
+
+def plot(out, series):
+    if not shutil.which("gnuplot"):
+        print("load: gnuplot not found (apt-get install gnuplot-nox): no plot")
+        return
+    dat = os.path.join(out, "series.dat")
+    runs = []
+    with open(dat, "w") as f:
+        for r in series:
+            if r["run"] not in runs:
+                if runs:
+                    f.write("\n\n")
+                runs.append(r["run"])
+            f.write(f"{r['t']} {r['solves']:.0f} {r['p50'] / 1000:.3f} {r['p90'] / 1000:.3f} {r['p99'] / 1000:.3f} "
+                    f"{r['p999'] / 1000:.3f}\n")
+    thr = ", ".join(f"'{dat}' index {i} using 1:2 with linespoints title '{n} solves/s'" for i, n in enumerate(runs))
+    lat = ", ".join(f"'{dat}' index {i} using 1:{c} with lines title '{n} {p}'"
+                    for i, n in enumerate(runs) for c, p in ((3, "p50"), (5, "p99"), (6, "p99.9")))
+    script = f"""set terminal pngcairo size 1000,700 noenhanced
+set output '{out}/plot.png'
+set multiplot layout 2,1 title 'ikd load test'
+set ylabel 'solves/s'
+set key outside right
+set grid
+plot {thr}
+set ylabel 'latency (ms)'
+set xlabel 'second'
+set logscale y
+plot {lat}
+unset multiplot
+"""
+    r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+    if r.returncode:
+        print("load: gnuplot failed: " + r.stderr)
+
+
+if __name__ == "__main__":
+    main()
