@@ -25,7 +25,7 @@ int ikd_buf_reserve(ikd_buf *b, size_t extra)
 {
     if (b->failed) return -1;
     if (b->len + extra + 1 <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : 256;
+    size_t cap = b->cap ? b->cap : 1024;
     while (cap < b->len + extra + 1) {
         if (cap > ((size_t)-1) / 2) { b->failed = 1; return -1; }
         cap *= 2;
@@ -39,14 +39,19 @@ int ikd_buf_reserve(ikd_buf *b, size_t extra)
 
 void ikd_buf_append(ikd_buf *b, const char *s, size_t n)
 {
-    if (ikd_buf_reserve(b, n) != 0) return;
+    if (b->len + n + 1 > b->cap && ikd_buf_reserve(b, n) != 0) return;
     memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = '\0';
 }
 
 void ikd_buf_puts(ikd_buf *b, const char *s) { ikd_buf_append(b, s, strlen(s)); }
-void ikd_buf_putc(ikd_buf *b, char c) { ikd_buf_append(b, &c, 1); }
+void ikd_buf_putc(ikd_buf *b, char c)
+{
+    if (b->len + 2 > b->cap && ikd_buf_reserve(b, 1) != 0) return;
+    b->data[b->len++] = c;
+    b->data[b->len] = '\0';
+}
 
 /* Length of the valid UTF-8 sequence starting at p (lead byte >= 0x80), 0 if invalid. */
 static size_t utf8_seq_len(const unsigned char *p)
@@ -70,7 +75,13 @@ void ikd_buf_json_string(ikd_buf *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     ikd_buf_putc(b, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    const unsigned char *p = (const unsigned char *)s;
+    for (;;) {
+        /* copy the run of bytes that need no escaping in one go */
+        const unsigned char *run = p;
+        while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
+        if (p > run) ikd_buf_append(b, (const char *)run, (size_t)(p - run));
+        if (!*p) break;
         char esc[7];
         switch (*p) {
         case '"': ikd_buf_append(b, "\\\"", 2); break;
@@ -84,8 +95,6 @@ void ikd_buf_json_string(ikd_buf *b, const char *s)
                 esc[4] = hex[*p >> 4];
                 esc[5] = hex[*p & 15];
                 ikd_buf_append(b, esc, 6);
-            } else if (*p < 0x80) {
-                ikd_buf_append(b, (const char *)p, 1);
             } else {
                 size_t n = utf8_seq_len(p);
                 if (n) {
@@ -96,6 +105,7 @@ void ikd_buf_json_string(ikd_buf *b, const char *s)
                 }
             }
         }
+        p++;
     }
     ikd_buf_putc(b, '"');
 }
@@ -119,7 +129,7 @@ static size_t fmt17(double v, char *out)
     double f = frexp(a, &ex);
     unsigned long long m = (unsigned long long)ldexp(f, 53);
     int shift = 53 - ex; /* a = m / 2^shift, shift in (0, 70] here */
-    int d = (int)floor(log10(a));
+    int d = (int)floor((ex - 1) * 0.30102999566398120); /* log10(a), maybe one too low: fixed below */
     unsigned long long q = 0;
     int k = 0;
     for (int tries = 0; tries < 3; tries++) {
@@ -137,11 +147,17 @@ static size_t fmt17(double v, char *out)
         else break;
     }
     if (q < p10[16] || q >= p10[17]) return 0;
-    char digits[17];
-    for (int i = 16; i >= 0; i--) {
-        digits[i] = (char)('0' + q % 10);
-        q /= 10;
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+    char digits[18];
+    for (int i = 15; i >= 1; i -= 2) { /* two digits per division */
+        unsigned r = (unsigned)(q % 100);
+        q /= 100;
+        digits[i] = pairs[2 * r];
+        digits[i + 1] = pairs[2 * r + 1];
     }
+    digits[0] = (char)('0' + q);
     int nd = 17;
     while (nd > 1 && digits[nd - 1] == '0') nd--;
     size_t n = 0;

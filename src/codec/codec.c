@@ -3,6 +3,8 @@
 
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -120,6 +122,58 @@ static const char *mp_string(const void *v, size_t *len)
 
 static const ikd_doc_ops msgpack_ops = {mp_type, mp_size, mp_at, mp_member, mp_real, mp_integer, mp_string};
 
+/* ---- a per-thread arena for jansson ----
+ * Parsing a request makes one small allocation per JSON value; all of them are
+ * freed together right after decoding. While a document is loaded, jansson's
+ * allocations on this thread come from a bump arena that ikd_doc_free resets
+ * (anything past its size, or allocated by another thread, uses malloc). */
+#define ARENA_SIZE (256 * 1024)
+
+typedef struct arena {
+    char *base;
+    size_t used;
+    int active;
+} arena;
+
+static _Thread_local arena tls_arena;
+
+static void *arena_malloc(size_t n)
+{
+    arena *a = &tls_arena;
+    n = (n + 15) & ~(size_t)15;
+    if (a->active && a->base && n <= ARENA_SIZE - a->used) {
+        void *p = a->base + a->used;
+        a->used += n;
+        return p;
+    }
+    return malloc(n);
+}
+
+static void arena_free(void *p)
+{
+    arena *a = &tls_arena;
+    if (a->base && (char *)p >= a->base && (char *)p < a->base + ARENA_SIZE) return; /* freed with the arena */
+    free(p);
+}
+
+static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
+static void arena_install(void) { json_set_alloc_funcs(arena_malloc, arena_free); }
+
+static void arena_begin(void)
+{
+    pthread_once(&arena_once, arena_install);
+    arena *a = &tls_arena;
+    if (!a->base) a->base = malloc(ARENA_SIZE); /* kept for the thread's life */
+    a->used = 0;
+    a->active = a->base != NULL;
+}
+
+static void arena_end(void)
+{
+    tls_arena.active = 0;
+    tls_arena.used = 0;
+}
+
 /* ---- loading ---- */
 
 ikd_code ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t len, ikd_error *err)
@@ -129,6 +183,8 @@ ikd_code ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t l
     ikd_error_clear(err);
     if (enc == IKD_ENC_JSON) {
         json_error_t jerr;
+        arena_begin();
+        doc->arena = 1;
         json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
         if (!root)
             return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed JSON at line %d column %d: %s", jerr.line,
@@ -158,6 +214,7 @@ ikd_code ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t l
 void ikd_doc_free(ikd_doc *doc)
 {
     if (doc->json) json_decref((json_t *)doc->json);
+    if (doc->arena) arena_end();
     if (doc->mp_live) msgpack_unpacked_destroy(&doc->mp);
     memset(doc, 0, sizeof *doc);
 }

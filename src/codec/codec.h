@@ -15,10 +15,13 @@ typedef struct ikd_doc {
     void *json;            /* JSON: the jansson root */
     msgpack_unpacked mp;   /* MessagePack: msgpack-c's result and zone */
     int mp_live;
+    int arena;             /* JSON: jansson allocates from this thread's arena until freed */
 } ikd_doc;
 
 /* Parse `body` (syntax only). Errors: IKD_E_MALFORMED with a message saying
- * where. Free the document with ikd_doc_free whatever this returns. */
+ * where. Free the document with ikd_doc_free whatever this returns, on the
+ * same thread, before loading another (JSON values come from a per-thread
+ * arena in between). */
 ikd_code ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t len, ikd_error *err);
 void ikd_doc_free(ikd_doc *doc);
 
