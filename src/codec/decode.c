@@ -5,49 +5,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct field {
-    char s[IKD_ERROR_FIELD_MAX];
-} field;
+/* The JSON path of a value, as a chain of segments on the callers' stacks;
+ * it is turned into text ("chain.joints[2].position") only for an error. */
+typedef struct path {
+    const struct path *parent;
+    const char *key; /* NULL: an array index */
+    size_t key_len;
+    size_t index;
+} path;
 
-/* Append `s` to f->s, truncating at the buffer's end. */
-static void field_cat(field *f, size_t *len, const char *s, size_t n)
+static path key_path(const path *parent, const char *key) { return (path){parent, key, strlen(key), 0}; }
+static path keyn_path(const path *parent, const char *key, size_t n) { return (path){parent, key, n, 0}; }
+static path index_path(const path *parent, size_t i) { return (path){parent, NULL, 0, i}; }
+
+static size_t path_render(const path *p, char *out, size_t size)
 {
-    if (n > sizeof f->s - 1 - *len) n = sizeof f->s - 1 - *len;
-    memcpy(f->s + *len, s, n);
-    *len += n;
-    f->s[*len] = '\0';
+    if (!p) return 0;
+    size_t n = path_render(p->parent, out, size);
+    char tmp[32];
+    const char *piece = p->key;
+    size_t len = p->key_len;
+    int dot = 0;
+    if (!piece) {
+        len = (size_t)snprintf(tmp, sizeof tmp, "[%zu]", p->index);
+        piece = tmp;
+    } else if (len == 0) {
+        return n; /* the root's empty prefix */
+    } else {
+        dot = n > 0;
+    }
+    if (dot && n + 1 < size) out[n++] = '.';
+    if (len > size - 1 - n) len = size - 1 - n;
+    memcpy(out + n, piece, len);
+    n += len;
+    out[n] = '\0';
+    return n;
 }
 
-/* parent + "." + key (or just key when parent is empty) */
-static field field_key(const char *parent, const char *key, size_t key_len)
+static ikd_code fail(ikd_error *err, ikd_code code, const path *p, const char *msg)
 {
-    field f;
-    size_t len = 0;
-    f.s[0] = '\0';
-    field_cat(&f, &len, parent, strlen(parent));
-    if (parent[0]) field_cat(&f, &len, ".", 1);
-    field_cat(&f, &len, key, key_len);
-    return f;
+    char f[IKD_ERROR_FIELD_MAX] = "";
+    path_render(p, f, sizeof f);
+    return ikd_error_set(err, code, f, "%s", msg);
 }
 
-static field field_sub(const char *parent, const char *key) { return field_key(parent, key, strlen(key)); }
-
-static field field_index(const char *parent, size_t i)
-{
-    field f;
-    char idx[32];
-    size_t len = 0;
-    f.s[0] = '\0';
-    field_cat(&f, &len, parent, strlen(parent));
-    int n = snprintf(idx, sizeof idx, "[%zu]", i);
-    field_cat(&f, &len, idx, (size_t)n);
-    return f;
-}
-
-static ikd_code bad(ikd_error *err, const char *f, const char *msg)
-{
-    return ikd_error_set(err, IKD_E_INVALID, f, "%s", msg);
-}
+static ikd_code bad(ikd_error *err, const path *p, const char *msg) { return fail(err, IKD_E_INVALID, p, msg); }
 
 ikd_val ikd_val_get(ikd_val obj, const char *key)
 {
@@ -68,7 +70,7 @@ ikd_val ikd_val_get(ikd_val obj, const char *key)
 
 /* Every key of `obj` must be one of the NULL-terminated `allowed`; duplicate
  * keys are refused too (MessagePack maps can carry them). */
-static ikd_code check_keys(ikd_val obj, const char *parent, const char *const *allowed, ikd_error *err)
+static ikd_code check_keys(ikd_val obj, const path *parent, const char *const *allowed, ikd_error *err)
 {
     size_t n = obj.ops->size(obj.v);
     unsigned seen = 0;
@@ -79,15 +81,15 @@ static ikd_code check_keys(ikd_val obj, const char *parent, const char *const *a
         int idx = -1;
         for (int a = 0; allowed[a]; a++)
             if (strlen(allowed[a]) == len && memcmp(allowed[a], k, len) == 0) idx = a;
-        field f = field_key(parent, k, len);
-        if (idx < 0) return bad(err, f.s, "unknown field");
-        if (seen & (1u << idx)) return ikd_error_set(err, IKD_E_MALFORMED, f.s, "duplicate key");
+        path f = keyn_path(parent, k, len);
+        if (idx < 0) return bad(err, &f, "unknown field");
+        if (seen & (1u << idx)) return fail(err, IKD_E_MALFORMED, &f, "duplicate key");
         seen |= 1u << idx;
     }
     return IKD_E_OK;
 }
 
-static ikd_code get_number(ikd_val x, const char *f, double *out, ikd_error *err)
+static ikd_code get_number(ikd_val x, const path *f, double *out, ikd_error *err)
 {
     if (!ikd_val_is_number(x)) return bad(err, f, "must be a number");
     *out = x.ops->real(x.v);
@@ -95,10 +97,9 @@ static ikd_code get_number(ikd_val x, const char *f, double *out, ikd_error *err
     return IKD_E_OK;
 }
 
-static ikd_code get_numbers(ikd_val x, const char *f, double *out, size_t n, ikd_error *err)
+static ikd_code get_numbers(ikd_val x, const path *f, double *out, size_t n, ikd_error *err)
 {
-    char msg[64];
-    snprintf(msg, sizeof msg, "must be an array of %zu numbers", n);
+    const char *msg = n == 3 ? "must be an array of 3 numbers" : "must be an array of 4 numbers";
     if (ikd_val_type(x) != IKD_DOC_ARRAY || x.ops->size(x.v) != n) return bad(err, f, msg);
     for (size_t i = 0; i < n; i++) {
         ikd_val e = ikd_val_at(x, i);
@@ -109,7 +110,7 @@ static ikd_code get_numbers(ikd_val x, const char *f, double *out, size_t n, ikd
     return IKD_E_OK;
 }
 
-static ikd_code get_vec3(ikd_val x, const char *f, ikd_vec3 *out, ikd_error *err)
+static ikd_code get_vec3(ikd_val x, const path *f, ikd_vec3 *out, ikd_error *err)
 {
     double a[3];
     ikd_code rc = get_numbers(x, f, a, 3, err);
@@ -117,7 +118,7 @@ static ikd_code get_vec3(ikd_val x, const char *f, ikd_vec3 *out, ikd_error *err
     return rc;
 }
 
-static ikd_code get_quat(ikd_val x, const char *f, ikd_quat *out, ikd_error *err)
+static ikd_code get_quat(ikd_val x, const path *f, ikd_quat *out, ikd_error *err)
 {
     double a[4];
     ikd_code rc = get_numbers(x, f, a, 4, err);
@@ -133,48 +134,48 @@ static int str_is(ikd_val x, const char *s)
     return len == strlen(s) && memcmp(v, s, len) == 0;
 }
 
-static ikd_code parse_constraint(ikd_val v, const char *f, ikd_constraint *c, ikd_error *err)
+static ikd_code parse_constraint(ikd_val v, const path *f, ikd_constraint *c, ikd_error *err)
 {
     static const char *const keys[] = {"type", "axis", "min_deg", "max_deg", "reference", NULL};
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return bad(err, f, "must be an object");
     ikd_code rc = check_keys(v, f, keys, err);
     if (rc) return rc;
-    field ft = field_sub(f, "type");
+    path ft = key_path(f, "type");
     ikd_val type = ikd_val_get(v, "type");
-    if (!type.v) return bad(err, ft.s, "is required (\"hinge\", \"ball\" or \"none\")");
-    if (ikd_val_type(type) != IKD_DOC_STRING) return bad(err, ft.s, "must be a string: \"hinge\", \"ball\" or \"none\"");
+    if (!type.v) return bad(err, &ft, "is required (\"hinge\", \"ball\" or \"none\")");
+    if (ikd_val_type(type) != IKD_DOC_STRING) return bad(err, &ft, "must be a string: \"hinge\", \"ball\" or \"none\"");
     if (str_is(type, "hinge")) c->type = IKD_CONSTRAINT_HINGE;
     else if (str_is(type, "ball")) c->type = IKD_CONSTRAINT_BALL;
     else if (str_is(type, "none")) c->type = IKD_CONSTRAINT_NONE;
-    else return bad(err, ft.s, "unknown constraint type (use \"hinge\", \"ball\" or \"none\")");
+    else return bad(err, &ft, "unknown constraint type (use \"hinge\", \"ball\" or \"none\")");
 
-    field fa = field_sub(f, "axis");
+    path fa = key_path(f, "axis");
     ikd_val x = ikd_val_get(v, "axis");
     if (x.v) {
-        if (c->type != IKD_CONSTRAINT_HINGE) return bad(err, fa.s, "only a hinge takes an axis");
-        if ((rc = get_vec3(x, fa.s, &c->axis, err))) return rc;
+        if (c->type != IKD_CONSTRAINT_HINGE) return bad(err, &fa, "only a hinge takes an axis");
+        if ((rc = get_vec3(x, &fa, &c->axis, err))) return rc;
     } else if (c->type == IKD_CONSTRAINT_HINGE) {
-        return bad(err, fa.s, "is required for a hinge");
+        return bad(err, &fa, "is required for a hinge");
     }
     if ((x = ikd_val_get(v, "min_deg")).v) {
-        field fm = field_sub(f, "min_deg");
-        if (c->type != IKD_CONSTRAINT_HINGE) return bad(err, fm.s, "only a hinge takes min_deg");
-        if ((rc = get_number(x, fm.s, &c->min_deg, err))) return rc;
+        path fm = key_path(f, "min_deg");
+        if (c->type != IKD_CONSTRAINT_HINGE) return bad(err, &fm, "only a hinge takes min_deg");
+        if ((rc = get_number(x, &fm, &c->min_deg, err))) return rc;
     }
     if ((x = ikd_val_get(v, "max_deg")).v) {
-        field fm = field_sub(f, "max_deg");
-        if (c->type == IKD_CONSTRAINT_NONE) return bad(err, fm.s, "a \"none\" constraint takes no limits");
-        if ((rc = get_number(x, fm.s, &c->max_deg, err))) return rc;
+        path fm = key_path(f, "max_deg");
+        if (c->type == IKD_CONSTRAINT_NONE) return bad(err, &fm, "a \"none\" constraint takes no limits");
+        if ((rc = get_number(x, &fm, &c->max_deg, err))) return rc;
     }
     if ((x = ikd_val_get(v, "reference")).v) {
-        field fr = field_sub(f, "reference");
-        if ((rc = get_vec3(x, fr.s, &c->reference, err))) return rc;
+        path fr = key_path(f, "reference");
+        if ((rc = get_vec3(x, &fr, &c->reference, err))) return rc;
         c->has_reference = 1;
     }
     return IKD_E_OK;
 }
 
-static ikd_code parse_joint(ikd_val v, const char *f, ikd_joint *j, char **name, ikd_error *err)
+static ikd_code parse_joint(ikd_val v, const path *f, ikd_joint *j, char **name, ikd_error *err)
 {
     static const char *const keys[] = {"name", "position", "rotation", "constraint", NULL};
     ikd_doc_type t = ikd_val_type(v);
@@ -184,109 +185,111 @@ static ikd_code parse_joint(ikd_val v, const char *f, ikd_joint *j, char **name,
     if (rc) return rc;
     ikd_val x;
     if ((x = ikd_val_get(v, "name")).v) {
-        field fn = field_sub(f, "name");
-        if (ikd_val_type(x) != IKD_DOC_STRING) return bad(err, fn.s, "must be a string");
+        path fn = key_path(f, "name");
+        if (ikd_val_type(x) != IKD_DOC_STRING) return bad(err, &fn, "must be a string");
         size_t len;
         const char *s = x.ops->string(x.v, &len);
-        if (len > IKD_NAME_MAX) return bad(err, fn.s, "is longer than 256 bytes");
-        if (memchr(s, '\0', len)) return bad(err, fn.s, "must not contain NUL");
+        if (len > IKD_NAME_MAX) return bad(err, &fn, "is longer than 256 bytes");
+        if (memchr(s, '\0', len)) return bad(err, &fn, "must not contain NUL");
         *name = malloc(len + 1);
-        if (!*name) return ikd_error_set(err, IKD_E_NOMEM, fn.s, NULL);
+        if (!*name) return fail(err, IKD_E_NOMEM, &fn, "out of memory");
         memcpy(*name, s, len);
         (*name)[len] = '\0';
     }
-    field fp = field_sub(f, "position");
-    if (!(x = ikd_val_get(v, "position")).v) return bad(err, fp.s, "is required");
-    if ((rc = get_vec3(x, fp.s, &j->position, err))) return rc;
+    path fp = key_path(f, "position");
+    if (!(x = ikd_val_get(v, "position")).v) return bad(err, &fp, "is required");
+    if ((rc = get_vec3(x, &fp, &j->position, err))) return rc;
     if ((x = ikd_val_get(v, "rotation")).v) {
-        field fr = field_sub(f, "rotation");
-        if ((rc = get_quat(x, fr.s, &j->rotation, err))) return rc;
+        path fr = key_path(f, "rotation");
+        if ((rc = get_quat(x, &fr, &j->rotation, err))) return rc;
     }
     if ((x = ikd_val_get(v, "constraint")).v) {
-        field fc = field_sub(f, "constraint");
-        if ((rc = parse_constraint(x, fc.s, &j->constraint, err))) return rc;
+        path fc = key_path(f, "constraint");
+        if ((rc = parse_constraint(x, &fc, &j->constraint, err))) return rc;
     }
     return IKD_E_OK;
 }
 
-static ikd_code parse_chain(ikd_val v, const char *pre, ikd_request *req, ikd_error *err)
+static ikd_code parse_chain(ikd_val v, const path *pre, ikd_request *req, ikd_error *err)
 {
     static const char *const keys[] = {"joints", NULL};
-    field fc = field_sub(pre, "chain"), fj = field_sub(fc.s, "joints");
-    if (!v.v) return bad(err, fc.s, "is required");
-    if (ikd_val_type(v) != IKD_DOC_OBJECT) return bad(err, fc.s, "must be an object with \"joints\"");
-    ikd_code rc = check_keys(v, fc.s, keys, err);
+    path fc = key_path(pre, "chain"), fj = key_path(&fc, "joints");
+    if (!v.v) return bad(err, &fc, "is required");
+    if (ikd_val_type(v) != IKD_DOC_OBJECT) return bad(err, &fc, "must be an object with \"joints\"");
+    ikd_code rc = check_keys(v, &fc, keys, err);
     if (rc) return rc;
     ikd_val joints = ikd_val_get(v, "joints");
-    if (!joints.v) return bad(err, fj.s, "is required");
-    if (ikd_val_type(joints) != IKD_DOC_ARRAY) return bad(err, fj.s, "must be an array of joints");
+    if (!joints.v) return bad(err, &fj, "is required");
+    if (ikd_val_type(joints) != IKD_DOC_ARRAY) return bad(err, &fj, "must be an array of joints");
     size_t n = joints.ops->size(joints.v);
-    if (n > IKD_MAX_JOINTS)
-        return ikd_error_set(err, IKD_E_INVALID, fj.s, "at most %d joints are allowed", IKD_MAX_JOINTS);
+    if (n > IKD_MAX_JOINTS) return bad(err, &fj, "at most 4096 joints are allowed");
     if (ikd_request_alloc_joints(req, n) != 0) return ikd_error_set(err, IKD_E_NOMEM, "", NULL);
     for (size_t i = 0; i < n; i++) {
-        field fi = field_index(fj.s, i);
-        if ((rc = parse_joint(ikd_val_at(joints, i), fi.s, &req->joints[i], &req->names[i], err))) return rc;
+        path fi = index_path(&fj, i);
+        if ((rc = parse_joint(ikd_val_at(joints, i), &fi, &req->joints[i], &req->names[i], err))) return rc;
     }
     return IKD_E_OK;
 }
 
-static ikd_code parse_target(ikd_val v, const char *pre, ikd_problem *p, ikd_error *err)
+static ikd_code parse_target(ikd_val v, const path *pre, ikd_problem *p, ikd_error *err)
 {
     static const char *const keys[] = {"position", "rotation", NULL};
-    field ft = field_sub(pre, "target");
-    if (!v.v) return bad(err, ft.s, "is required");
+    path ft = key_path(pre, "target");
+    if (!v.v) return bad(err, &ft, "is required");
     ikd_doc_type t = ikd_val_type(v);
-    if (t == IKD_DOC_ARRAY) return get_vec3(v, ft.s, &p->target, err);
-    if (t != IKD_DOC_OBJECT) return bad(err, ft.s, "must be an object or an array of 3 numbers");
-    ikd_code rc = check_keys(v, ft.s, keys, err);
+    if (t == IKD_DOC_ARRAY) return get_vec3(v, &ft, &p->target, err);
+    if (t != IKD_DOC_OBJECT) return bad(err, &ft, "must be an object or an array of 3 numbers");
+    ikd_code rc = check_keys(v, &ft, keys, err);
     if (rc) return rc;
-    field fp = field_sub(ft.s, "position"), fr = field_sub(ft.s, "rotation");
+    path fp = key_path(&ft, "position"), fr = key_path(&ft, "rotation");
     ikd_val x = ikd_val_get(v, "position");
-    if (!x.v) return bad(err, fp.s, "is required");
-    if ((rc = get_vec3(x, fp.s, &p->target, err))) return rc;
+    if (!x.v) return bad(err, &fp, "is required");
+    if ((rc = get_vec3(x, &fp, &p->target, err))) return rc;
     if ((x = ikd_val_get(v, "rotation")).v) {
-        if ((rc = get_quat(x, fr.s, &p->target_rotation, err))) return rc;
+        if ((rc = get_quat(x, &fr, &p->target_rotation, err))) return rc;
         p->has_target_rotation = 1;
     }
     return IKD_E_OK;
 }
 
 /* "options": every key must be a row of the library's options table. */
-static ikd_code parse_options(ikd_val v, const char *pre, ikd_options *o, ikd_error *err)
+static ikd_code parse_options(ikd_val v, const path *pre, ikd_options *o, ikd_error *err)
 {
     size_t n;
     const ikd_option_info *table = ikd_options_table(&n);
-    field fo = field_sub(pre, "options");
+    path fo = key_path(pre, "options");
     if (!v.v) return IKD_E_OK;
-    if (ikd_val_type(v) != IKD_DOC_OBJECT) return bad(err, fo.s, "must be an object");
+    if (ikd_val_type(v) != IKD_DOC_OBJECT) return bad(err, &fo, "must be an object");
     size_t count = v.ops->size(v.v);
     unsigned seen = 0;
     for (size_t m = 0; m < count; m++) {
         const char *key;
         size_t klen;
         ikd_val x = {v.ops, v.ops->member(v.v, m, &key, &klen)};
-        field f = field_key(fo.s, key, klen);
+        path f = keyn_path(&fo, key, klen);
         const ikd_option_info *row = NULL;
         size_t idx = 0;
         for (size_t i = 0; i < n && !row; i++)
             if (strlen(table[i].name) == klen && memcmp(table[i].name, key, klen) == 0) row = &table[idx = i];
-        if (!row) return bad(err, f.s, "unknown option (see GET /v1/solvers)");
-        if (seen & (1u << idx)) return ikd_error_set(err, IKD_E_MALFORMED, f.s, "duplicate key");
+        if (!row) return bad(err, &f, "unknown option (see GET /v1/solvers)");
+        if (seen & (1u << idx)) return fail(err, IKD_E_MALFORMED, &f, "duplicate key");
         seen |= 1u << idx;
         if (ikd_val_type(x) == IKD_DOC_NULL) continue;
         char *dst = (char *)o + row->offset;
         switch (row->type) {
         case IKD_OPT_INT: {
-            if (ikd_val_type(x) != IKD_DOC_INT) return bad(err, f.s, "must be an integer");
+            if (ikd_val_type(x) != IKD_DOC_INT) return bad(err, &f, "must be an integer");
             long long iv = x.ops->integer(x.v);
-            if (iv < (long long)row->min || iv > (long long)row->max)
-                return ikd_error_set(err, IKD_E_INVALID, f.s, "must be an integer in [%g, %g]", row->min, row->max);
+            if (iv < (long long)row->min || iv > (long long)row->max) {
+                char msg[96];
+                snprintf(msg, sizeof msg, "must be an integer in [%g, %g]", row->min, row->max);
+                return bad(err, &f, msg);
+            }
             *(int *)dst = (int)iv;
             break;
         }
         case IKD_OPT_NUMBER: {
-            ikd_code rc = get_number(x, f.s, (double *)dst, err);
+            ikd_code rc = get_number(x, &f, (double *)dst, err);
             if (rc) return rc;
             break;
         }
@@ -301,7 +304,7 @@ static ikd_code parse_options(ikd_val v, const char *pre, ikd_options *o, ikd_er
                     strncat(msg, row->choices[c], sizeof msg - strlen(msg) - 1);
                     strncat(msg, "\"", sizeof msg - strlen(msg) - 1);
                 }
-                return bad(err, f.s, msg);
+                return bad(err, &f, msg);
             }
             *(int *)dst = found;
             break;
@@ -311,30 +314,31 @@ static ikd_code parse_options(ikd_val v, const char *pre, ikd_options *o, ikd_er
     return IKD_E_OK;
 }
 
-ikd_code ikd_decode_solve(ikd_val root, const char *pre, ikd_request *req, ikd_error *err)
+ikd_code ikd_decode_solve(ikd_val root, const char *prefix, ikd_request *req, ikd_error *err)
 {
     static const char *const keys[] = {"solver", "chain", "target", "pole", "options", NULL};
-    if (ikd_val_type(root) != IKD_DOC_OBJECT) return bad(err, pre, pre[0] ? "must be an object" : "the body must be an object");
+    path top = key_path(NULL, prefix), *pre = &top;
+    if (ikd_val_type(root) != IKD_DOC_OBJECT) return bad(err, pre, prefix[0] ? "must be an object" : "the body must be an object");
     ikd_code rc = check_keys(root, pre, keys, err);
     if (rc) return rc;
     ikd_problem *p = &req->problem;
     ikd_val x;
     if ((x = ikd_val_get(root, "solver")).v) {
-        field fs = field_sub(pre, "solver");
-        if (ikd_val_type(x) != IKD_DOC_STRING) return bad(err, fs.s, "must be a string");
+        path fs = key_path(pre, "solver");
+        if (ikd_val_type(x) != IKD_DOC_STRING) return bad(err, &fs, "must be a string");
         int found = 0;
         for (int s = 0; s < IKD_SOLVER__COUNT && !found; s++)
             if (str_is(x, ikd_solver_name((ikd_solver)s))) {
                 p->solver = (ikd_solver)s;
                 found = 1;
             }
-        if (!found) return bad(err, fs.s, "unknown solver (see GET /v1/solvers)");
+        if (!found) return bad(err, &fs, "unknown solver (see GET /v1/solvers)");
     }
     if ((rc = parse_chain(ikd_val_get(root, "chain"), pre, req, err))) return rc;
     if ((rc = parse_target(ikd_val_get(root, "target"), pre, p, err))) return rc;
     if ((x = ikd_val_get(root, "pole")).v) {
-        field fp = field_sub(pre, "pole");
-        if ((rc = get_vec3(x, fp.s, &p->pole, err))) return rc;
+        path fp = key_path(pre, "pole");
+        if ((rc = get_vec3(x, &fp, &p->pole, err))) return rc;
         p->has_pole = 1;
     }
     return parse_options(ikd_val_get(root, "options"), pre, &p->options, err);
@@ -343,11 +347,12 @@ ikd_code ikd_decode_solve(ikd_val root, const char *pre, ikd_request *req, ikd_e
 ikd_code ikd_decode_batch(ikd_val root, ikd_val *items, ikd_error *err)
 {
     static const char *const keys[] = {"problems", NULL};
-    if (ikd_val_type(root) != IKD_DOC_OBJECT) return bad(err, "", "the body must be an object with \"problems\"");
-    ikd_code rc = check_keys(root, "", keys, err);
+    path fp = key_path(NULL, "problems");
+    if (ikd_val_type(root) != IKD_DOC_OBJECT) return bad(err, NULL, "the body must be an object with \"problems\"");
+    ikd_code rc = check_keys(root, NULL, keys, err);
     if (rc) return rc;
     *items = ikd_val_get(root, "problems");
-    if (!items->v) return bad(err, "problems", "is required");
-    if (ikd_val_type(*items) != IKD_DOC_ARRAY) return bad(err, "problems", "must be an array of solve requests");
+    if (!items->v) return bad(err, &fp, "is required");
+    if (ikd_val_type(*items) != IKD_DOC_ARRAY) return bad(err, &fp, "must be an array of solve requests");
     return IKD_E_OK;
 }
