@@ -37,9 +37,9 @@ int ikd_buf_reserve(ikd_buf *b, size_t extra)
     return 0;
 }
 
-void ikd_buf_append(ikd_buf *b, const char *s, size_t n)
+void ikd_buf_append_slow(ikd_buf *b, const char *s, size_t n)
 {
-    if (b->len + n + 1 > b->cap && ikd_buf_reserve(b, n) != 0) return;
+    if (ikd_buf_reserve(b, n) != 0) return;
     memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = '\0';

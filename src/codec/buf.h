@@ -17,7 +17,24 @@ void ikd_buf_destroy(ikd_buf *b);
 void ikd_buf_reset(ikd_buf *b);
 /* Make room for `extra` more bytes (plus a NUL); 0 on success, -1 on failure. */
 int ikd_buf_reserve(ikd_buf *b, size_t extra);
-void ikd_buf_append(ikd_buf *b, const char *s, size_t n);
+/* The slow path of ikd_buf_append (growing the storage). */
+void ikd_buf_append_slow(ikd_buf *b, const char *s, size_t n);
+/* Append n bytes (inline: replies are built from many small pieces). */
+static inline void ikd_buf_append(ikd_buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        ikd_buf_append_slow(b, s, n);
+        return;
+    }
+    char *d = b->data + b->len;
+    if (n <= 16) {
+        for (size_t i = 0; i < n; i++) d[i] = s[i];
+    } else {
+        __builtin_memcpy(d, s, n);
+    }
+    b->len += n;
+    d[n] = '\0';
+}
 void ikd_buf_puts(ikd_buf *b, const char *s);
 void ikd_buf_putc(ikd_buf *b, char c);
 /* A JSON string literal, quotes included, escaping what JSON requires. */
