@@ -125,10 +125,10 @@ clean:
 BENCH_N ?= 1000
 $(BUILD)/tests/bench/%.o: tests/bench/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(SERVER_CFLAGS) -Isrc -c -o $@ $<
 
-$(BUILD)/bench: $(BUILD)/tests/bench/bench.o $(TESTUTIL_OBJ) $(BUILD)/libikd.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/bench: $(BUILD)/tests/bench/bench.o $(TESTUTIL_OBJ) $(SERVER_OBJ) $(CODEC_OBJ) $(BUILD)/libikd.a
+	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(LDLIBS)
 
 # The load test (tests/load/load.py): LOAD_ARGS are passed on, e.g.
 #   make load LOAD_ARGS="--mode batch --encoding msgpack --duration 10"

@@ -4,7 +4,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "codec/codec.h"
 #include "ikd/constraint.h"
+#include "server/api.h"
 #include "../unit/problems.h"
 
 static double now_ns(void)
@@ -24,6 +26,84 @@ typedef struct stats {
     int reach_n, reach_ok, far_n, far_ok, violations, broken;
     double iters;
 } stats;
+
+/* Per-request codec costs: decode (parse + shape checks + validation) and
+ * reply encoding of a two-bone request, and of a 32-joint one, in both encodings. */
+static void codec_bench(void)
+{
+    static const char *names[] = {"two_bone (3 joints)", "chain (32 joints)"};
+    printf("\ncodec, ns per request (median of 15 runs of 2000)\n");
+    printf("%-20s %-8s %12s %12s %10s\n", "request", "encoding", "decode_ns", "encode_ns", "bytes");
+    ikd_api_limits lim = {4096, 100000, 1024};
+    for (int kind = 0; kind < 2; kind++) {
+        size_t n = kind ? 32 : 3;
+        char json[8192];
+        size_t len = (size_t)snprintf(json, sizeof json, "{\"chain\":{\"joints\":[");
+        for (size_t i = 0; i < n; i++)
+            len += (size_t)snprintf(json + len, sizeof json - len, "%s[%.6f,%.6f,0.1]", i ? "," : "", 0.3 * (double)i,
+                                    (double)i);
+        len += (size_t)snprintf(json + len, sizeof json - len, "]},\"target\":[1.5,%.1f,0.2],\"pole\":[0,1,3]}",
+                                (double)n * 0.6);
+        /* the same document in MessagePack, through our own emitter */
+        ikd_buf mp;
+        ikd_buf_init(&mp);
+        ikd_emitter e;
+        ikd_emit_init(&e, IKD_ENC_MSGPACK, &mp);
+        ikd_emit_map(&e, 3);
+        ikd_emit_key(&e, "chain");
+        ikd_emit_map(&e, 1);
+        ikd_emit_key(&e, "joints");
+        ikd_emit_array(&e, n);
+        for (size_t i = 0; i < n; i++) {
+            double v[3] = {0.3 * (double)i, (double)i, 0.1};
+            ikd_emit_nums(&e, v, 3);
+        }
+        ikd_emit_end(&e);
+        ikd_emit_end(&e);
+        ikd_emit_key(&e, "target");
+        double t[3] = {1.5, (double)n * 0.6, 0.2};
+        ikd_emit_nums(&e, t, 3);
+        ikd_emit_key(&e, "pole");
+        double pl[3] = {0, 1, 3};
+        ikd_emit_nums(&e, pl, 3);
+        ikd_emit_end(&e);
+        for (int enc = 0; enc < 2; enc++) {
+            const char *body = enc ? mp.data : json;
+            size_t blen = enc ? mp.len : len;
+            double dec[15], encd[15];
+            ikd_buf out;
+            ikd_buf_init(&out);
+            ikd_pose_joint pose[32];
+            static char work[32 * 512];
+            for (int run = 0; run < 15; run++) {
+                ikd_request req;
+                ikd_error err;
+                double t0 = now_ns();
+                for (int k = 0; k < 2000; k++) {
+                    ikd_api_decode(&lim, (ikd_encoding)enc, body, blen, &req, &err);
+                    if (k < 1999) ikd_request_destroy(&req);
+                }
+                dec[run] = (now_ns() - t0) / 2000;
+                ikd_result res;
+                ikd_solve(&req.problem, work, sizeof work, pose, &res, &err);
+                t0 = now_ns();
+                for (int k = 0; k < 2000; k++) {
+                    ikd_emitter em;
+                    ikd_buf_reset(&out);
+                    ikd_emit_init(&em, (ikd_encoding)enc, &out);
+                    ikd_reply_solve(&em, &req, &res, pose, 1.0);
+                }
+                encd[run] = (now_ns() - t0) / 2000;
+                ikd_request_destroy(&req);
+            }
+            qsort(dec, 15, sizeof(double), cmp_double);
+            qsort(encd, 15, sizeof(double), cmp_double);
+            printf("%-20s %-8s %12.0f %12.0f %10zu\n", names[kind], enc ? "msgpack" : "json", dec[7], encd[7], blen);
+            ikd_buf_destroy(&out);
+        }
+        ikd_buf_destroy(&mp);
+    }
+}
 
 int main(int argc, char **argv)
 {
@@ -113,6 +193,7 @@ int main(int argc, char **argv)
             }
         }
     }
+    codec_bench();
     free(joints);
     free(targets);
     free(far);
