@@ -3,8 +3,10 @@
 CC      ?= cc
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Iinclude -MMD -MP -pthread
-LDLIBS  += -lm -pthread
+# SAN: extra compile and link flags (make asan sets the sanitizers)
+SAN     ?=
+override CFLAGS += -std=c11 -D_GNU_SOURCE -Iinclude -MMD -MP -pthread $(SAN)
+override LDLIBS += -lm -pthread $(SAN)
 BUILD   ?= build
 
 # Debian packages: what the daemon needs to build (make run), and what the tests add (make test).
@@ -30,7 +32,7 @@ TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o $(BUILD)/tests/unit/problems.o
 
 LISTEN ?= 127.0.0.1:8080
 
-.PHONY: all deps deps-test build run test check unit e2e lint-openapi clean bench load
+.PHONY: all deps deps-test build run test check check-suites unit e2e lint-openapi clean bench load asan fuzz
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/libikd.a $(BUILD)/ikd
@@ -67,10 +69,12 @@ build: all
 test: deps-test
 	@$(MAKE) --no-print-directory check
 
-check: $(BUILD)/libikd.a $(BUILD)/ikd $(TEST_UNIT) $(TEST_E2E)
+check: check-suites
+	@$(MAKE) --no-print-directory lint-openapi
+
+check-suites: $(BUILD)/libikd.a $(BUILD)/ikd $(TEST_UNIT) $(TEST_E2E)
 	@set -e; for t in $(TEST_UNIT); do echo "== $$t"; IKD_TEST_FIXTURES=tests/fixtures $$t; done
 	@set -e; for t in $(TEST_E2E); do echo "== $$t"; IKD_BIN=$(BUILD)/ikd IKD_TEST_FIXTURES=tests/fixtures $$t; done
-	@$(MAKE) --no-print-directory lint-openapi
 
 # OpenAPI checks with pinned npm tools (tests/openapi): Redocly's lint of openapi.yaml, then the
 # contract test, which sends live traffic through Stoplight Prism's validating proxy. Skipped
@@ -117,7 +121,7 @@ $(BUILD)/tests/run_service: $(BUILD)/tests/e2e/service.o $(BUILD)/tests/e2e/harn
 	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(CHECK_LIBS) $(LDLIBS)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-asan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
@@ -142,6 +146,13 @@ load:
 	$(call install_missing,$(RUN_PKGS) $(LOAD_PKGS))
 	@$(MAKE) --no-print-directory $(BUILD)/ikd $(BUILD)/baseline
 	python3 tests/load/load.py $(LOAD_ARGS)
+
+# Everything built with AddressSanitizer + UndefinedBehaviorSanitizer into build-asan/, then
+# every libcheck suite (unit and end-to-end, the daemon included) run under them.
+asan: deps-test
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+	  SAN="-fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+	  ASAN_OPTIONS=quarantine_size_mb=1:detect_leaks=1 check-suites
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/bench

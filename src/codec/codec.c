@@ -157,13 +157,24 @@ static void arena_free(void *p)
 }
 
 static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
-static void arena_install(void) { json_set_alloc_funcs(arena_malloc, arena_free); }
+static pthread_key_t arena_key; /* frees a thread's arena when the thread ends */
+
+static void arena_release(void *base) { free(base); }
+
+static void arena_install(void)
+{
+    pthread_key_create(&arena_key, arena_release);
+    json_set_alloc_funcs(arena_malloc, arena_free);
+}
 
 static void arena_begin(void)
 {
     pthread_once(&arena_once, arena_install);
     arena *a = &tls_arena;
-    if (!a->base) a->base = malloc(ARENA_SIZE); /* kept for the thread's life */
+    if (!a->base) { /* kept for the thread's life */
+        a->base = malloc(ARENA_SIZE);
+        pthread_setspecific(arena_key, a->base);
+    }
     a->used = 0;
     a->active = a->base != NULL;
 }
