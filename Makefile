@@ -154,6 +154,33 @@ asan: deps-test
 	  SAN="-fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" \
 	  ASAN_OPTIONS=quarantine_size_mb=1:detect_leaks=1 check-suites
 
+# libFuzzer harnesses (tests/fuzz/) built with clang, ASan and UBSan; each runs FUZZ_SECONDS
+# after replaying tests/fuzz/regressions/. Seeds come from the request fixtures.
+FUZZ_SECONDS ?= 60
+FUZZ_PKGS := clang libclang-rt-14-dev python3
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-std=c11 -D_GNU_SOURCE -Iinclude -Isrc
+FUZZ_SRC := $(LIB_SRC) $(CODEC_SRC) src/server/api.c
+
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) $(wildcard include/ikd/*.h src/*/*.h)
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) $(SERVER_CFLAGS) -o $@ $< $(FUZZ_SRC) $(SERVER_LIBS) -lm -pthread
+
+fuzz: deps-test
+	$(call install_missing,$(FUZZ_PKGS))
+	@$(MAKE) --no-print-directory build-fuzz/fuzz_api build-fuzz/fuzz_solvers
+	python3 tests/fuzz/seeds.py build-fuzz/corpus
+	./build-fuzz/fuzz_api -runs=0 tests/fuzz/regressions/api
+	./build-fuzz/fuzz_solvers -runs=0 tests/fuzz/regressions/solvers
+	@for f in api solvers; do \
+	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
+	  ./build-fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	    $$( [ $$f = api ] && echo -dict=tests/fuzz/json.dict ) -print_final_stats=1 \
+	    -artifact_prefix=build-fuzz/ build-fuzz/corpus/$$f > build-fuzz/fuzz_$$f.log 2>&1; rc=$$?; \
+	  tail -8 build-fuzz/fuzz_$$f.log; \
+	  if [ $$rc != 0 ]; then echo "fuzz_$$f found a failure (input saved in build-fuzz/); add it to tests/fuzz/regressions/$$f/"; exit 1; fi; \
+	done
+
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/bench
 	./$(BUILD)/bench $(BENCH_N)

@@ -55,12 +55,22 @@ typedef struct ikd_pose_joint {
                                 root's local rotation is its world rotation */
 } ikd_pose_joint;
 
+/* Largest accepted chain length, and distance of the target or pole from the
+ * root, in the chain's unit: squares of every distance a solver computes stay
+ * finite doubles below it. */
+#define IKD_MAX_EXTENT 1e150
+
 /* Smallest accepted bone length relative to the longest bone of the chain;
  * shorter bones are refused as zero-length (coincident joints). */
 #define IKD_MIN_BONE_RATIO 1e-9
 
+/* Smallest accepted bone length relative to the largest coordinate of the
+ * chain (absolute value): shorter bones lose their direction to rounding. */
+#define IKD_MIN_BONE_PRECISION 1e-7
+
 /* Check a chain: at least `min_joints` joints (>= 2) and at most
- * IKD_MAX_JOINTS, finite positions, non-zero bones (see IKD_MIN_BONE_RATIO),
+ * IKD_MAX_JOINTS, finite positions, non-zero bones (see IKD_MIN_BONE_RATIO
+ * and IKD_MIN_BONE_PRECISION), a total length below IKD_MAX_EXTENT,
  * unit rotations, well-formed constraints, none on the effector.
  * Normalises rotations and constraint axes in place. On failure fills `err`
  * with a field path like "chain.joints[2].position" and returns its code. */

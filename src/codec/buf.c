@@ -193,7 +193,7 @@ void ikd_buf_json_number(ikd_buf *b, double v)
         ikd_buf_putc(b, '0'); /* -0 too */
         return;
     }
-    if (v == (double)(long long)v && fabs(v) < 1e15) { /* integral: no fraction digits */
+    if (fabs(v) < 1e15 && v == (double)(long long)v) { /* integral: no fraction digits (range checked first) */
         int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
         ikd_buf_append(b, tmp, (size_t)n);
         return;

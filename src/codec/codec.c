@@ -185,6 +185,68 @@ static void arena_end(void)
     tls_arena.used = 0;
 }
 
+/* msgpack-c allocates an array's or map's slots for the size its header
+ * claims before reading any element, so five bytes could ask for gigabytes.
+ * This scan checks, in one pass and without allocating, that no claimed size
+ * or length is larger than the bytes left (every element takes at least one),
+ * and that nesting stays within 64 levels. */
+static int mp_plausible(const unsigned char *p, size_t len)
+{
+    size_t pending[64]; /* elements still expected at each open level */
+    int depth = 0;
+    size_t i = 0, want = 1; /* one top-level document */
+    while (want > 0 || depth > 0) {
+        if (want == 0) {
+            want = pending[--depth];
+            continue;
+        }
+        if (i >= len) return 0;
+        unsigned char c = p[i++];
+        size_t n = 0, skip = 0, items = 0;
+        int be = 0; /* bytes of a big-endian count that follow */
+        if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3) skip = 0;
+        else if (c >= 0x80 && c <= 0x8f) items = 2 * (size_t)(c & 0x0f);
+        else if (c >= 0x90 && c <= 0x9f) items = c & 0x0f;
+        else if (c >= 0xa0 && c <= 0xbf) skip = c & 0x1f;
+        else switch (c) {
+            case 0xcc: case 0xd0: skip = 1; break;
+            case 0xcd: case 0xd1: skip = 2; break;
+            case 0xca: case 0xce: case 0xd2: skip = 4; break;
+            case 0xcb: case 0xcf: case 0xd3: skip = 8; break;
+            case 0xd4: skip = 2; break;
+            case 0xd5: skip = 3; break;
+            case 0xd6: skip = 5; break;
+            case 0xd7: skip = 9; break;
+            case 0xd8: skip = 17; break;
+            case 0xc4: case 0xd9: be = 1; break;           /* bin 8, str 8 */
+            case 0xc5: case 0xda: be = 2; break;           /* bin 16, str 16 */
+            case 0xc6: case 0xdb: be = 4; break;           /* bin 32, str 32 */
+            case 0xc7: be = 1; skip = 1; break;            /* ext 8: length, type */
+            case 0xc8: be = 2; skip = 1; break;
+            case 0xc9: be = 4; skip = 1; break;
+            case 0xdc: case 0xde: be = 2; break;           /* array 16, map 16 */
+            case 0xdd: case 0xdf: be = 4; break;           /* array 32, map 32 */
+            default: return 0;                             /* 0xc1: never used */
+            }
+        if (be) {
+            if (len - i < (size_t)be) return 0;
+            for (int k = 0; k < be; k++) n = (n << 8) | p[i++];
+            if (c == 0xdc || c == 0xdd) items = n;
+            else if (c == 0xde || c == 0xdf) items = 2 * n;
+            else skip += n;
+        }
+        if (skip > len - i || items > len - i) return 0;
+        i += skip;
+        want--;
+        if (items) {
+            if (depth == 64) return 0;
+            pending[depth++] = want;
+            want = items;
+        }
+    }
+    return 1;
+}
+
 /* ---- loading ---- */
 
 ikd_code ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t len, ikd_error *err)
@@ -204,6 +266,8 @@ ikd_code ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t l
         doc->root = (ikd_val){&json_ops, root};
         return IKD_E_OK;
     }
+    if (!mp_plausible((const unsigned char *)body, len))
+        return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed MessagePack: a length exceeds the body");
     msgpack_unpacked_init(&doc->mp);
     doc->mp_live = 1;
     size_t off = 0;

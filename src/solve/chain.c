@@ -17,6 +17,19 @@ static ikd_code ikd_joint_error(ikd_error *err, size_t i, const char *leaf, cons
     return ikd_error_set(err, IKD_E_INVALID, field, "%s", msg);
 }
 
+/* v / |v| computed after scaling by the largest component, so that tiny
+ * vectors (1e-161, whose squared length underflows) normalise exactly.
+ * 0 when v is zero or not finite. */
+static int unit_robust(ikd_vec3 *v)
+{
+    double m = fmax(fabs(v->x), fmax(fabs(v->y), fabs(v->z)));
+    if (!(m > 0.0) || !isfinite(m)) return 0;
+    ikd_vec3 w = ikd_vec3_make(v->x / m, v->y / m, v->z / m); /* divide: 1/m overflows for denormal m */
+    double l = ikd_vec3_len(w);
+    if (fabs(l * m - 1.0) > 4e-16) *v = ikd_vec3_scale(w, 1.0 / l); /* unit input is left as it is */
+    return 1;
+}
+
 static ikd_code ikd_constraint_validate(ikd_constraint *c, size_t i, size_t count, ikd_error *err)
 {
     if (c->type == IKD_CONSTRAINT_NONE) {
@@ -29,16 +42,12 @@ static ikd_code ikd_constraint_validate(ikd_constraint *c, size_t i, size_t coun
         return ikd_joint_error(err, i, "constraint", "the effector (last joint) has no bone to constrain");
     if (c->has_reference) {
         if (i != 0) return ikd_joint_error(err, i, "constraint.reference", "only the root joint takes a reference direction");
-        double l = ikd_vec3_len(c->reference);
-        if (!ikd_vec3_isfinite(c->reference) || !(l > 0.0) || !isfinite(l))
+        if (!ikd_vec3_isfinite(c->reference) || !unit_robust(&c->reference))
             return ikd_joint_error(err, i, "constraint.reference", "must be a finite, non-zero direction");
-        if (fabs(l - 1.0) > 4e-16) c->reference = ikd_vec3_scale(c->reference, 1.0 / l); /* idempotent */
     }
     if (c->type == IKD_CONSTRAINT_HINGE) {
-        double l = ikd_vec3_len(c->axis);
-        if (!ikd_vec3_isfinite(c->axis) || !(l > 0.0) || !isfinite(l))
+        if (!ikd_vec3_isfinite(c->axis) || !unit_robust(&c->axis))
             return ikd_joint_error(err, i, "constraint.axis", "must be a finite, non-zero direction");
-        if (fabs(l - 1.0) > 4e-16) c->axis = ikd_vec3_scale(c->axis, 1.0 / l);
         if (!isfinite(c->min_deg) || c->min_deg < -180.0 || c->min_deg > 180.0)
             return ikd_joint_error(err, i, "constraint.min_deg", "must be a number in [-180, 180]");
         if (!isfinite(c->max_deg) || c->max_deg < -180.0 || c->max_deg > 180.0)
@@ -77,13 +86,24 @@ ikd_code ikd_chain_validate(ikd_joint *joints, size_t count, size_t min_joints, 
             if (l > longest) longest = l;
         }
     }
+    /* A bone must also be long against the size of its coordinates, or its
+     * direction drowns in rounding (a 1e-12 bone at x = 1). */
+    double extent = 0.0;
+    for (size_t i = 0; i < count; i++) {
+        ikd_vec3 q = joints[i].position;
+        extent = fmax(extent, fmax(fabs(q.x), fmax(fabs(q.y), fabs(q.z))));
+    }
     for (size_t i = 1; i < count; i++) {
         double l = ikd_vec3_dist(joints[i - 1].position, joints[i].position);
         if (!(l > IKD_MIN_BONE_RATIO * longest))
             return ikd_joint_error(err, i, "position", "coincides with the previous joint (zero-length bone)");
+        if (!(l > IKD_MIN_BONE_PRECISION * extent))
+            return ikd_joint_error(err, i, "position",
+                                   "is too close to the previous joint for the size of the coordinates (bone below 1e-7 of them)");
     }
     double total = ikd_chain_length(joints, count);
-    if (!isfinite(total)) return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "the chain is too long to represent");
+    if (!(total < IKD_MAX_EXTENT))
+        return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "the chain is too long (bone lengths must add up to below 1e150)");
     return IKD_E_OK;
 }
 

@@ -192,14 +192,18 @@ ikd_code ikd_validate(ikd_problem *p, ikd_error *err)
     if (rc != IKD_E_OK) return rc;
     if (!ikd_vec3_isfinite(p->target))
         return ikd_error_set(err, IKD_E_INVALID, "target.position", "must be finite numbers");
+    /* every distance the solvers compute (squared on the way) must stay a finite double */
+    if (!(ikd_vec3_dist(p->target, p->joints[0].position) + ikd_chain_length(p->joints, p->joint_count) < IKD_MAX_EXTENT))
+        return ikd_error_set(err, IKD_E_INVALID, "target.position",
+                             "is too far from the root (distances must stay below 1e150)");
     if (p->has_target_rotation) {
         double ql = ikd_quat_len(p->target_rotation);
         if (!ikd_quat_isfinite(p->target_rotation) || !(fabs(ql - 1.0) <= 1e-3))
             return ikd_error_set(err, IKD_E_INVALID, "target.rotation", "must be a unit quaternion [x, y, z, w]");
         if (fabs(ql - 1.0) > 4e-16) p->target_rotation = ikd_quat_norm(p->target_rotation);
     }
-    if (p->has_pole && !ikd_vec3_isfinite(p->pole))
-        return ikd_error_set(err, IKD_E_INVALID, "pole", "must be finite numbers");
+    if (p->has_pole && (!ikd_vec3_isfinite(p->pole) || !(ikd_vec3_dist(p->pole, p->joints[0].position) < IKD_MAX_EXTENT)))
+        return ikd_error_set(err, IKD_E_INVALID, "pole", "must be finite numbers within 1e150 of the root");
     if ((rc = check_options(&p->options, err))) return rc;
 
     ikd_solver s = p->solver == IKD_SOLVER_AUTO ? ikd_solver_pick(p) : p->solver;
