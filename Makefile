@@ -27,7 +27,7 @@ SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ   := $(BUILD)/src/server/main.o
 
 TEST_UNIT  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
-TEST_E2E   := $(BUILD)/tests/run_e2e $(BUILD)/tests/run_service
+TEST_E2E   := $(BUILD)/tests/run_e2e $(BUILD)/tests/run_service $(BUILD)/tests/run_hostile
 TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o $(BUILD)/tests/unit/problems.o
 
 LISTEN ?= 127.0.0.1:8080
@@ -118,6 +118,9 @@ $(BUILD)/tests/run_e2e: $(BUILD)/tests/e2e/e2e.o $(BUILD)/tests/e2e/harness.o
 	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/run_service: $(BUILD)/tests/e2e/service.o $(BUILD)/tests/e2e/harness.o
+	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/run_hostile: $(BUILD)/tests/e2e/hostile.o $(BUILD)/tests/e2e/harness.o
 	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(CHECK_LIBS) $(LDLIBS)
 
 clean:

@@ -1,4 +1,5 @@
 /* main.c - the ikd daemon: load settings, start serving, drain gracefully on SIGTERM/SIGINT. */
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -50,10 +51,15 @@ int main(int argc, char **argv)
     fflush(stdout);
     ikd_log_event(IKD_LOG_INFO, "listening", h.url);
 
-    /* wait for a signal, writing buffered access lines four times a second */
-    int sig;
+    /* wait for a signal, writing buffered access lines four times a second and
+     * handing freed heap back to the system every two seconds (one huge body
+     * must not keep the process large) */
+    int sig, ticks = 0;
     struct timespec quarter = {0, 250 * 1000000L};
-    while ((sig = sigtimedwait(&set, NULL, &quarter)) < 0) ikd_log_flush();
+    while ((sig = sigtimedwait(&set, NULL, &quarter)) < 0) {
+        ikd_log_flush();
+        if (++ticks % 8 == 0) malloc_trim(0);
+    }
     ikd_log_event(IKD_LOG_INFO, "draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     ikd_http_drain(&h);
 

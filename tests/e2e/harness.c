@@ -145,13 +145,15 @@ reply request_h(int port, const char *method, const char *path, const char *ctyp
 {
     int fd = connect_to(port);
     ck_assert_int_ge(fd, 0);
-    char head[2048];
     size_t blen = body ? strlen(body) : 0;
-    int n = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n%s%s%s%s", method,
-                     path, ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" : "", extra ? extra : "");
-    if (body) n += snprintf(head + n, sizeof head - (size_t)n, "Content-Length: %zu\r\n", blen);
-    n += snprintf(head + n, sizeof head - (size_t)n, "\r\n");
+    size_t cap = strlen(method) + strlen(path) + (extra ? strlen(extra) : 0) + (ctype ? strlen(ctype) : 0) + 256;
+    char *head = malloc(cap);
+    int n = snprintf(head, cap, "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n%s%s%s%s", method, path,
+                     ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" : "", extra ? extra : "");
+    if (body) n += snprintf(head + n, cap - (size_t)n, "Content-Length: %zu\r\n", blen);
+    n += snprintf(head + n, cap - (size_t)n, "\r\n");
     send_all(fd, head, (size_t)n);
+    free(head);
     if (body) send_all(fd, body, blen);
     reply r = read_reply(fd);
     close(fd);

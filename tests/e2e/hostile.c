@@ -1,0 +1,295 @@
+/* hostile.c - libcheck end-to-end suite: hostile requests against the real daemon. After each one
+ * the daemon must answer with the right status and JSON error, stay alive, and answer the next good
+ * request correctly; shutdown under load must answer every request it accepted. */
+#include <check.h>
+#include <jansson.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static char *repeat(const char *head, const char *unit, size_t times, const char *tail)
+{
+    size_t hl = strlen(head), ul = strlen(unit), tl = strlen(tail);
+    char *s = malloc(hl + ul * times + tl + 1);
+    memcpy(s, head, hl);
+    for (size_t i = 0; i < times; i++) memcpy(s + hl + i * ul, unit, ul);
+    memcpy(s + hl + ul * times, tail, tl + 1);
+    return s;
+}
+
+static long rss_kb(pid_t pid)
+{
+    char path[64], line[256];
+    long kb = -1;
+    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6)) kb = atol(line + 6);
+    if (f) fclose(f);
+    return kb;
+}
+
+START_TEST(huge_and_deep_documents)
+{
+    const char *args[] = {"--max-body", "4000000", NULL};
+    daemon_proc d = start_ikd(args);
+    long before = rss_kb(d.pid);
+    /* 100,000 joints: parsed, then refused by the joint limit */
+    char *many = repeat("{\"chain\":{\"joints\":[[0,0,0]", ",[0,1,0]", 100000, "]},\"target\":[1,1,0]}");
+    reply r = request(d.port, "POST", "/v1/solve", "application/json", many);
+    assert_error(&r, 400, "invalid_request", "chain.joints");
+    free(r.body);
+    free(many);
+    /* nesting 100,000 deep */
+    char *deep = repeat("", "[", 100000, "");
+    r = request(d.port, "POST", "/v1/solve", "application/json", deep);
+    assert_error(&r, 400, "malformed_request", "");
+    free(r.body);
+    free(deep);
+    deep = repeat("{\"chain\":", "{\"a\":", 100000, "");
+    r = request(d.port, "POST", "/v1/solve", "application/json", deep);
+    assert_error(&r, 400, "malformed_request", "");
+    free(r.body);
+    free(deep);
+    /* the same in a batch of many items */
+    char *batch = repeat("{\"problems\":[1", ",{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"target\":[1,1,0]}", 1023, "]}");
+    r = request(d.port, "POST", "/v1/solve/batch", "application/json", batch);
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
+    free(batch);
+    assert_alive(d.port);
+    /* memory comes back (the daemon trims the heap every 2 s): within 16 MB of where it started */
+    struct timespec wait = {3, 0};
+    nanosleep(&wait, NULL);
+    long after = rss_kb(d.pid);
+    ck_assert_msg(after < before + 16384, "RSS %ld kB -> %ld kB", before, after);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+START_TEST(bad_text_and_numbers)
+{
+    daemon_proc d = start_ikd(NULL);
+    static const struct {
+        const char *body;
+        int status;
+        const char *code, *field;
+    } cases[] = {
+        {"{\"chain\":{\"joints\":[{\"name\":\"\xff\xfe\",\"position\":[0,0,0]},[0,1,0],[0,2,0]]},\"target\":[1,1,0]}", 400,
+         "malformed_request", ""},                                                      /* invalid UTF-8 */
+        {"{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"target\":[1,1,0]", 400, "malformed_request", ""}, /* truncated */
+        {"{\"chain\":{\"joints\":[[-0,-0,-0],[0,1,0],[0,2,0]]},\"target\":[1e-320,1,0]}", 200, NULL, NULL}, /* -0, denormal */
+        {"{\"chain\":{\"joints\":[[0,0,0],[0,1e-12,0],[0,2e-12,0]]},\"target\":[1,1,0]}", 200, NULL, NULL}, /* tiny bones */
+        {"{\"chain\":{\"joints\":[[0,0,0],[0,1e12,0],[0,2e12,0]]},\"target\":[1e12,1e12,0]}", 200, NULL, NULL},
+        {"{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"target\":[1e15,0,0]}", 200, NULL, NULL},
+        {"{\"chain\":{\"joints\":[[1,0,0],[1,1e-12,0],[1,2e-12,0]]},\"target\":[1,1,0]}", 400, "invalid_request",
+         "chain.joints[1].position"},                                                   /* bone lost in rounding */
+        {"{\"chain\":{\"joints\":[[0,0,0],[0,1e200,0],[0,2e200,0]]},\"target\":[1,1,0]}", 400, "invalid_request",
+         "chain.joints[1].position"},                                                   /* a bone too long to square */
+        {"{\"chain\":{\"joints\":[[0,0,0],[0,1e150,0],[0,2e150,0]]},\"target\":[1,1,0]}", 400, "invalid_request",
+         "chain.joints"},                                                               /* longer than 1e150 */
+        {"{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"target\":[1e300,0,0]}", 400, "invalid_request",
+         "target.position"},
+        {"{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"target\":[1,1,0],\"options\":{\"max_iterations\":-5}}", 400,
+         "invalid_request", "options.max_iterations"},
+        {"{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"target\":[1,1,0],\"options\":{\"max_iterations\":99999999999999999999}}",
+         400, "malformed_request", ""},                                                  /* integer overflow */
+        {"\xef\xbb\xbf{}", 400, "malformed_request", ""},                                 /* byte order mark */
+        {"null", 400, "malformed_request", ""}, /* jansson takes only an object or array at the top */
+        {"\"just a string\"", 400, "malformed_request", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        reply r = request(d.port, "POST", "/v1/solve", "application/json", cases[i].body);
+        if (cases[i].status == 200) {
+            ck_assert_msg(r.status == 200, "case %zu: %d %s", i, r.status, r.body);
+            json_error_t e;
+            json_t *doc = json_loads(r.body, 0, &e); /* finite numbers only, or it would not parse */
+            ck_assert_ptr_nonnull(doc);
+            json_t *joints = json_object_get(doc, "joints");
+            for (size_t k = 0; k < json_array_size(joints); k++) {
+                json_t *q = json_object_get(json_array_get(joints, k), "rotation");
+                double l = 0;
+                for (int c = 0; c < 4; c++) l += pow(json_number_value(json_array_get(q, c)), 2);
+                ck_assert_msg(fabs(sqrt(l) - 1) < 1e-12, "case %zu: rotation not unit", i);
+            }
+            json_decref(doc);
+        } else {
+            assert_error(&r, cases[i].status, cases[i].code, cases[i].field);
+        }
+        free(r.body);
+        assert_alive(d.port);
+    }
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+START_TEST(bad_http)
+{
+    daemon_proc d = start_ikd(NULL);
+    /* a very long URL and a very long header: refused by libmicrohttpd, daemon unharmed */
+    char *url = repeat("/v1/solve?", "x", 100000, "");
+    reply r = request(d.port, "GET", url, NULL, NULL);
+    ck_assert_int_ge(r.status, 400);
+    free(r.body);
+    free(url);
+    char *hdr = repeat("X-Long: ", "y", 100000, "\r\n");
+    r = request_h(d.port, "POST", "/v1/solve", "application/json", hdr, SOLVE);
+    ck_assert_int_ge(r.status, 400);
+    free(r.body);
+    free(hdr);
+    /* garbage instead of HTTP */
+    int fd = connect_to(d.port);
+    send_all(fd, "\x16\x03\x01\x02\x00garbage\r\n\r\n", 16);
+    struct pollfd p = {fd, POLLIN, 0};
+    poll(&p, 1, 3000);
+    close(fd);
+    assert_alive(d.port);
+    /* pipelined: two requests in one write, answered in order */
+    fd = connect_to(d.port);
+    char two[2048];
+    int n = snprintf(two, sizeof two,
+                     "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+                     "X-Request-Id: first\r\n\r\n%s"
+                     "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: second\r\n\r\n",
+                     strlen(SOLVE), SOLVE);
+    send_all(fd, two, (size_t)n);
+    r = read_reply(fd);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(has_header(&r, "X-Request-Id", "first"));
+    free(r.body);
+    r = read_reply(fd);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(has_header(&r, "X-Request-Id", "second"));
+    ck_assert_str_eq(r.body, "{\"status\":\"ok\"}");
+    free(r.body);
+    close(fd);
+    /* many connections from one address, all served */
+    enum { K = 200 };
+    int fds[K];
+    for (int k = 0; k < K; k++) fds[k] = connect_to(d.port);
+    char req[512];
+    n = snprintf(req, sizeof req,
+                 "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                 "Content-Length: %zu\r\n\r\n%s", strlen(SOLVE), SOLVE);
+    for (int k = 0; k < K; k++) send_all(fds[k], req, (size_t)n);
+    for (int k = 0; k < K; k++) {
+        r = read_reply(fds[k]);
+        ck_assert_int_eq(r.status, 200);
+        free(r.body);
+        close(fds[k]);
+    }
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+typedef struct client {
+    int port;
+    atomic_int *stop;
+    int ok, refused, broken;
+} client;
+
+/* Keep-alive solves until the connection is closed or refused. */
+static void *client_main(void *arg)
+{
+    client *c = arg;
+    char req[512];
+    int n = snprintf(req, sizeof req,
+                     "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                     strlen(SOLVE), SOLVE);
+    while (!atomic_load(c->stop)) {
+        int fd = connect_to(c->port);
+        if (fd < 0) {
+            c->refused++;
+            struct timespec ts = {0, 5000000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        for (;;) {
+            if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) break;
+            char buf[8192];
+            size_t got = 0;
+            int complete = 0;
+            for (;;) { /* read one reply; note a partial one */
+                struct pollfd p = {fd, POLLIN, 0};
+                if (poll(&p, 1, 5000) != 1) break;
+                ssize_t k = recv(fd, buf + got, sizeof buf - 1 - got, 0);
+                if (k <= 0) break;
+                got += (size_t)k;
+                buf[got] = 0;
+                char *end = strstr(buf, "\r\n\r\n"), *cl = strcasestr(buf, "Content-Length:");
+                if (end && cl && got >= (size_t)(end + 4 - buf) + strtoul(cl + 15, NULL, 10)) {
+                    complete = 1;
+                    break;
+                }
+            }
+            if (!complete) {
+                if (got) c->broken++; /* some bytes of a reply, not all: never allowed */
+                break;
+            }
+            if (strncmp(buf, "HTTP/1.1 200", 12) != 0 || !strstr(buf, "\"reached\":true")) c->broken++;
+            else c->ok++;
+            if (strcasestr(buf, "Connection: close")) break;
+        }
+        close(fd);
+    }
+    return NULL;
+}
+
+START_TEST(sigterm_under_load)
+{
+    const char *args[] = {"--workers", "2", "--shutdown-grace", "20", NULL};
+    daemon_proc d = start_ikd(args);
+    enum { N = 8 };
+    atomic_int stop = 0;
+    client cs[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        cs[i] = (client){d.port, &stop, 0, 0, 0};
+        pthread_create(&th[i], NULL, client_main, &cs[i]);
+    }
+    struct timespec ts = {1, 0};
+    nanosleep(&ts, NULL);
+    kill(d.pid, SIGTERM);
+    int st;
+    ck_assert_int_eq(waitpid(d.pid, &st, 0), d.pid);
+    atomic_store(&stop, 1);
+    int ok = 0, broken = 0;
+    for (int i = 0; i < N; i++) {
+        pthread_join(th[i], NULL);
+        ok += cs[i].ok;
+        broken += cs[i].broken;
+    }
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    ck_assert_int_gt(ok, 100);
+    ck_assert_msg(broken == 0, "%d replies cut short or wrong", broken);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("hostile");
+    TCase *tc = tcase_create("daemon");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, huge_and_deep_documents);
+    tcase_add_test(tc, bad_text_and_numbers);
+    tcase_add_test(tc, bad_http);
+    tcase_add_test(tc, sigterm_under_load);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
