@@ -32,7 +32,7 @@ TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o $(BUILD)/tests/unit/problems.o
 
 LISTEN ?= 127.0.0.1:8080
 
-.PHONY: all deps deps-test build run test check check-suites unit e2e lint-openapi clean bench load asan fuzz
+.PHONY: all deps deps-test build run test check check-suites unit e2e lint-openapi clean bench load asan fuzz soak
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/libikd.a $(BUILD)/ikd
@@ -183,6 +183,13 @@ fuzz: deps-test
 	  tail -8 build-fuzz/fuzz_$$f.log; \
 	  if [ $$rc != 0 ]; then echo "fuzz_$$f found a failure (input saved in build-fuzz/); add it to tests/fuzz/regressions/$$f/"; exit 1; fi; \
 	done
+
+# Saturation soak (tests/load/soak.py): SOAK_SECONDS of mixed load with deliberate 503s.
+SOAK_SECONDS ?= 60
+soak:
+	$(call install_missing,$(RUN_PKGS) wrk python3)
+	@$(MAKE) --no-print-directory $(BUILD)/ikd
+	python3 tests/load/soak.py --seconds $(SOAK_SECONDS)
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/bench

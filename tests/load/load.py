@@ -60,17 +60,18 @@ def unit(rng):
 
 def chain(rng, n, max_bend_deg=60):
     """A random walk chain, each bone within max_bend_deg of the previous; and a target
-    from a second such pose (reachable)."""
+    from a second such pose of the same bones (so it is reachable)."""
+    lengths = [rng.uniform(0.5, 1.5) for _ in range(n - 1)]
+
     def walk():
         pts, d = [[0.0, 0.0, 0.0]], unit(rng)
-        for _ in range(n - 1):
+        for length in lengths:
             e = unit(rng)
             # bend d toward e by up to max_bend_deg
             a = math.radians(rng.uniform(0, max_bend_deg))
             perp = [e[i] - d[i] * sum(e[j] * d[j] for j in range(3)) for i in range(3)]
             pn = math.sqrt(sum(x * x for x in perp)) or 1.0
             d = [d[i] * math.cos(a) + perp[i] / pn * math.sin(a) for i in range(3)]
-            length = rng.uniform(0.5, 1.5)
             pts.append([pts[-1][i] + d[i] * length for i in range(3)])
         return pts
     start = walk()
