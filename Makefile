@@ -11,7 +11,7 @@ BUILD   ?= build
 
 # Debian packages: what the daemon needs to build (make run), and what the tests add (make test).
 RUN_PKGS  := gcc make pkg-config libmicrohttpd-dev libjansson-dev libmsgpack-dev
-TEST_PKGS := $(RUN_PKGS) check curl openssl prometheus
+TEST_PKGS := $(RUN_PKGS) check curl openssl prometheus systemd
 
 SERVER_CFLAGS := $(shell pkg-config --cflags libmicrohttpd jansson msgpack 2>/dev/null)
 SERVER_LIBS   := $(shell pkg-config --libs libmicrohttpd jansson msgpack 2>/dev/null)
@@ -32,7 +32,7 @@ TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o $(BUILD)/tests/unit/problems.o
 
 LISTEN ?= 127.0.0.1:8080
 
-.PHONY: all deps deps-test build run test check check-suites unit e2e lint-openapi clean bench load asan fuzz soak
+.PHONY: all deps deps-test build run test check check-suites unit e2e lint-openapi deploy-checks clean bench load asan fuzz soak install scale-test
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/libikd.a $(BUILD)/ikd
@@ -70,7 +70,26 @@ test: deps-test
 	@$(MAKE) --no-print-directory check
 
 check: check-suites
-	@$(MAKE) --no-print-directory lint-openapi
+	@$(MAKE) --no-print-directory lint-openapi deploy-checks
+
+# deploy/: the systemd unit (systemd-analyze verify), the Kubernetes manifests against the
+# Kubernetes schemas and the Dockerfile with a linter (pinned npm tools in tests/deploy), and
+# the runtime stage's packages against what the built ikd links.
+deploy-checks: $(BUILD)/ikd
+	@echo "== deploy: systemd unit"
+	@tmp=$$(mktemp -d) && sed "s|/usr/local/bin/ikd|$(CURDIR)/$(BUILD)/ikd|" deploy/systemd/ikd.service > $$tmp/ikd.service && \
+	  systemd-analyze verify $$tmp/ikd.service && echo "systemd-analyze verify: ok"; rc=$$?; rm -rf $$tmp; exit $$rc
+	@echo "== deploy: make install, then a program linked through pkg-config"
+	@tmp=$$(mktemp -d) && $(MAKE) --no-print-directory -s install DESTDIR=$$tmp PREFIX=/opt/ikd >/dev/null && \
+	  $(CC) -o $$tmp/link_test tests/deploy/link_test.c \
+	    $$(PKG_CONFIG_SYSROOT_DIR=$$tmp PKG_CONFIG_PATH=$$tmp/opt/ikd/lib/pkgconfig pkg-config --cflags --libs ikd) && \
+	  $$tmp/link_test; rc=$$?; rm -rf $$tmp; exit $$rc
+	@echo "== deploy: runtime libraries"
+	@tests/deploy/runtime_libs.sh $(BUILD)/ikd deploy/Dockerfile
+	@if command -v npm >/dev/null 2>&1; then \
+	  echo "== deploy: Kubernetes schemas, Dockerfile lint"; \
+	  (cd tests/deploy && npm ci --no-audit --no-fund --loglevel=error >/dev/null) && node tests/deploy/validate.mjs; \
+	else echo "== deploy: npm not found, Kubernetes and Dockerfile checks skipped"; fi
 
 check-suites: $(BUILD)/libikd.a $(BUILD)/ikd $(TEST_UNIT) $(TEST_E2E)
 	@set -e; for t in $(TEST_UNIT); do echo "== $$t"; IKD_TEST_FIXTURES=tests/fixtures $$t; done
@@ -122,6 +141,19 @@ $(BUILD)/tests/run_service: $(BUILD)/tests/e2e/service.o $(BUILD)/tests/e2e/harn
 
 $(BUILD)/tests/run_hostile: $(BUILD)/tests/e2e/hostile.o $(BUILD)/tests/e2e/harness.o
 	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(CHECK_LIBS) $(LDLIBS)
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the daemon, the library, its headers, a
+# pkg-config file and the systemd unit (with its sample settings).
+PREFIX ?= /usr/local
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/ikd \
+	  $(DESTDIR)/lib/systemd/system $(DESTDIR)/etc/ikd
+	install -m 755 $(BUILD)/ikd $(DESTDIR)$(PREFIX)/bin/ikd
+	install -m 644 $(BUILD)/libikd.a $(DESTDIR)$(PREFIX)/lib/libikd.a
+	install -m 644 include/ikd/*.h $(DESTDIR)$(PREFIX)/include/ikd/
+	sed 's|@PREFIX@|$(PREFIX)|' deploy/ikd.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ikd.pc
+	sed 's|/usr/local/bin/ikd|$(PREFIX)/bin/ikd|' deploy/systemd/ikd.service > $(DESTDIR)/lib/systemd/system/ikd.service
+	[ -e $(DESTDIR)/etc/ikd/ikd.env ] || install -m 644 deploy/systemd/ikd.env $(DESTDIR)/etc/ikd/ikd.env
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz
