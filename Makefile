@@ -216,6 +216,13 @@ fuzz: deps-test
 	  if [ $$rc != 0 ]; then echo "fuzz_$$f found a failure (input saved in build-fuzz/); add it to tests/fuzz/regressions/$$f/"; exit 1; fi; \
 	done
 
+# Three instances behind nginx, one stopped mid-load: no request may fail (SCALE_SECONDS of load).
+SCALE_SECONDS ?= 8
+scale-test:
+	$(call install_missing,$(RUN_PKGS) wrk nginx-light python3 curl)
+	@$(MAKE) --no-print-directory $(BUILD)/ikd
+	tests/deploy/scale_test.sh $(BUILD)/ikd $(SCALE_SECONDS)
+
 # Saturation soak (tests/load/soak.py): SOAK_SECONDS of mixed load with deliberate 503s.
 SOAK_SECONDS ?= 60
 soak:
