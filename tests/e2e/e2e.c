@@ -134,9 +134,7 @@ START_TEST(keep_alive_serves_several_requests)
     daemon_proc d = start_ikd(NULL);
     int fd = connect_to(d.port);
     char req[512];
-    int n = snprintf(req, sizeof req,
-                     "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-                     strlen(SOLVE), SOLVE);
+    int n = solve_text(req, sizeof req, 0);
     for (int k = 0; k < 5; k++) {
         send_all(fd, req, (size_t)n);
         reply r = read_reply(fd);
@@ -157,10 +155,7 @@ START_TEST(full_queue_answers_503)
     enum { K = 8 };
     int fds[K];
     char req[512];
-    int n = snprintf(req, sizeof req,
-                     "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                     "Content-Length: %zu\r\n\r\n%s",
-                     strlen(SOLVE), SOLVE);
+    int n = solve_text(req, sizeof req, 1);
     for (int k = 0; k < K; k++) {
         fds[k] = connect_to(d.port);
         ck_assert_int_ge(fds[k], 0);
@@ -192,10 +187,7 @@ START_TEST(sigterm_finishes_accepted_requests)
     const char *args[] = {"--workers", "2", "--debug-delay-ms", "500", NULL};
     daemon_proc d = start_ikd(args);
     char req[512];
-    int n = snprintf(req, sizeof req,
-                     "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                     "Content-Length: %zu\r\n\r\n%s",
-                     strlen(SOLVE), SOLVE);
+    int n = solve_text(req, sizeof req, 1);
     int fds[3];
     for (int k = 0; k < 3; k++) {
         fds[k] = connect_to(d.port);
@@ -285,9 +277,5 @@ int main(void)
     tcase_add_test(tc, command_line);
     tcase_add_test(tc, environment_sets_options);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+const char *harness_phase = "";
+
 const char *ikd_bin(void)
 {
     const char *b = getenv("IKD_BIN");
@@ -104,7 +106,7 @@ reply read_reply(int fd)
     char *buf = malloc(cap);
     for (;;) {
         struct pollfd p = {fd, POLLIN, 0};
-        ck_assert_msg(poll(&p, 1, 10000) == 1, "no reply within 10 s");
+        ck_assert_msg(poll(&p, 1, 10000) == 1, "no reply within 10 s (%s)", harness_phase);
         if (len + 4096 > cap) buf = realloc(buf, cap *= 2);
         ssize_t n = recv(fd, buf + len, cap - len - 1, 0);
         if (n <= 0) break;
@@ -127,7 +129,7 @@ reply read_reply(int fd)
     }
     buf[len] = 0;
     char *end = strstr(buf, "\r\n\r\n");
-    ck_assert_msg(end != NULL, "incomplete reply: %s", buf);
+    ck_assert_msg(end != NULL, "incomplete reply (%s): %s", harness_phase, buf);
     r.status = atoi(buf + 9);
     size_t hl = (size_t)(end - buf);
     if (hl >= sizeof r.headers) hl = sizeof r.headers - 1;
@@ -202,3 +204,20 @@ void assert_alive(int port)
     free(r.body);
 }
 
+
+int solve_text(char *buf, size_t size, int close)
+{
+    return snprintf(buf, size,
+                    "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n%s"
+                    "Content-Length: %zu\r\n\r\n%s",
+                    close ? "Connection: close\r\n" : "", strlen(SOLVE), SOLVE);
+}
+
+int run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -3,6 +3,7 @@
 #define IKD_HARNESS_H
 
 #include <stddef.h>
+#include <check.h>
 #include <sys/types.h>
 
 typedef struct daemon_proc {
@@ -16,6 +17,9 @@ typedef struct reply {
     char *body;
     size_t body_len;
 } reply;
+
+/* What the test is doing, named in read_reply's failure messages. */
+extern const char *harness_phase;
 
 /* A valid two-bone solve body. */
 extern const char *const SOLVE;
@@ -39,6 +43,13 @@ reply request(int port, const char *method, const char *path, const char *ctype,
 void assert_error(const reply *r, int status, const char *code, const char *field);
 /* A good solve is answered correctly. */
 void assert_alive(int port);
+/* The raw text of POST /v1/solve with the SOLVE body, keep-alive or
+ * Connection: close; returns its length. */
+int solve_text(char *buf, size_t size, int close);
+
+/* Run a libcheck suite; the process exit status. */
+int run_suite(Suite *s);
+
 /* 1 when the reply has header `name` with exactly `value` (value NULL: any). */
 int has_header(const reply *r, const char *name, const char *value);
 

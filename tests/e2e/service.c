@@ -523,9 +523,7 @@ START_TEST(drain_reports_not_ready_and_second_signal_exits)
     /* one slow solve in flight */
     int fd = connect_to(d.port);
     char req[512];
-    int n = snprintf(req, sizeof req,
-                     "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-                     strlen(SOLVE), SOLVE);
+    int n = solve_text(req, sizeof req, 0);
     send_all(fd, req, (size_t)n);
     sleep_ms(100);
     kill(d.pid, SIGTERM);
@@ -572,10 +570,7 @@ START_TEST(full_queue_keeps_memory_flat)
             enum { K = 40 };
             int fds[K];
             char req[512];
-            int n = snprintf(req, sizeof req,
-                             "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                             "Content-Length: %zu\r\n\r\n%s",
-                             strlen(SOLVE), SOLVE);
+            int n = solve_text(req, sizeof req, 1);
             for (int k = 0; k < K; k++) {
                 fds[k] = connect_to(d.port);
                 send_all(fds[k], req, (size_t)n);
@@ -723,9 +718,5 @@ int main(void)
     tcase_add_test(tc, full_queue_keeps_memory_flat);
     tcase_add_test(tc, msgpack_over_http);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }
