@@ -32,7 +32,7 @@ TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o $(BUILD)/tests/unit/problems.o
 
 LISTEN ?= 127.0.0.1:8080
 
-.PHONY: all deps deps-test build run test check check-suites unit e2e lint-openapi deploy-checks clean bench load asan fuzz soak install scale-test
+.PHONY: all deps deps-test build run test check check-suites unit e2e lint-openapi deploy-checks clean bench load asan fuzz soak install scale-test valgrind
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/libikd.a $(BUILD)/ikd
@@ -222,6 +222,15 @@ scale-test:
 	$(call install_missing,$(RUN_PKGS) wrk nginx-light python3 curl)
 	@$(MAKE) --no-print-directory $(BUILD)/ikd
 	tests/deploy/scale_test.sh $(BUILD)/ikd $(SCALE_SECONDS)
+
+# The end-to-end suite with the daemon under valgrind memcheck: any invalid access or
+# definite/indirect leak makes the daemon exit 99, which fails the test that stops it.
+valgrind: deps-test
+	$(call install_missing,valgrind)
+	@$(MAKE) --no-print-directory $(BUILD)/ikd $(BUILD)/tests/run_e2e
+	IKD_BIN=$(BUILD)/ikd IKD_TEST_FIXTURES=tests/fixtures \
+	IKD_TEST_WRAPPER="valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect" \
+	  $(BUILD)/tests/run_e2e
 
 # Saturation soak (tests/load/soak.py): SOAK_SECONDS of mixed load with deliberate 503s.
 SOAK_SECONDS ?= 60

@@ -37,23 +37,30 @@ daemon_proc start_ikd(const char *const *args)
     d.pid = fork();
     ck_assert_int_ge(d.pid, 0);
     if (d.pid == 0) {
-        const char *argv[32] = {ikd_bin(), "--listen", "127.0.0.1:0"};
-        int n = 3;
-        for (; args && *args && n < 31; args++) argv[n++] = *args;
+        /* IKD_TEST_WRAPPER (e.g. "valgrind --error-exitcode=99 ...") runs the daemon under a tool */
+        const char *argv[64];
+        int n = 0;
+        char *wrap = getenv("IKD_TEST_WRAPPER") ? strdup(getenv("IKD_TEST_WRAPPER")) : NULL;
+        for (char *w = wrap ? strtok(wrap, " ") : NULL; w && n < 30; w = strtok(NULL, " ")) argv[n++] = w;
+        argv[n++] = ikd_bin();
+        argv[n++] = "--listen";
+        argv[n++] = "127.0.0.1:0";
+        for (; args && *args && n < 63; args++) argv[n++] = *args;
         argv[n] = NULL;
         dup2(out[1], 1);
         if (!getenv("IKD_TEST_VERBOSE")) freopen("/dev/null", "w", stderr);
         close(out[0]);
         close(out[1]);
-        execv(argv[0], (char *const *)argv);
+        execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
     close(out[1]);
+    int start_ms = getenv("IKD_TEST_WRAPPER") ? 60000 : 5000;
     char line[256] = {0};
     size_t got = 0;
     struct pollfd p = {out[0], POLLIN, 0};
     while (got < sizeof line - 1 && !strchr(line, '\n')) {
-        ck_assert_msg(poll(&p, 1, 5000) == 1, "ikd did not print its start line");
+        ck_assert_msg(poll(&p, 1, start_ms) == 1, "ikd did not print its start line");
         ssize_t n = read(out[0], line + got, sizeof line - 1 - got);
         ck_assert_msg(n > 0, "ikd exited before listening");
         got += (size_t)n;
