@@ -187,7 +187,7 @@ load:
 asan: deps-test
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
 	  SAN="-fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-	  ASAN_OPTIONS=quarantine_size_mb=1:detect_leaks=1 check-suites
+	  ASAN_OPTIONS=quarantine_size_mb=1:detect_leaks=1 IKD_TEST_SANITIZED=1 check-suites
 
 # libFuzzer harnesses (tests/fuzz/) built with clang, ASan and UBSan; each runs FUZZ_SECONDS
 # after replaying tests/fuzz/regressions/. Seeds come from the request fixtures.
