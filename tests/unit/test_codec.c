@@ -414,9 +414,5 @@ int main(void)
     tcase_add_test(tc, string_writer_escapes_and_repairs_utf8);
     tcase_add_test(tc, content_type_and_routes);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_run_suite(s);
 }

@@ -134,9 +134,5 @@ int main(void)
     tcase_add_test(tc, quat_norm_falls_back_to_identity);
     tcase_add_test(tc, error_table_is_consistent);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_run_suite(s);
 }

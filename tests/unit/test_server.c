@@ -1,5 +1,7 @@
 /* test_server.c - libcheck suite: the settings table (defaults, env, flags) and the bounded worker pool. */
 #include <check.h>
+
+#include "testutil.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -153,9 +155,5 @@ int main(void)
     tcase_add_test(tc, pool_refuses_when_full_and_drains_on_destroy);
     tcase_add_test(tc, pool_worker_data);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_run_suite(s);
 }

@@ -296,9 +296,5 @@ int main(void)
     tcase_add_loop_test(tc, hinge_keeps_the_sign, 0, NRUNNERS);
     tcase_add_test(tc, orientation_goal);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_run_suite(s);
 }

@@ -315,9 +315,5 @@ int main(void)
     tcase_add_test(deg, target_rotation_sets_the_effector);
     tcase_add_test(deg, invalid_problems_name_the_field);
     suite_add_tcase(s, deg);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_run_suite(s);
 }

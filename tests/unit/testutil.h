@@ -41,6 +41,10 @@ double tu_max_rotation_error(const ikd_joint *joints, const ikd_pose_joint *pose
  * start direction). */
 double tu_limit_violation(const ikd_joint *joints, const ikd_pose_joint *pose, size_t n);
 
+/* Run a libcheck suite (struct Suite *) and return the process exit status. */
+struct Suite;
+int tu_run_suite(struct Suite *s);
+
 /* Read a whole file into a malloc'd NUL-terminated buffer (NULL on failure). */
 char *tu_read_file(const char *path, size_t *len);
 
