@@ -130,7 +130,7 @@ $(BUILD)/tests/e2e/%.o: tests/e2e/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SERVER_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(TESTUTIL_OBJ) $(SERVER_OBJ) $(CODEC_OBJ) $(BUILD)/libikd.a
+$(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(BUILD)/tests/unit/suite.o $(TESTUTIL_OBJ) $(SERVER_OBJ) $(CODEC_OBJ) $(BUILD)/libikd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/run_e2e: $(BUILD)/tests/e2e/e2e.o $(BUILD)/tests/e2e/harness.o

@@ -1,8 +1,6 @@
 /* testutil.c - seeded RNG, random chains and pose invariant checks shared by the unit suites. */
 #include "testutil.h"
 
-#include <check.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -170,13 +168,4 @@ double tu_limit_violation(const ikd_joint *joints, const ikd_pose_joint *pose, s
         if (!(v <= worst)) worst = v;
     }
     return worst;
-}
-
-int tu_run_suite(struct Suite *s)
-{
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
