@@ -16,6 +16,14 @@ typedef struct ikd_limit_frame {
     ikd_quat carry;
 } ikd_limit_frame;
 
+/* The limit frame of joint i (constraint `c`) from the parent bone's unit
+ * start direction and its current one; for the root (i == 0) `parent_start`
+ * is the root bone's start direction (the default reference) and
+ * `parent_now` is not read. Only a hinge's frame carries an axis: for other
+ * constraints `carry` is identity. The one rule every frame comes from. */
+ikd_limit_frame ikd_constraint_frame_of(const ikd_constraint *c, size_t i, ikd_vec3 parent_start,
+                                        ikd_vec3 parent_now);
+
 /* The limit frame of joint i in `pose` (positions only are read). */
 ikd_limit_frame ikd_constraint_frame(const ikd_joint *joints, const ikd_pose_joint *pose, size_t i);
 
@@ -43,9 +51,5 @@ static inline ikd_vec3 ikd_constraint_axis(const ikd_constraint *c, ikd_limit_fr
 
 /* Largest violation over all joints of `pose` (radians). */
 double ikd_chain_max_violation(const ikd_joint *joints, size_t count, const ikd_pose_joint *pose);
-
-/* Root to effector, put every bone on its closest allowed direction and at
- * its start length (the root stays). Positions only. Never allocates. */
-void ikd_chain_enforce(const ikd_joint *joints, size_t count, ikd_pose_joint *pose);
 
 #endif

@@ -11,18 +11,26 @@ static ikd_vec3 start_dir(const ikd_joint *joints, size_t i)
     return ikd_vec3_norm_or(ikd_vec3_sub(joints[i + 1].position, joints[i].position), ikd_vec3_make(1, 0, 0));
 }
 
-ikd_limit_frame ikd_constraint_frame(const ikd_joint *joints, const ikd_pose_joint *pose, size_t i)
+ikd_limit_frame ikd_constraint_frame_of(const ikd_constraint *c, size_t i, ikd_vec3 parent_start,
+                                        ikd_vec3 parent_now)
 {
     ikd_limit_frame f;
     if (i == 0) {
-        const ikd_constraint *c = &joints[0].constraint;
-        f.parent_dir = c->has_reference ? c->reference : start_dir(joints, 0);
+        f.parent_dir = c->has_reference ? c->reference : parent_start;
         f.carry = ikd_quat_identity();
     } else {
-        f.parent_dir = bone_dir(pose, i - 1);
-        f.carry = ikd_quat_arc(start_dir(joints, i - 1), f.parent_dir);
+        f.parent_dir = parent_now;
+        /* only a hinge's axis is carried; a ball needs the direction alone */
+        f.carry = c->type == IKD_CONSTRAINT_HINGE ? ikd_quat_arc(parent_start, parent_now) : ikd_quat_identity();
     }
     return f;
+}
+
+ikd_limit_frame ikd_constraint_frame(const ikd_joint *joints, const ikd_pose_joint *pose, size_t i)
+{
+    size_t parent = i ? i - 1 : 0;
+    return ikd_constraint_frame_of(&joints[i].constraint, i, start_dir(joints, parent),
+                                   i ? bone_dir(pose, parent) : ikd_vec3_make(0, 0, 0));
 }
 
 /* The hinge's zero direction: the parent direction in the hinge plane (or,
@@ -113,15 +121,4 @@ double ikd_chain_max_violation(const ikd_joint *joints, size_t count, const ikd_
         if (!(v <= worst)) worst = v;
     }
     return worst;
-}
-
-void ikd_chain_enforce(const ikd_joint *joints, size_t count, ikd_pose_joint *pose)
-{
-    pose[0].position = joints[0].position;
-    for (size_t i = 0; i + 1 < count; i++) {
-        ikd_vec3 d = bone_dir(pose, i);
-        if (joints[i].constraint.type != IKD_CONSTRAINT_NONE)
-            d = ikd_constraint_apply(&joints[i].constraint, ikd_constraint_frame(joints, pose, i), d);
-        pose[i + 1].position = ikd_vec3_mad(pose[i].position, d, ikd_chain_bone_length(joints, i));
-    }
 }

@@ -47,18 +47,9 @@ void ikd_ws_setup(ikd_ws *ws, void *mem, const ikd_problem *p, ikd_pose_joint *p
 
 ikd_limit_frame ikd_ws_frame(const ikd_ws *ws, const ikd_joint *joints, const ikd_pose_joint *pose, size_t i)
 {
-    ikd_limit_frame f;
-    if (i == 0) {
-        const ikd_constraint *c = &joints[0].constraint;
-        f.parent_dir = c->has_reference ? c->reference : ws->d0[0];
-        f.carry = ikd_quat_identity();
-    } else {
-        f.parent_dir = ikd_ws_bone_dir(ws, pose, i - 1);
-        /* only a hinge's axis is carried; a ball needs the direction alone */
-        f.carry = joints[i].constraint.type == IKD_CONSTRAINT_HINGE ? ikd_quat_arc(ws->d0[i - 1], f.parent_dir)
-                                                                     : ikd_quat_identity();
-    }
-    return f;
+    size_t parent = i ? i - 1 : 0;
+    return ikd_constraint_frame_of(&joints[i].constraint, i, ws->d0[parent],
+                                   i ? ikd_ws_bone_dir(ws, pose, parent) : ws->d0[0]);
 }
 
 void ikd_ws_enforce(const ikd_ws *ws, const ikd_joint *joints, ikd_pose_joint *pose)

@@ -157,14 +157,8 @@ void ikd_jacobian_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ik
         for (size_t i = 0; i + 1 < n; i++) {
             ws->dir[i] = ikd_ws_bone_dir(ws, pose, i);
             if (ws->dof[i] != 1) continue;
-            ikd_limit_frame f;
-            if (i == 0) {
-                f.parent_dir = j[0].constraint.has_reference ? j[0].constraint.reference : ws->d0[0];
-                f.carry = ikd_quat_identity();
-            } else {
-                f.parent_dir = ws->dir[i - 1];
-                f.carry = ikd_quat_arc(ws->d0[i - 1], f.parent_dir);
-            }
+            size_t parent = i ? i - 1 : 0;
+            ikd_limit_frame f = ikd_constraint_frame_of(&j[i].constraint, i, ws->d0[parent], ws->dir[parent]);
             ws->axis[i] = ikd_constraint_axis(&j[i].constraint, f);
             ws->theta[i] = ikd_constraint_hinge_angle(&j[i].constraint, f, ws->dir[i]);
         }
