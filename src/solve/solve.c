@@ -30,12 +30,13 @@ int ikd_solver_from_name(const char *name, ikd_solver *out)
     return -1;
 }
 
+/* The method names, indexed by ikd_jacobian_method; also the "method" option's choices. */
+static const char *const jacobian_methods[] = {"dls", "transpose", NULL};
+
 const char *ikd_jacobian_method_name(ikd_jacobian_method m)
 {
-    return m == IKD_JACOBIAN_TRANSPOSE ? "transpose" : "dls";
+    return m == IKD_JACOBIAN_TRANSPOSE ? jacobian_methods[1] : jacobian_methods[0];
 }
-
-static const char *const jacobian_methods[] = {"dls", "transpose", NULL};
 
 #define SOLVER_BIT(s) (1u << (s))
 #define ITERATIVE (SOLVER_BIT(IKD_SOLVER_CCD) | SOLVER_BIT(IKD_SOLVER_FABRIK) | SOLVER_BIT(IKD_SOLVER_JACOBIAN))
@@ -69,10 +70,13 @@ const ikd_option_info *ikd_options_table(size_t *count)
 
 int ikd_jacobian_method_from_name(const char *name, ikd_jacobian_method *out)
 {
-    if (strcmp(name, "dls") == 0) *out = IKD_JACOBIAN_DLS;
-    else if (strcmp(name, "transpose") == 0) *out = IKD_JACOBIAN_TRANSPOSE;
-    else return -1;
-    return 0;
+    for (int i = 0; jacobian_methods[i]; i++) {
+        if (strcmp(name, jacobian_methods[i]) == 0) {
+            *out = (ikd_jacobian_method)i;
+            return 0;
+        }
+    }
+    return -1;
 }
 
 const char *ikd_status_name(ikd_status s)

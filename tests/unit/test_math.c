@@ -110,6 +110,15 @@ START_TEST(error_table_is_consistent)
     ck_assert_int_eq(ikd_code_http_status(IKD_E_TOO_LARGE), 413);
     ck_assert_int_eq(ikd_code_http_status(IKD_E_OVERLOADED), 503);
     ck_assert_str_eq(ikd_code_name((ikd_code)999), "internal_error");
+    ikd_jacobian_method m;
+    ck_assert_int_eq(ikd_jacobian_method_from_name("transpose", &m), 0);
+    ck_assert_int_eq(m, IKD_JACOBIAN_TRANSPOSE);
+    ck_assert_str_eq(ikd_jacobian_method_name(m), "transpose");
+    ck_assert_int_eq(ikd_jacobian_method_from_name("newton", &m), -1);
+    ikd_solver sv;
+    ck_assert_int_eq(ikd_solver_from_name("fabrik", &sv), 0);
+    ck_assert_int_eq(sv, IKD_SOLVER_FABRIK);
+    ck_assert_int_eq(ikd_solver_from_name("magic", &sv), -1);
     ck_assert_int_eq(ikd_error_set(&e, IKD_E_INVALID, "a.b", "x=%d", 5), IKD_E_INVALID);
     ck_assert_str_eq(e.field, "a.b");
     ck_assert_str_eq(e.message, "x=5");
