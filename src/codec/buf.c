@@ -110,97 +110,167 @@ void ikd_buf_json_string(ikd_buf *b, const char *s)
     ikd_buf_putc(b, '"');
 }
 
-/* 17 correctly rounded significant digits of a finite |v| in [1e-5, 1e15)
- * (enough to read back the same double), trailing zeros trimmed, with
- * 128-bit integer arithmetic: v = m 2^e exactly, so v 10^k = m 10^k / 2^-e
- * is rounded to an integer once. Returns the length, or 0 when v is outside
- * that range (the caller falls back to printf). ~10x faster than "%.17g". */
-static size_t fmt17(double v, char *out)
+static const unsigned long long p10[] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+                                         10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+                                         100000000000ull, 1000000000000ull, 10000000000000ull,
+                                         100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+                                         100000000000000000ull, 1000000000000000000ull,
+                                         10000000000000000000ull};
+
+static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                  "8081828384858687888990919293949596979899";
+
+/* The decimal digits of q (no leading zeros, "0" for 0) into out; returns
+ * how many. Eight digits at a time in 32-bit arithmetic, two per step. */
+static size_t put_u64(unsigned long long q, char *out)
 {
-    static const unsigned long long p10[] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
-                                             10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
-                                             100000000000ull, 1000000000000ull, 10000000000000ull,
-                                             100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-                                             100000000000000000ull, 1000000000000000000ull,
-                                             10000000000000000000ull};
+    char tmp[20], *p = tmp + 20;
+    while (q >= 100000000) {
+        unsigned r = (unsigned)(q % 100000000);
+        q /= 100000000;
+        for (int i = 0; i < 4; i++) {
+            unsigned t = r % 100;
+            r /= 100;
+            p -= 2;
+            memcpy(p, digit_pairs + 2 * t, 2);
+        }
+    }
+    unsigned x = (unsigned)q;
+    while (x >= 100) {
+        unsigned t = x % 100;
+        x /= 100;
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * t, 2);
+    }
+    if (x >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * x, 2);
+    } else {
+        *--p = (char)('0' + x);
+    }
+    size_t n = (size_t)(tmp + 20 - p);
+    memcpy(out, p, n);
+    return n;
+}
+
+typedef unsigned __int128 u128;
+
+/* 5^k for k in [0, 27] (5^27 < 2^63). */
+static const unsigned long long p5[28] = {
+    1ull, 5ull, 25ull, 125ull, 625ull, 3125ull, 15625ull, 78125ull, 390625ull, 1953125ull, 9765625ull,
+    48828125ull, 244140625ull, 1220703125ull, 6103515625ull, 30517578125ull, 152587890625ull, 762939453125ull,
+    3814697265625ull, 19073486328125ull, 95367431640625ull, 476837158203125ull, 2384185791015625ull,
+    11920928955078125ull, 59604644775390625ull, 298023223876953125ull, 1490116119384765625ull,
+    7450580596923828125ull};
+
+/* The shortest decimal that reads back as the finite v, |v| in [1e-10, 1e15),
+ * without printf: v = m / 2^s exactly, and so are the midpoints to its
+ * neighbours, (2m -+ 1) / 2^(s+1). Scaled by 10^k = 5^k 2^k so that v 10^k
+ * has 17 digits before the point (m 5^k is exact in 128 bits), every integer
+ * between the scaled midpoints reads back as v (the midpoints too when m is
+ * even: ties go to the even neighbour). The most trailing digits that can be
+ * dropped while some integer stays in that range give the length; the one
+ * nearest v is written. Returns the length, or 0 when v is outside that range
+ * (the caller then uses printf). */
+static size_t fmt_shortest(double v, char *out)
+{
     double a = fabs(v);
-    if (!(a >= 1e-5 && a < 1e15)) return 0;
-    int ex;
-    double f = frexp(a, &ex);
-    unsigned long long m = (unsigned long long)ldexp(f, 53);
-    int shift = 53 - ex; /* a = m / 2^shift, shift in (0, 70] here */
-    int d = (int)floor((ex - 1) * 0.30102999566398120); /* log10(a), maybe one too low: fixed below */
-    unsigned long long q = 0;
-    int k = 0;
-    for (int tries = 0; tries < 3; tries++) {
-        k = 16 - d; /* a 10^k in [1e16, 1e17) */
-        if (k < 0 || k > 22) return 0;
-        unsigned __int128 pk = k <= 19 ? (unsigned __int128)p10[k] : (unsigned __int128)p10[19] * p10[k - 19];
-        unsigned __int128 P = (unsigned __int128)m * pk;
-        unsigned __int128 half = (unsigned __int128)1 << (shift - 1), mask = ((unsigned __int128)1 << shift) - 1;
-        unsigned __int128 r = P & mask;
-        unsigned __int128 qq = P >> shift;
-        if (r > half || (r == half && (qq & 1))) qq++;
-        q = (unsigned long long)qq;
-        if (q >= p10[17]) d++;
-        else if (q < p10[16]) d--;
-        else break;
+    if (!(a >= 1e-10 && a < 1e15)) return 0; /* normal numbers, so the mantissa has its hidden bit */
+    unsigned long long bits;
+    memcpy(&bits, &a, sizeof bits);
+    int ex = (int)(bits >> 52) - 1022;                                 /* a = f 2^ex, f in [0.5, 1) */
+    unsigned long long m = (bits & ((1ull << 52) - 1)) | (1ull << 52); /* [2^52, 2^53) */
+    int d = ((ex - 1) * 78913) >> 18; /* floor((ex - 1) log10 2): floor(log10 a), or one less */
+    int k = 16 - d;                   /* in [2, 27]: v 10^k in [10^16, 10^18) */
+    int s = 53 - ex - k;              /* v 10^k = m 5^k / 2^s, s in [1, 60] */
+    u128 P = (u128)m * p5[k];
+    if ((P >> s) >= p10[17]) { /* d was one low */
+        k--;
+        s++;
+        P = (u128)m * p5[k];
     }
-    if (q < p10[16] || q >= p10[17]) return 0;
-    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                "8081828384858687888990919293949596979899";
-    char digits[18];
-    for (int i = 15; i >= 1; i -= 2) { /* two digits per division */
-        unsigned r = (unsigned)(q % 100);
-        q /= 100;
-        digits[i] = pairs[2 * r];
-        digits[i + 1] = pairs[2 * r + 1];
+    int even = (m & 1) == 0;
+    /* the scaled midpoints, as integers over 2^(s+2) */
+    u128 hi_n = (u128)(4 * m + 2) * p5[k];
+    u128 lo_n = (u128)(m == (1ull << 52) ? 4 * m - 1 : 4 * m - 2) * p5[k];
+    int sh = s + 2;
+    u128 mask = ((u128)1 << sh) - 1;
+    unsigned long long hi = (unsigned long long)(hi_n >> sh);
+    if ((hi_n & mask) == 0 && !even) hi--;
+    unsigned long long lo = (unsigned long long)(lo_n >> sh);
+    if ((lo_n & mask) != 0 || !even) lo++;
+    /* drop digits while a multiple of 10^(j+1) stays within [lo, hi]:
+     * h = floor(hi / 10^j), l = floor((lo - 1) / 10^j) */
+    int j = 0;
+    unsigned long long h = hi, l = lo - 1;
+    while (h / 10 > l / 10) {
+        h /= 10;
+        l /= 10;
+        j++;
     }
-    digits[0] = (char)('0' + q);
-    int nd = 17;
-    while (nd > 1 && digits[nd - 1] == '0') nd--;
+    /* the candidate nearest v at that length, kept within [l + 1, h] */
+    unsigned long long c = (unsigned long long)(P >> s);
+    for (int i = 0; i < j; i++) c /= 10;
+    u128 twice = 2 * P, mid = (u128)(2 * c + 1) * p10[j] << s; /* 2 v 10^k vs 2 (c + 1/2) 10^j */
+    if (twice > mid || (twice == mid && (c & 1))) c++;
+    if (c < l + 1) c = l + 1;
+    if (c > h) c = h;
+    while (c % 10 == 0) { /* a rounding carry (999 -> 1000) leaves zeros */
+        c /= 10;
+        j++;
+    }
+    char digits[20];
+    int nd = (int)put_u64(c, digits);
+    int point = nd + j - k; /* digits before the decimal point */
     size_t n = 0;
     if (v < 0) out[n++] = '-';
-    /* value = 0.digits x 10^(17-k): point after (17 - k) digits */
-    int point = 17 - k;
     if (point <= 0) {
         out[n++] = '0';
         out[n++] = '.';
         for (int i = 0; i < -point; i++) out[n++] = '0';
         memcpy(out + n, digits, (size_t)nd);
         n += (size_t)nd;
+    } else if (point < nd) {
+        memcpy(out + n, digits, (size_t)point);
+        n += (size_t)point;
+        out[n++] = '.';
+        memcpy(out + n, digits + point, (size_t)(nd - point));
+        n += (size_t)(nd - point);
     } else {
-        for (int i = 0; i < point; i++) out[n++] = i < nd ? digits[i] : '0';
-        if (nd > point) {
-            out[n++] = '.';
-            memcpy(out + n, digits + point, (size_t)(nd - point));
-            n += (size_t)(nd - point);
-        }
+        memcpy(out + n, digits, (size_t)nd);
+        n += (size_t)nd;
+        for (int i = nd; i < point; i++) out[n++] = '0';
     }
     return n;
 }
 
 void ikd_buf_json_number(ikd_buf *b, double v)
 {
-    char tmp[40];
+    if (b->len + 41 > b->cap && ikd_buf_reserve(b, 40) != 0) return;
+    char *out = b->data + b->len;
+    size_t n;
     if (!isfinite(v)) {
-        ikd_buf_putc(b, '0');
+        out[0] = '0';
+        n = 1;
         b->failed = 1;
-        return;
+    } else if (v == 0.0) {
+        out[0] = '0'; /* -0 too */
+        n = 1;
+    } else if (fabs(v) < 1e15 && v == (double)(long long)v) { /* integral: no fraction digits (range checked first) */
+        long long i = (long long)v;
+        n = 0;
+        if (i < 0) out[n++] = '-';
+        n += put_u64(i < 0 ? (unsigned long long)-i : (unsigned long long)i, out + n);
+    } else if (!(n = fmt_shortest(v, out))) {
+        /* far from 1: the fewest printf digits that read back (rare in poses) */
+        for (int prec = 15; prec <= 17; prec++) {
+            n = (size_t)snprintf(out, 40, "%.*g", prec, v);
+            if (prec == 17 || strtod(out, NULL) == v) break;
+        }
     }
-    if (v == 0.0) {
-        ikd_buf_putc(b, '0'); /* -0 too */
-        return;
-    }
-    if (fabs(v) < 1e15 && v == (double)(long long)v) { /* integral: no fraction digits (range checked first) */
-        int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
-        ikd_buf_append(b, tmp, (size_t)n);
-        return;
-    }
-    size_t n = fmt17(v, tmp);
-    if (!n) n = (size_t)snprintf(tmp, sizeof tmp, "%.17g", v);
-    ikd_buf_append(b, tmp, n);
+    b->len += n;
+    out[n] = '\0';
 }
 
 char *ikd_buf_release(ikd_buf *b, size_t *len)

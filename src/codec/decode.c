@@ -314,11 +314,12 @@ static ikd_code parse_options(ikd_val v, const path *pre, ikd_options *o, ikd_er
     return IKD_E_OK;
 }
 
-ikd_code ikd_decode_solve(ikd_val root, const char *prefix, ikd_request *req, ikd_error *err)
+ikd_code ikd_decode_solve(ikd_val root, long item, ikd_request *req, ikd_error *err)
 {
     static const char *const keys[] = {"solver", "chain", "target", "pole", "options", NULL};
-    path top = key_path(NULL, prefix), *pre = &top;
-    if (ikd_val_type(root) != IKD_DOC_OBJECT) return bad(err, pre, prefix[0] ? "must be an object" : "the body must be an object");
+    path body = key_path(NULL, ""), batch = key_path(NULL, "problems"), in_batch = index_path(&batch, (size_t)item);
+    const path *pre = item < 0 ? &body : &in_batch;
+    if (ikd_val_type(root) != IKD_DOC_OBJECT) return bad(err, pre, item >= 0 ? "must be an object" : "the body must be an object");
     ikd_code rc = check_keys(root, pre, keys, err);
     if (rc) return rc;
     ikd_problem *p = &req->problem;

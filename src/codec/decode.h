@@ -7,10 +7,11 @@
 #include "request.h"
 
 /* Decode one solve request from `root` into `req` (initialised by the
- * caller). `prefix` is put before every error field path ("" for a single
- * request, "problems[3]" in a batch). Joint names are copied into the
- * request. Checks shapes and types; ikd_validate checks values. */
-ikd_code ikd_decode_solve(ikd_val root, const char *prefix, ikd_request *req, ikd_error *err);
+ * caller). `item` < 0: the body is the request; otherwise it is item `item`
+ * of a batch and error field paths start with "problems[item]". Joint names
+ * are copied into the request. Checks shapes and types; ikd_validate checks
+ * values. */
+ikd_code ikd_decode_solve(ikd_val root, long item, ikd_request *req, ikd_error *err);
 
 /* The "problems" array of a batch envelope {"problems": [...]}. */
 ikd_code ikd_decode_batch(ikd_val root, ikd_val *items, ikd_error *err);

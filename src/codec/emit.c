@@ -84,8 +84,41 @@ void ikd_emit_end(ikd_emitter *e)
     if (e->depth > 0) e->depth--;
 }
 
+void ikd_emit_keyn(ikd_emitter *e, const char *key, size_t n)
+{
+    ikd_buf *b = e->out;
+    if (e->enc == IKD_ENC_MSGPACK) {
+        if (b->len + n + 2 > b->cap && ikd_buf_reserve(b, n + 1) != 0) return;
+        char *d = b->data + b->len;
+        d[0] = (char)(0xa0 | n); /* fixstr, as msgpack-c's packer writes it */
+        memcpy(d + 1, key, n);
+        b->len += n + 1;
+        d[n + 1] = '\0';
+        return;
+    }
+    int comma = !e->first[e->depth];
+    e->first[e->depth] = 0;
+    e->after_key = 1;
+    if (b->len + n + 5 > b->cap && ikd_buf_reserve(b, n + 4) != 0) return;
+    char *d = b->data + b->len;
+    if (comma) *d++ = ',';
+    *d++ = '"';
+    memcpy(d, key, n);
+    d += n;
+    *d++ = '"';
+    *d++ = ':';
+    *d = '\0';
+    b->len = (size_t)(d - b->data);
+}
+
 void ikd_emit_key(ikd_emitter *e, const char *key)
 {
+    size_t n = 0;
+    while (key[n] >= 0x20 && (unsigned char)key[n] < 0x80 && key[n] != '"' && key[n] != '\\') n++;
+    if (key[n] == '\0' && n < 32) {
+        ikd_emit_keyn(e, key, n);
+        return;
+    }
     if (e->enc == IKD_ENC_MSGPACK) {
         mp_str(e, key);
         return;
@@ -107,6 +140,24 @@ void ikd_emit_str(ikd_emitter *e, const char *s)
     ikd_buf_json_string(e->out, s);
 }
 
+/* MessagePack float 64: 0xcb and the IEEE bits big-endian, byte for byte
+ * what msgpack_pack_double writes (tested), without its write callback per
+ * value. */
+static void mp_double(ikd_buf *b, double v)
+{
+    if (b->len + 10 > b->cap && ikd_buf_reserve(b, 9) != 0) return;
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    bits = __builtin_bswap64(bits);
+#endif
+    char *d = b->data + b->len;
+    d[0] = (char)0xcb;
+    memcpy(d + 1, &bits, 8);
+    d[9] = '\0';
+    b->len += 9;
+}
+
 void ikd_emit_num(ikd_emitter *e, double v)
 {
     if (e->enc == IKD_ENC_MSGPACK) {
@@ -115,7 +166,7 @@ void ikd_emit_num(ikd_emitter *e, double v)
             v = 0;
             e->out->failed = 1;
         }
-        msgpack_pack_double(&e->mp, v);
+        mp_double(e->out, v);
         return;
     }
     json_value_start(e);
@@ -148,6 +199,14 @@ void ikd_emit_bool(ikd_emitter *e, int b)
 void ikd_emit_nums(ikd_emitter *e, const double *v, size_t n)
 {
     ikd_emit_array(e, n);
-    for (size_t i = 0; i < n; i++) ikd_emit_num(e, v[i]);
+    if (e->enc == IKD_ENC_MSGPACK) {
+        for (size_t i = 0; i < n; i++) ikd_emit_num(e, v[i]);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            if (i) ikd_buf_putc(e->out, ',');
+            ikd_buf_json_number(e->out, v[i]);
+        }
+        e->first[e->depth] = n == 0;
+    }
     ikd_emit_end(e);
 }

@@ -29,6 +29,10 @@ void ikd_emit_map(ikd_emitter *e, size_t n);
 void ikd_emit_array(ikd_emitter *e, size_t n);
 void ikd_emit_end(ikd_emitter *e);
 void ikd_emit_key(ikd_emitter *e, const char *key);
+/* A key known to need no escaping and shorter than 32 bytes, n = strlen(key):
+ * written in one piece (MessagePack: a fixstr). IKD_EMIT_KEY takes a literal. */
+void ikd_emit_keyn(ikd_emitter *e, const char *key, size_t n);
+#define IKD_EMIT_KEY(e, lit) ikd_emit_keyn((e), "" lit, sizeof(lit) - 1)
 void ikd_emit_str(ikd_emitter *e, const char *s);
 void ikd_emit_num(ikd_emitter *e, double v);     /* JSON: shortest exact form; MessagePack: float 64 */
 void ikd_emit_int(ikd_emitter *e, long long v);

@@ -94,8 +94,8 @@ static void request_init(ikd_request *req, const ikd_api_limits *lim)
 }
 
 /* The server's limits on a decoded request, then the library's validation;
- * error fields get `prefix` ("problems[3]") in front. */
-static ikd_code check_request(ikd_request *req, const ikd_api_limits *lim, const char *prefix, ikd_error *err)
+ * for batch item `item` (>= 0) error fields get "problems[item]" in front. */
+static ikd_code check_request(ikd_request *req, const ikd_api_limits *lim, long item, ikd_error *err)
 {
     ikd_code rc;
     if (req->problem.joint_count > lim->max_joints)
@@ -106,10 +106,10 @@ static ikd_code check_request(ikd_request *req, const ikd_api_limits *lim, const
                            "must be an integer in [1, %d] (--max-iterations)", lim->max_iterations);
     else
         rc = ikd_validate(&req->problem, err);
-    if (rc && prefix[0]) {
+    if (rc && item >= 0) {
         char inner[IKD_ERROR_FIELD_MAX];
         memcpy(inner, err->field, sizeof inner);
-        int n = snprintf(err->field, sizeof err->field, "%s", prefix);
+        int n = snprintf(err->field, sizeof err->field, "problems[%ld]", item);
         size_t room = sizeof err->field - 1 - (size_t)n, k = inner[0] ? strlen(inner) : 0;
         if (k && room > 1) {
             err->field[n++] = '.';
@@ -130,9 +130,9 @@ ikd_code ikd_api_decode(const ikd_api_limits *lim, ikd_encoding enc, const char 
     ikd_doc doc;
     request_init(req, lim);
     ikd_code rc = ikd_doc_load(&doc, enc, body, len, err);
-    if (rc == IKD_E_OK) rc = ikd_decode_solve(doc.root, "", req, err);
+    if (rc == IKD_E_OK) rc = ikd_decode_solve(doc.root, -1, req, err);
     ikd_doc_free(&doc);
-    if (rc == IKD_E_OK) rc = check_request(req, lim, "", err);
+    if (rc == IKD_E_OK) rc = check_request(req, lim, -1, err);
     return rc;
 }
 
@@ -196,12 +196,10 @@ int ikd_api_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns
     if (!b->items) goto nomem;
     for (size_t i = 0; i < b->count; i++) {
         ikd_batch_item *it = &b->items[i];
-        char prefix[32];
-        snprintf(prefix, sizeof prefix, "problems[%zu]", i);
         request_init(&it->req, lim);
         ikd_error_clear(&it->err);
-        if (ikd_decode_solve(ikd_val_at(items, i), prefix, &it->req, &it->err) == IKD_E_OK)
-            check_request(&it->req, lim, prefix, &it->err);
+        if (ikd_decode_solve(ikd_val_at(items, i), (long)i, &it->req, &it->err) == IKD_E_OK)
+            check_request(&it->req, lim, (long)i, &it->err);
         if (it->err.code == IKD_E_OK) joints += it->req.problem.joint_count;
     }
     b->poses = calloc(joints ? joints : 1, sizeof *b->poses);

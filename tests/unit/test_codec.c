@@ -330,36 +330,104 @@ START_TEST(reply_round_trips_the_pose)
 }
 END_TEST
 
+/* Significant digits of a JSON number as written (the exponent, leading
+ * zeros and an integer's trailing zeros not counted). */
+static int significant_digits(const char *s)
+{
+    int n = 0, lead = 1, trailing = 0, point = strchr(s, '.') != NULL;
+    for (const char *p = s; *p && *p != 'e' && *p != 'E'; p++) {
+        if (*p < '0' || *p > '9') continue;
+        if (lead && *p == '0') continue;
+        lead = 0;
+        n++;
+        trailing = *p == '0' ? trailing + 1 : 0;
+    }
+    return point ? n : n - trailing;
+}
+
 START_TEST(number_writer_shortest_and_exact)
 {
-    tu_rng r;
-    tu_seed(&r, 11);
+    static const struct {
+        double v;
+        const char *text;
+    } known[] = {{0.5, "0.5"}, {-3, "-3"}, {0.1, "0.1"}, {-0.0, "0"}, {0.3, "0.3"}, {0.1 + 0.2, "0.30000000000000004"},
+                 {1e-5, "0.00001"}, {123456789012345.0, "123456789012345"}, {1.5e-7, "0.00000015"},
+                 {0.712345678, "0.712345678"}, {2.220446049250313e-16, "2.220446049250313e-16"},
+                 {1e15, "1e+15"}, {-1e-300, "-1e-300"}};
     ikd_buf b;
     ikd_buf_init(&b);
-    ikd_buf_json_number(&b, 0.5);
-    ck_assert_str_eq(b.data, "0.5");
-    ikd_buf_reset(&b);
-    ikd_buf_json_number(&b, -3);
-    ck_assert_str_eq(b.data, "-3");
-    ikd_buf_reset(&b);
-    ikd_buf_json_number(&b, 0.1);
-    ck_assert(strtod(b.data, NULL) == 0.1);
-    ikd_buf_reset(&b);
-    ikd_buf_json_number(&b, -0.0);
-    ck_assert_str_eq(b.data, "0");
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        ikd_buf_reset(&b);
+        ikd_buf_json_number(&b, known[i].v);
+        ck_assert_str_eq(b.data, known[i].text);
+    }
+    /* Every finite double reads back exactly, and no shorter decimal would
+     * (denormals, written by printf, may take a digit more). Checking the
+     * nearest decimal one digit shorter is enough: any shorter decimal is
+     * also one of those, with zeros appended. */
+    tu_rng r;
+    tu_seed(&r, 11);
     for (int i = 0; i < 200000; i++) {
-        /* mostly the range the fast path covers, then anything */
-        double v = tu_uniform(&r, -1, 1) * pow(10, i % 4 ? tu_uniform(&r, -6, 16) : tu_uniform(&r, -300, 300));
+        /* mostly the range the fast path covers, then anything, then short decimals */
+        double v = tu_uniform(&r, -1, 1) * pow(10, i % 4 ? tu_uniform(&r, -12, 16) : tu_uniform(&r, -300, 300));
         if (i % 7 == 0) v = nextafter(v, 1e300);
+        if (i % 5 == 0) v = round(v * 1e6) / pow(10, (double)(i % 11));
         ikd_buf_reset(&b);
         ikd_buf_json_number(&b, v);
         ck_assert_msg(strtod(b.data, NULL) == v, "%.17g written as %s", v, b.data);
         ck_assert_msg(strspn(b.data, "-0123456789.e+") == b.len, "not a JSON number: %s", b.data);
+        int sig = significant_digits(b.data);
+        if (fabs(v) < 2.3e-308) continue;
+        if (sig > 1) { /* a decimal with fewer digits is one with sig - 1 digits (zeros appended) */
+            char shorter[40];
+            snprintf(shorter, sizeof shorter, "%.*e", sig - 2, v);
+            ck_assert_msg(strtod(shorter, NULL) != v, "%.17g written as %s, but %s reads back too", v, b.data, shorter);
+        }
     }
     ikd_buf_reset(&b);
     ikd_buf_json_number(&b, NAN);
     ck_assert(b.failed);
     ikd_buf_destroy(&b);
+}
+END_TEST
+
+/* The emitter writes MessagePack keys and floats itself: byte for byte what
+ * msgpack-c's packer writes for the same values. */
+START_TEST(msgpack_emitter_matches_msgpack_c)
+{
+    static const char *keys[] = {"solver", "joints", "local_rotation", "a", "", "k\"ey with \\ and 31 bytes_______",
+                                 "a key longer than thirty-one bytes", NULL};
+    tu_rng r;
+    tu_seed(&r, 5);
+    ikd_buf ours;
+    ikd_buf_init(&ours);
+    ikd_emitter e;
+    ikd_emit_init(&e, IKD_ENC_MSGPACK, &ours);
+    msgpack_sbuffer ref;
+    msgpack_sbuffer_init(&ref);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &ref, msgpack_sbuffer_write);
+    size_t nkeys = 0;
+    while (keys[nkeys]) nkeys++;
+    ikd_emit_map(&e, nkeys + 1000);
+    msgpack_pack_map(&pk, nkeys + 1000);
+    for (size_t i = 0; i < nkeys + 1000; i++) {
+        const char *key = i < nkeys ? keys[i] : "n";
+        if (i % 2) ikd_emit_key(&e, key);
+        else ikd_emit_keyn(&e, key, strlen(key) < 32 ? strlen(key) : 0);
+        size_t kl = i % 2 || strlen(key) < 32 ? strlen(key) : 0;
+        msgpack_pack_str(&pk, kl);
+        msgpack_pack_str_body(&pk, key, kl);
+        double v = i % 3 ? tu_uniform(&r, -1e6, 1e6) * pow(10, tu_uniform(&r, -300, 300)) : (double)(i % 5) - 2;
+        ikd_emit_num(&e, v);
+        msgpack_pack_double(&pk, v);
+    }
+    ikd_emit_end(&e);
+    ck_assert(!ours.failed);
+    ck_assert_uint_eq(ours.len, ref.size);
+    ck_assert(memcmp(ours.data, ref.data, ref.size) == 0);
+    msgpack_sbuffer_destroy(&ref);
+    ikd_buf_destroy(&ours);
 }
 END_TEST
 
@@ -411,6 +479,7 @@ int main(void)
     tcase_add_test(tc, malformed_msgpack);
     tcase_add_test(tc, reply_round_trips_the_pose);
     tcase_add_test(tc, number_writer_shortest_and_exact);
+    tcase_add_test(tc, msgpack_emitter_matches_msgpack_c);
     tcase_add_test(tc, string_writer_escapes_and_repairs_utf8);
     tcase_add_test(tc, content_type_and_routes);
     suite_add_tcase(s, tc);
