@@ -51,40 +51,32 @@ static ikd_code fail(ikd_error *err, ikd_code code, const path *p, const char *m
 
 static ikd_code bad(ikd_error *err, const path *p, const char *msg) { return fail(err, IKD_E_INVALID, p, msg); }
 
-ikd_val ikd_val_get(ikd_val obj, const char *key)
+/* One pass over an object's members: every key must be one of the
+ * NULL-terminated `allowed` (at most 8), none twice (MessagePack maps can
+ * carry duplicates); out[a] is the value of allowed[a] (v = NULL when absent
+ * or null). */
+static ikd_code gather(ikd_val obj, const path *parent, const char *const *allowed, ikd_val *out, ikd_error *err)
 {
-    ikd_val r = {obj.ops, NULL};
-    if (ikd_val_type(obj) != IKD_DOC_OBJECT) return r;
-    size_t n = obj.ops->size(obj.v), kl = strlen(key);
-    for (size_t i = 0; i < n; i++) {
-        const char *k;
-        size_t len;
-        const void *v = obj.ops->member(obj.v, i, &k, &len);
-        if (len == kl && memcmp(k, key, kl) == 0) {
-            r.v = obj.ops->type(v) == IKD_DOC_NULL ? NULL : v;
-            return r;
-        }
+    size_t n = obj.ops->size(obj.v), lens[8];
+    int na = 0;
+    for (; allowed[na]; na++) {
+        lens[na] = strlen(allowed[na]);
+        out[na] = (ikd_val){obj.ops, NULL};
     }
-    return r;
-}
-
-/* Every key of `obj` must be one of the NULL-terminated `allowed`; duplicate
- * keys are refused too (MessagePack maps can carry them). */
-static ikd_code check_keys(ikd_val obj, const path *parent, const char *const *allowed, ikd_error *err)
-{
-    size_t n = obj.ops->size(obj.v);
     unsigned seen = 0;
     for (size_t i = 0; i < n; i++) {
         const char *k;
         size_t len;
-        obj.ops->member(obj.v, i, &k, &len);
+        const void *v = obj.ops->member(obj.v, i, &k, &len);
         int idx = -1;
-        for (int a = 0; allowed[a]; a++)
-            if (strlen(allowed[a]) == len && memcmp(allowed[a], k, len) == 0) idx = a;
-        path f = keyn_path(parent, k, len);
-        if (idx < 0) return bad(err, &f, "unknown field");
-        if (seen & (1u << idx)) return fail(err, IKD_E_MALFORMED, &f, "duplicate key");
+        for (int a = 0; a < na && idx < 0; a++)
+            if (lens[a] == len && memcmp(allowed[a], k, len) == 0) idx = a;
+        if (idx < 0 || (seen & (1u << idx))) {
+            path f = keyn_path(parent, k, len);
+            return idx < 0 ? bad(err, &f, "unknown field") : fail(err, IKD_E_MALFORMED, &f, "duplicate key");
+        }
         seen |= 1u << idx;
+        if (obj.ops->type(v) != IKD_DOC_NULL) out[idx].v = v;
     }
     return IKD_E_OK;
 }
@@ -137,11 +129,13 @@ static int str_is(ikd_val x, const char *s)
 static ikd_code parse_constraint(ikd_val v, const path *f, ikd_constraint *c, ikd_error *err)
 {
     static const char *const keys[] = {"type", "axis", "min_deg", "max_deg", "reference", NULL};
+    enum { TYPE, AXIS, MIN, MAX, REF };
+    ikd_val m[5];
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return bad(err, f, "must be an object");
-    ikd_code rc = check_keys(v, f, keys, err);
+    ikd_code rc = gather(v, f, keys, m, err);
     if (rc) return rc;
     path ft = key_path(f, "type");
-    ikd_val type = ikd_val_get(v, "type");
+    ikd_val type = m[TYPE];
     if (!type.v) return bad(err, &ft, "is required (\"hinge\", \"ball\" or \"none\")");
     if (ikd_val_type(type) != IKD_DOC_STRING) return bad(err, &ft, "must be a string: \"hinge\", \"ball\" or \"none\"");
     if (str_is(type, "hinge")) c->type = IKD_CONSTRAINT_HINGE;
@@ -150,24 +144,24 @@ static ikd_code parse_constraint(ikd_val v, const path *f, ikd_constraint *c, ik
     else return bad(err, &ft, "unknown constraint type (use \"hinge\", \"ball\" or \"none\")");
 
     path fa = key_path(f, "axis");
-    ikd_val x = ikd_val_get(v, "axis");
+    ikd_val x = m[AXIS];
     if (x.v) {
         if (c->type != IKD_CONSTRAINT_HINGE) return bad(err, &fa, "only a hinge takes an axis");
         if ((rc = get_vec3(x, &fa, &c->axis, err))) return rc;
     } else if (c->type == IKD_CONSTRAINT_HINGE) {
         return bad(err, &fa, "is required for a hinge");
     }
-    if ((x = ikd_val_get(v, "min_deg")).v) {
+    if ((x = m[MIN]).v) {
         path fm = key_path(f, "min_deg");
         if (c->type != IKD_CONSTRAINT_HINGE) return bad(err, &fm, "only a hinge takes min_deg");
         if ((rc = get_number(x, &fm, &c->min_deg, err))) return rc;
     }
-    if ((x = ikd_val_get(v, "max_deg")).v) {
+    if ((x = m[MAX]).v) {
         path fm = key_path(f, "max_deg");
         if (c->type == IKD_CONSTRAINT_NONE) return bad(err, &fm, "a \"none\" constraint takes no limits");
         if ((rc = get_number(x, &fm, &c->max_deg, err))) return rc;
     }
-    if ((x = ikd_val_get(v, "reference")).v) {
+    if ((x = m[REF]).v) {
         path fr = key_path(f, "reference");
         if ((rc = get_vec3(x, &fr, &c->reference, err))) return rc;
         c->has_reference = 1;
@@ -178,13 +172,15 @@ static ikd_code parse_constraint(ikd_val v, const path *f, ikd_constraint *c, ik
 static ikd_code parse_joint(ikd_val v, const path *f, ikd_joint *j, char **name, ikd_error *err)
 {
     static const char *const keys[] = {"name", "position", "rotation", "constraint", NULL};
+    enum { NAME, POS, ROT, CONS };
+    ikd_val m[4];
     ikd_doc_type t = ikd_val_type(v);
     if (t == IKD_DOC_ARRAY) return get_vec3(v, f, &j->position, err);
     if (t != IKD_DOC_OBJECT) return bad(err, f, "must be an object or an array of 3 numbers");
-    ikd_code rc = check_keys(v, f, keys, err);
+    ikd_code rc = gather(v, f, keys, m, err);
     if (rc) return rc;
     ikd_val x;
-    if ((x = ikd_val_get(v, "name")).v) {
+    if ((x = m[NAME]).v) {
         path fn = key_path(f, "name");
         if (ikd_val_type(x) != IKD_DOC_STRING) return bad(err, &fn, "must be a string");
         size_t len;
@@ -197,13 +193,13 @@ static ikd_code parse_joint(ikd_val v, const path *f, ikd_joint *j, char **name,
         (*name)[len] = '\0';
     }
     path fp = key_path(f, "position");
-    if (!(x = ikd_val_get(v, "position")).v) return bad(err, &fp, "is required");
+    if (!(x = m[POS]).v) return bad(err, &fp, "is required");
     if ((rc = get_vec3(x, &fp, &j->position, err))) return rc;
-    if ((x = ikd_val_get(v, "rotation")).v) {
+    if ((x = m[ROT]).v) {
         path fr = key_path(f, "rotation");
         if ((rc = get_quat(x, &fr, &j->rotation, err))) return rc;
     }
-    if ((x = ikd_val_get(v, "constraint")).v) {
+    if ((x = m[CONS]).v) {
         path fc = key_path(f, "constraint");
         if ((rc = parse_constraint(x, &fc, &j->constraint, err))) return rc;
     }
@@ -216,9 +212,9 @@ static ikd_code parse_chain(ikd_val v, const path *pre, ikd_request *req, ikd_er
     path fc = key_path(pre, "chain"), fj = key_path(&fc, "joints");
     if (!v.v) return bad(err, &fc, "is required");
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return bad(err, &fc, "must be an object with \"joints\"");
-    ikd_code rc = check_keys(v, &fc, keys, err);
+    ikd_val joints;
+    ikd_code rc = gather(v, &fc, keys, &joints, err);
     if (rc) return rc;
-    ikd_val joints = ikd_val_get(v, "joints");
     if (!joints.v) return bad(err, &fj, "is required");
     if (ikd_val_type(joints) != IKD_DOC_ARRAY) return bad(err, &fj, "must be an array of joints");
     size_t n = joints.ops->size(joints.v);
@@ -239,13 +235,14 @@ static ikd_code parse_target(ikd_val v, const path *pre, ikd_problem *p, ikd_err
     ikd_doc_type t = ikd_val_type(v);
     if (t == IKD_DOC_ARRAY) return get_vec3(v, &ft, &p->target, err);
     if (t != IKD_DOC_OBJECT) return bad(err, &ft, "must be an object or an array of 3 numbers");
-    ikd_code rc = check_keys(v, &ft, keys, err);
+    ikd_val m[2];
+    ikd_code rc = gather(v, &ft, keys, m, err);
     if (rc) return rc;
     path fp = key_path(&ft, "position"), fr = key_path(&ft, "rotation");
-    ikd_val x = ikd_val_get(v, "position");
+    ikd_val x = m[0];
     if (!x.v) return bad(err, &fp, "is required");
     if ((rc = get_vec3(x, &fp, &p->target, err))) return rc;
-    if ((x = ikd_val_get(v, "rotation")).v) {
+    if ((x = m[1]).v) {
         if ((rc = get_quat(x, &fr, &p->target_rotation, err))) return rc;
         p->has_target_rotation = 1;
     }
@@ -320,11 +317,13 @@ ikd_code ikd_decode_solve(ikd_val root, long item, ikd_request *req, ikd_error *
     path body = key_path(NULL, ""), batch = key_path(NULL, "problems"), in_batch = index_path(&batch, (size_t)item);
     const path *pre = item < 0 ? &body : &in_batch;
     if (ikd_val_type(root) != IKD_DOC_OBJECT) return bad(err, pre, item >= 0 ? "must be an object" : "the body must be an object");
-    ikd_code rc = check_keys(root, pre, keys, err);
+    enum { SOLVER, CHAIN, TARGET, POLE, OPTIONS };
+    ikd_val m[5];
+    ikd_code rc = gather(root, pre, keys, m, err);
     if (rc) return rc;
     ikd_problem *p = &req->problem;
     ikd_val x;
-    if ((x = ikd_val_get(root, "solver")).v) {
+    if ((x = m[SOLVER]).v) {
         path fs = key_path(pre, "solver");
         if (ikd_val_type(x) != IKD_DOC_STRING) return bad(err, &fs, "must be a string");
         int found = 0;
@@ -335,14 +334,14 @@ ikd_code ikd_decode_solve(ikd_val root, long item, ikd_request *req, ikd_error *
             }
         if (!found) return bad(err, &fs, "unknown solver (see GET /v1/solvers)");
     }
-    if ((rc = parse_chain(ikd_val_get(root, "chain"), pre, req, err))) return rc;
-    if ((rc = parse_target(ikd_val_get(root, "target"), pre, p, err))) return rc;
-    if ((x = ikd_val_get(root, "pole")).v) {
+    if ((rc = parse_chain(m[CHAIN], pre, req, err))) return rc;
+    if ((rc = parse_target(m[TARGET], pre, p, err))) return rc;
+    if ((x = m[POLE]).v) {
         path fp = key_path(pre, "pole");
         if ((rc = get_vec3(x, &fp, &p->pole, err))) return rc;
         p->has_pole = 1;
     }
-    return parse_options(ikd_val_get(root, "options"), pre, &p->options, err);
+    return parse_options(m[OPTIONS], pre, &p->options, err);
 }
 
 ikd_code ikd_decode_batch(ikd_val root, ikd_val *items, ikd_error *err)
@@ -350,9 +349,8 @@ ikd_code ikd_decode_batch(ikd_val root, ikd_val *items, ikd_error *err)
     static const char *const keys[] = {"problems", NULL};
     path fp = key_path(NULL, "problems");
     if (ikd_val_type(root) != IKD_DOC_OBJECT) return bad(err, NULL, "the body must be an object with \"problems\"");
-    ikd_code rc = check_keys(root, NULL, keys, err);
+    ikd_code rc = gather(root, NULL, keys, items, err);
     if (rc) return rc;
-    *items = ikd_val_get(root, "problems");
     if (!items->v) return bad(err, &fp, "is required");
     if (ikd_val_type(*items) != IKD_DOC_ARRAY) return bad(err, &fp, "must be an array of solve requests");
     return IKD_E_OK;

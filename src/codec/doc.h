@@ -41,8 +41,4 @@ static inline int ikd_val_is_number(ikd_val x)
 }
 static inline ikd_val ikd_val_at(ikd_val x, size_t i) { ikd_val r = {x.ops, x.ops->at(x.v, i)}; return r; }
 
-/* The member named `key` of an object (absent, or JSON null / msgpack nil:
- * v = NULL). */
-ikd_val ikd_val_get(ikd_val obj, const char *key);
-
 #endif

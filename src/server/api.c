@@ -192,7 +192,7 @@ int ikd_api_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns
         goto done;
     }
     size_t joints = 0;
-    b->items = calloc(b->count ? b->count : 1, sizeof *b->items);
+    b->items = malloc((b->count ? b->count : 1) * sizeof *b->items); /* every item is set up below */
     if (!b->items) goto nomem;
     for (size_t i = 0; i < b->count; i++) {
         ikd_batch_item *it = &b->items[i];

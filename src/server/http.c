@@ -232,9 +232,14 @@ static void batch_job(ikd_pool_job *job, void *worker_data)
         job_done(rq);
         return;
     }
-    size_t n = rq->batch.count, per = 16;
+    /* Slices go only to idle workers: when every worker is busy (a loaded
+     * server), handing slices around costs wake-ups and cache misses and
+     * gains nothing, so the batch is solved here. */
+    size_t n = rq->batch.count, per = 16, queued, running;
+    ikd_pool_load(&h->pool, &queued, &running);
+    size_t idle = (size_t)h->nworkers > queued + running ? (size_t)h->nworkers - queued - running : 0;
     size_t nchunks = (n + per - 1) / per;
-    if (nchunks > (size_t)h->nworkers) nchunks = (size_t)h->nworkers;
+    if (nchunks > 1 + idle) nchunks = 1 + idle;
     if (nchunks < 1) nchunks = 1;
     rq->chunks = calloc(nchunks, sizeof *rq->chunks);
     if (!rq->chunks) nchunks = 1;
