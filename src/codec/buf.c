@@ -121,36 +121,31 @@ static const char digit_pairs[] = "000102030405060708091011121314151617181920212
                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                   "8081828384858687888990919293949596979899";
 
+/* The last `count` decimal digits of q, written so that they end just
+ * before `end`, two at a time; returns q without them. */
+static unsigned long long put_digits(char *end, unsigned long long q, int count)
+{
+    for (; count >= 2; count -= 2) {
+        unsigned t = (unsigned)(q % 100);
+        q /= 100;
+        end -= 2;
+        end[0] = digit_pairs[2 * t];
+        end[1] = digit_pairs[2 * t + 1];
+    }
+    if (count) {
+        *--end = (char)('0' + q % 10);
+        q /= 10;
+    }
+    return q;
+}
+
 /* The decimal digits of q (no leading zeros, "0" for 0) into out; returns
- * how many. Eight digits at a time in 32-bit arithmetic, two per step. */
+ * how many. */
 static size_t put_u64(unsigned long long q, char *out)
 {
-    char tmp[20], *p = tmp + 20;
-    while (q >= 100000000) {
-        unsigned r = (unsigned)(q % 100000000);
-        q /= 100000000;
-        for (int i = 0; i < 4; i++) {
-            unsigned t = r % 100;
-            r /= 100;
-            p -= 2;
-            memcpy(p, digit_pairs + 2 * t, 2);
-        }
-    }
-    unsigned x = (unsigned)q;
-    while (x >= 100) {
-        unsigned t = x % 100;
-        x /= 100;
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * t, 2);
-    }
-    if (x >= 10) {
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * x, 2);
-    } else {
-        *--p = (char)('0' + x);
-    }
-    size_t n = (size_t)(tmp + 20 - p);
-    memcpy(out, p, n);
+    size_t n = 1;
+    while (n < 20 && q >= p10[n]) n++;
+    put_digits(out + n, q, (int)n);
     return n;
 }
 
@@ -220,8 +215,8 @@ static size_t fmt_shortest(double v, char *out)
         c /= 10;
         j++;
     }
-    char digits[20];
-    int nd = (int)put_u64(c, digits);
+    int nd = 1;
+    while (nd < 19 && c >= p10[nd]) nd++;
     int point = nd + j - k; /* digits before the decimal point */
     size_t n = 0;
     if (v < 0) out[n++] = '-';
@@ -229,16 +224,15 @@ static size_t fmt_shortest(double v, char *out)
         out[n++] = '0';
         out[n++] = '.';
         for (int i = 0; i < -point; i++) out[n++] = '0';
-        memcpy(out + n, digits, (size_t)nd);
+        put_digits(out + n + nd, c, nd);
         n += (size_t)nd;
     } else if (point < nd) {
-        memcpy(out + n, digits, (size_t)point);
-        n += (size_t)point;
-        out[n++] = '.';
-        memcpy(out + n, digits + point, (size_t)(nd - point));
-        n += (size_t)(nd - point);
+        c = put_digits(out + n + nd + 1, c, nd - point);
+        out[n + (size_t)point] = '.';
+        put_digits(out + n + point, c, point);
+        n += (size_t)nd + 1;
     } else {
-        memcpy(out + n, digits, (size_t)nd);
+        put_digits(out + n + nd, c, nd);
         n += (size_t)nd;
         for (int i = nd; i < point; i++) out[n++] = '0';
     }

@@ -169,11 +169,12 @@ static ikd_code parse_constraint(ikd_val v, const path *f, ikd_constraint *c, ik
     return IKD_E_OK;
 }
 
-static ikd_code parse_joint(ikd_val v, const path *f, ikd_joint *j, char **name, ikd_error *err)
+static ikd_code parse_joint(ikd_val v, const path *f, ikd_request *req, size_t index, ikd_error *err)
 {
     static const char *const keys[] = {"name", "position", "rotation", "constraint", NULL};
     enum { NAME, POS, ROT, CONS };
     ikd_val m[4];
+    ikd_joint *j = &req->joints[index];
     ikd_doc_type t = ikd_val_type(v);
     if (t == IKD_DOC_ARRAY) return get_vec3(v, f, &j->position, err);
     if (t != IKD_DOC_OBJECT) return bad(err, f, "must be an object or an array of 3 numbers");
@@ -187,10 +188,7 @@ static ikd_code parse_joint(ikd_val v, const path *f, ikd_joint *j, char **name,
         const char *s = x.ops->string(x.v, &len);
         if (len > IKD_NAME_MAX) return bad(err, &fn, "is longer than 256 bytes");
         if (memchr(s, '\0', len)) return bad(err, &fn, "must not contain NUL");
-        *name = malloc(len + 1);
-        if (!*name) return fail(err, IKD_E_NOMEM, &fn, "out of memory");
-        memcpy(*name, s, len);
-        (*name)[len] = '\0';
+        if (ikd_request_set_name(req, index, s, len) != 0) return fail(err, IKD_E_NOMEM, &fn, "out of memory");
     }
     path fp = key_path(f, "position");
     if (!(x = m[POS]).v) return bad(err, &fp, "is required");
@@ -222,7 +220,7 @@ static ikd_code parse_chain(ikd_val v, const path *pre, ikd_request *req, ikd_er
     if (ikd_request_alloc_joints(req, n) != 0) return ikd_error_set(err, IKD_E_NOMEM, "", NULL);
     for (size_t i = 0; i < n; i++) {
         path fi = index_path(&fj, i);
-        if ((rc = parse_joint(ikd_val_at(joints, i), &fi, &req->joints[i], &req->names[i], err))) return rc;
+        if ((rc = parse_joint(ikd_val_at(joints, i), &fi, req, i, err))) return rc;
     }
     return IKD_E_OK;
 }

@@ -28,9 +28,24 @@ const char *ikd_encoding_media_type(ikd_encoding enc)
     return enc == IKD_ENC_MSGPACK ? "application/msgpack" : "application/json";
 }
 
+/* One MessagePack header byte written directly (fixmap, fixarray, fixstr,
+ * nil/true/false, positive fixint): what msgpack-c's packer writes for them,
+ * without a write callback per byte. */
+static void mp_byte(ikd_buf *b, unsigned char c)
+{
+    if (b->len + 2 > b->cap && ikd_buf_reserve(b, 1) != 0) return;
+    b->data[b->len++] = (char)c;
+    b->data[b->len] = '\0';
+}
+
 static void mp_str(ikd_emitter *e, const char *s)
 {
     size_t n = strlen(s);
+    if (n < 32) {
+        mp_byte(e->out, (unsigned char)(0xa0 | n));
+        ikd_buf_append(e->out, s, n);
+        return;
+    }
     msgpack_pack_str(&e->mp, n);
     msgpack_pack_str_body(&e->mp, s, n);
 }
@@ -59,7 +74,8 @@ static void open_level(ikd_emitter *e, int is_map)
 void ikd_emit_map(ikd_emitter *e, size_t n)
 {
     if (e->enc == IKD_ENC_MSGPACK) {
-        msgpack_pack_map(&e->mp, n);
+        if (n < 16) mp_byte(e->out, (unsigned char)(0x80 | n));
+        else msgpack_pack_map(&e->mp, n);
     } else {
         json_value_start(e);
         ikd_buf_putc(e->out, '{');
@@ -70,7 +86,8 @@ void ikd_emit_map(ikd_emitter *e, size_t n)
 void ikd_emit_array(ikd_emitter *e, size_t n)
 {
     if (e->enc == IKD_ENC_MSGPACK) {
-        msgpack_pack_array(&e->mp, n);
+        if (n < 16) mp_byte(e->out, (unsigned char)(0x90 | n));
+        else msgpack_pack_array(&e->mp, n);
     } else {
         json_value_start(e);
         ikd_buf_putc(e->out, '[');
@@ -176,7 +193,8 @@ void ikd_emit_num(ikd_emitter *e, double v)
 void ikd_emit_int(ikd_emitter *e, long long v)
 {
     if (e->enc == IKD_ENC_MSGPACK) {
-        msgpack_pack_int64(&e->mp, v);
+        if (v >= 0 && v < 128) mp_byte(e->out, (unsigned char)v);
+        else msgpack_pack_int64(&e->mp, v);
         return;
     }
     char tmp[32];
@@ -188,8 +206,7 @@ void ikd_emit_int(ikd_emitter *e, long long v)
 void ikd_emit_bool(ikd_emitter *e, int b)
 {
     if (e->enc == IKD_ENC_MSGPACK) {
-        if (b) msgpack_pack_true(&e->mp);
-        else msgpack_pack_false(&e->mp);
+        mp_byte(e->out, b ? 0xc3 : 0xc2);
         return;
     }
     json_value_start(e);

@@ -18,17 +18,31 @@ void ikd_request_destroy(ikd_request *r)
     ikd_request_init(r);
 }
 
+/* A joint as the API's defaults leave it: at the origin, unrotated, free. */
+static void joint_default(ikd_joint *j)
+{
+    memset(j, 0, sizeof *j);
+    j->rotation = ikd_quat_identity();
+    j->constraint.min_deg = -180.0;
+    j->constraint.max_deg = 180.0;
+}
+
 int ikd_request_alloc_joints(ikd_request *r, size_t count)
 {
-    r->joints = calloc(count ? count : 1, sizeof *r->joints);
-    r->names = calloc(count ? count : 1, sizeof *r->names);
-    if (!r->joints || !r->names) return -1;
-    for (size_t i = 0; i < count; i++) {
-        r->joints[i].rotation = ikd_quat_identity();
-        r->joints[i].constraint.min_deg = -180.0;
-        r->joints[i].constraint.max_deg = 180.0;
-    }
+    r->joints = malloc((count ? count : 1) * sizeof *r->joints);
+    if (!r->joints) return -1;
+    for (size_t i = 0; i < count; i++) joint_default(&r->joints[i]);
     r->problem.joints = r->joints;
     r->problem.joint_count = count;
+    return 0;
+}
+
+int ikd_request_set_name(ikd_request *r, size_t i, const char *name, size_t len)
+{
+    if (!r->names && !(r->names = calloc(r->problem.joint_count, sizeof *r->names))) return -1;
+    free(r->names[i]);
+    if (!(r->names[i] = malloc(len + 1))) return -1;
+    memcpy(r->names[i], name, len);
+    r->names[i][len] = '\0';
     return 0;
 }

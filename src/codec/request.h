@@ -11,13 +11,15 @@
 typedef struct ikd_request {
     ikd_problem problem;  /* problem.joints points into `joints` */
     ikd_joint *joints;    /* owned, joint_count entries */
-    char **names;         /* owned array of owned strings (NULL = unnamed) */
+    char **names;         /* owned array of owned strings, NULL until a joint is named (NULL = unnamed) */
 } ikd_request;
 
 void ikd_request_init(ikd_request *r);
 /* Free what the request owns; safe on an initialised or destroyed request. */
 void ikd_request_destroy(ikd_request *r);
-/* Allocate `count` joints (default-initialised) and name slots. -1 on failure. */
+/* Allocate `count` joints (default-initialised). -1 on failure. */
 int ikd_request_alloc_joints(ikd_request *r, size_t count);
+/* Name joint i (a copy of name[0..len), the name slots made on first use). -1 on failure. */
+int ikd_request_set_name(ikd_request *r, size_t i, const char *name, size_t len);
 
 #endif

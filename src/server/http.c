@@ -535,6 +535,34 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     atomic_fetch_sub(&h->active, 1);
 }
 
+/* ---- the connection limit ----------------------------------------------
+ * --max-connections is enforced here, not with libmicrohttpd's own limit:
+ * that one is split evenly over the I/O threads, and in libmicrohttpd 0.9.75
+ * (epoll, thread pool) a thread that reaches its share stops noticing its
+ * closed connections until their timeout, so one burst of connections (a load
+ * test started twice) left the server refusing everyone for 30 s. libmicrohttpd
+ * gets a limit no thread can reach; this policy closes a connection over ours
+ * at once. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    ikd_http *h = cls;
+    (void)conn;
+    (void)socket_context;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) atomic_fetch_add(&h->connections, 1);
+    else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) atomic_fetch_sub(&h->connections, 1);
+}
+
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    ikd_http *h = cls;
+    (void)addr;
+    (void)addrlen;
+    if (atomic_load(&h->connections) < h->cfg->max_connections) return MHD_YES;
+    ikd_metrics_reject(&h->metrics, IKD_REJECT_CONNECTIONS);
+    return MHD_NO;
+}
+
 /* ---- start and stop ---------------------------------------------------- */
 
 static int bind_listen(ikd_http *h, const char *scheme, char *errbuf, size_t errlen)
@@ -554,7 +582,9 @@ static int bind_listen(ikd_http *h, const char *scheme, char *errbuf, size_t err
     }
     int fd = -1, err = 0;
     for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        /* non-blocking: several I/O threads wait on it, and one that loses the race
+         * for a new connection must not block in accept() */
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
         if (fd < 0) {
             err = errno;
             continue;
@@ -651,6 +681,7 @@ int ikd_http_start(ikd_http *h, const ikd_config *cfg, char *errbuf, size_t errl
     h->cfg = cfg;
     h->listen_fd = -1;
     atomic_init(&h->active, 0);
+    atomic_init(&h->connections, 0);
     atomic_init(&h->draining, 0);
     atomic_init(&h->ready, 0);
     atomic_init(&h->next_id, 1);
@@ -690,14 +721,16 @@ int ikd_http_start(ikd_http *h, const ikd_config *cfg, char *errbuf, size_t errl
         {MHD_OPTION_LISTEN_SOCKET, h->listen_fd, NULL},
         {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)io_threads, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)cfg->conn_timeout, NULL},
-        {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)cfg->max_connections, NULL},
+        /* beyond any one thread's reach: accept_policy enforces --max-connections */
+        {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)((cfg->max_connections + 64) * io_threads), NULL},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, h},
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)cfg->max_connections_per_ip, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h},
         {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, h->tls_cert},
         {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, h->tls_key},
         {MHD_OPTION_END, 0, NULL},
     };
-    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
+    h->daemon = MHD_start_daemon(flags, 0, accept_policy, h, on_request, h, MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
     if (!h->daemon) {
         snprintf(errbuf, errlen, "cannot start the HTTP daemon%s", tls ? " (check the TLS certificate and key)" : "");
         goto fail;

@@ -22,6 +22,7 @@ typedef struct ikd_http {
     int nworkers;
     int listen_fd;
     atomic_long active;   /* requests begun and not yet completed */
+    atomic_long connections; /* open client connections (checked against --max-connections) */
     atomic_int draining;  /* set by ikd_http_drain */
     atomic_int ready;     /* set once serving; cleared when draining */
     atomic_ulong next_id; /* for generated request ids */

@@ -11,7 +11,8 @@
 static const int codes[IKD_METRICS_CODES] = {200, 204, 400, 401, 403, 404, 405, 408, 413, 415, 500, 503, 0};
 static const double bounds[IKD_METRICS_BUCKETS - 1] = {1e-6,   2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4,
                                                        5e-4,   1e-3,   2.5e-3, 5e-3, 1e-2, 1e-1, 1.0};
-static const char *const reasons[IKD_REJECT__COUNT] = {"queue_full", "too_large", "deadline", "draining"};
+static const char *const reasons[IKD_REJECT__COUNT] = {"queue_full", "too_large", "deadline", "draining",
+                                                          "connection_limit"};
 
 void ikd_metrics_init(ikd_metrics *m)
 {
@@ -99,7 +100,7 @@ void ikd_metrics_render(ikd_metrics *m, const char *const *route_names, int nrou
         for (int st = 0; st <= IKD_STATUS_DEADLINE; st++)
             line(out, "ikd_solves_total{solver=\"%s\",status=\"%s\"} %lu\n", ikd_solver_name((ikd_solver)s),
                  ikd_status_name((ikd_status)st), atomic_load_explicit(&m->solves[s][st], memory_order_relaxed));
-    line(out, "# HELP ikd_rejections_total Requests refused before solving, by reason.\n");
+    line(out, "# HELP ikd_rejections_total Requests (connections, for connection_limit) refused before solving, by reason.\n");
     line(out, "# TYPE ikd_rejections_total counter\n");
     for (int r = 0; r < IKD_REJECT__COUNT; r++)
         line(out, "ikd_rejections_total{reason=\"%s\"} %lu\n", reasons[r],

@@ -17,6 +17,7 @@ typedef enum {
     IKD_REJECT_TOO_LARGE,
     IKD_REJECT_DEADLINE,
     IKD_REJECT_DRAINING,
+    IKD_REJECT_CONNECTIONS, /* a connection over --max-connections, closed at once */
     IKD_REJECT__COUNT
 } ikd_reject_reason;
 

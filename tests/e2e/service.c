@@ -449,6 +449,45 @@ START_TEST(connection_limits_and_slow_clients)
 }
 END_TEST
 
+/* --max-connections: a connection over it is closed at once; once clients
+ * leave, new ones are served at once (libmicrohttpd's own per-thread limit
+ * used to stall a full I/O thread until --conn-timeout). */
+START_TEST(total_connection_limit_recovers)
+{
+    const char *args[] = {"--max-connections", "8", "--io-threads", "2", NULL};
+    daemon_proc d = start_ikd(args);
+    char text[1024];
+    int len = solve_text(text, sizeof text, 0);
+    for (int round = 0; round < 3; round++) {
+        int fds[8];
+        for (int i = 0; i < 8; i++) {
+            fds[i] = connect_to(d.port);
+            ck_assert_int_ge(fds[i], 0);
+            send_all(fds[i], text, (size_t)len);
+            harness_phase = "a connection within the limit";
+            reply r = read_reply(fds[i]);
+            ck_assert_int_eq(r.status, 200);
+            free(r.body);
+        }
+        int extra = connect_to(d.port);
+        ck_assert_int_ge(extra, 0);
+        send_all(extra, text, (size_t)len);
+        struct pollfd pe = {extra, POLLIN, 0};
+        char buf[256];
+        ck_assert_int_eq(poll(&pe, 1, 3000), 1);
+        ck_assert_int_le(recv(extra, buf, sizeof buf, 0), 0); /* closed without an answer */
+        close(extra);
+        for (int i = 0; i < 8; i++) close(fds[i]);
+        sleep_ms(100);
+    }
+    reply m = request(d.port, "GET", "/metrics", NULL, NULL);
+    ck_assert_int_eq(m.status, 200);
+    ck_assert_ptr_nonnull(strstr(m.body, "ikd_rejections_total{reason=\"connection_limit\"} 3"));
+    free(m.body);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
 START_TEST(request_ids_and_access_log)
 {
     int errp[2];
@@ -713,6 +752,7 @@ int main(void)
     tcase_add_test(tc, bearer_token);
     tcase_add_test(tc, https_round_trip);
     tcase_add_test(tc, connection_limits_and_slow_clients);
+    tcase_add_test(tc, total_connection_limit_recovers);
     tcase_add_test(tc, request_ids_and_access_log);
     tcase_add_test(tc, drain_reports_not_ready_and_second_signal_exits);
     tcase_add_test(tc, full_queue_keeps_memory_flat);

@@ -5,7 +5,8 @@ Starts ikd (or targets --url) and a baseline server (a minimal libmicrohttpd POS
 handler configured like ikd: the HTTP ceiling of this machine), drives both with wrk
 using request bodies generated from a seed, and reports solves/s, requests/s, latency
 p50/p90/p99/p99.9 and errors by status, with ikd's request rate as a fraction of the
-baseline's in the same run. A progress line is printed each second (wrk runs in
+baseline's in the same run, and the started ikd's RSS each second (first, last, highest).
+A progress line is printed each second (wrk runs in
 one-second slices); at the end: a table, results.json, summary.md and plot.png
 (gnuplot: throughput and latency percentiles over time) in --out.
 
@@ -155,16 +156,35 @@ def merge(rs):
     return m
 
 
-def run_slices(label, url, path, ctype, bfile, args, per_request, seconds, series):
-    rs = []
+def rss_kb(pid):
+    """Resident memory of a process started here, in kB (None when unknown)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, TypeError):
+        pass
+    return None
+
+
+def run_slices(label, url, path, ctype, bfile, args, per_request, seconds, series, pid=None):
+    rs, rss = [], []
     for s in range(seconds):
         r = result(wrk(url, path, ctype, bfile, args.connections, args.threads, 1))
+        r["rss_kb"] = rss_kb(pid) if pid else None
         rs.append(r)
+        if r["rss_kb"]:
+            rss.append(r["rss_kb"])
         series.append({"run": label, "t": len(series) + 1, "solves": r["rps"] * per_request, **r})
         bad = sum(n for c, n in r["statuses"].items() if not c.startswith("2"))
         print(f"[{label} {s + 1:3d}s] {r['rps']:10.0f} req/s {r['rps'] * per_request:12.0f} solves/s  "
-              f"p50 {r['p50'] / 1000:6.2f} ms  p99 {r['p99'] / 1000:6.2f} ms  non-2xx {bad}", flush=True)
-    return merge(rs)
+              f"p50 {r['p50'] / 1000:6.2f} ms  p99 {r['p99'] / 1000:6.2f} ms  non-2xx {bad}"
+              + (f"  RSS {r['rss_kb'] / 1024:.1f} MB" if r["rss_kb"] else ""), flush=True)
+    m = merge(rs)
+    if rss:  # memory of the daemon this script started: after the first second, at the end, highest
+        m["rss_kb"] = {"first": rss[0], "last": rss[-1], "max": max(rss)}
+    return m
 
 
 # ---- main ---------------------------------------------------------------------------
@@ -207,26 +227,27 @@ def main():
             bp.terminate()
             bp.wait()
             procs.remove(bp)
-        url = args.url
+        url, ikd_pid = args.url, None
         if not url:
             ip, url = start([args.ikd, "--listen", "127.0.0.1:0"] + args.ikd_args.split(), "ikd listening")
             procs.append(ip)
+            ikd_pid = ip.pid
         if args.mode == "mixed":
             # phase 1: two-bone alone on 90% of the connections
             c90 = max(1, round(args.connections * 0.9))
             alone_args = argparse.Namespace(**{**vars(args), "connections": c90})
-            alone = run_slices("two_bone", url, path, ctype, bfile, alone_args, 1, args.duration, series)
+            alone = run_slices("two_bone", url, path, ctype, bfile, alone_args, 1, args.duration, series, ikd_pid)
             # phase 2: the same, with 32-joint jacobian solves on the other 10%
             lfile = os.path.join(args.out, "bodies_long.bin")
             write_bodies(lfile, bodies(args.seed + 1, "jacobian32", args.encoding, 0))
             long_proc = wrk(url, path, ctype, lfile, max(1, args.connections - c90), 1, args.duration)
-            mixed = run_slices("mixed", url, path, ctype, bfile, alone_args, 1, args.duration, series)
+            mixed = run_slices("mixed", url, path, ctype, bfile, alone_args, 1, args.duration, series, ikd_pid)
             long = result(long_proc)
             report.update(two_bone_alone=alone, two_bone_mixed=mixed, long_solves=long,
                           p99_ratio=mixed["p99"] / alone["p99"] if alone["p99"] else None)
             ikd = mixed
         else:
-            ikd = run_slices("ikd", url, path, ctype, bfile, args, per_request, args.duration, series)
+            ikd = run_slices("ikd", url, path, ctype, bfile, args, per_request, args.duration, series, ikd_pid)
         report.update(ikd=ikd, baseline=base, solves_per_s=ikd["rps"] * per_request,
                       fraction_of_baseline=ikd["rps"] / base["rps"] if base else None)
     finally:
@@ -252,6 +273,10 @@ def main():
                      f"{r['p99'] / 1000:.2f} | {r['p999'] / 1000:.2f} | {st}{'; socket errors ' + str(errs) if errs else ''} |")
     if report.get("fraction_of_baseline") is not None:
         lines += ["", f"ikd request rate = {100 * report['fraction_of_baseline']:.1f}% of the baseline's in this run"]
+    mem = report["ikd"].get("rss_kb")
+    if mem:
+        lines += [f"ikd RSS: {mem['first'] / 1024:.1f} MB after the first second, {mem['last'] / 1024:.1f} MB at the end, "
+                  f"{mem['max'] / 1024:.1f} MB at most (sampled each second)"]
     if args.mode == "mixed" and report.get("p99_ratio"):
         lines += [f"two-bone p99 with long solves / without = {report['p99_ratio']:.2f}"]
     text = "\n".join(lines)

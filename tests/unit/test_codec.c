@@ -391,8 +391,8 @@ START_TEST(number_writer_shortest_and_exact)
 }
 END_TEST
 
-/* The emitter writes MessagePack keys and floats itself: byte for byte what
- * msgpack-c's packer writes for the same values. */
+/* The emitter writes small MessagePack headers, keys and floats itself: byte
+ * for byte what msgpack-c's packer writes for the same values. */
 START_TEST(msgpack_emitter_matches_msgpack_c)
 {
     static const char *keys[] = {"solver", "joints", "local_rotation", "a", "", "k\"ey with \\ and 31 bytes_______",
@@ -419,8 +419,46 @@ START_TEST(msgpack_emitter_matches_msgpack_c)
         msgpack_pack_str(&pk, kl);
         msgpack_pack_str_body(&pk, key, kl);
         double v = i % 3 ? tu_uniform(&r, -1e6, 1e6) * pow(10, tu_uniform(&r, -300, 300)) : (double)(i % 5) - 2;
-        ikd_emit_num(&e, v);
-        msgpack_pack_double(&pk, v);
+        switch (i % 6) {
+        case 0: /* a number */
+        case 1:
+            ikd_emit_num(&e, v);
+            msgpack_pack_double(&pk, v);
+            break;
+        case 2: { /* an array of numbers, fixarray and array 16 */
+            size_t n = i % 40;
+            double vs[40];
+            for (size_t k = 0; k < n; k++) vs[k] = v * (double)k + 0.0; /* no -0: written as 0 */
+            ikd_emit_nums(&e, vs, n);
+            msgpack_pack_array(&pk, n);
+            for (size_t k = 0; k < n; k++) msgpack_pack_double(&pk, vs[k]);
+            break;
+        }
+        case 3: { /* a map of strings, fixmap and map 16; fixstr and str 8 */
+            size_t n = i % 20;
+            ikd_emit_map(&e, n);
+            msgpack_pack_map(&pk, n);
+            for (size_t k = 0; k < n; k++) {
+                const char *str = keys[k % nkeys];
+                ikd_emit_key(&e, str);
+                ikd_emit_str(&e, str);
+                for (int twice = 0; twice < 2; twice++) {
+                    msgpack_pack_str(&pk, strlen(str));
+                    msgpack_pack_str_body(&pk, str, strlen(str));
+                }
+            }
+            ikd_emit_end(&e);
+            break;
+        }
+        case 4: /* integers around the fixint edges */
+            ikd_emit_int(&e, (long long)(i % 300) - 150);
+            msgpack_pack_int64(&pk, (long long)(i % 300) - 150);
+            break;
+        default:
+            ikd_emit_bool(&e, i % 4 == 1);
+            if (i % 4 == 1) msgpack_pack_true(&pk);
+            else msgpack_pack_false(&pk);
+        }
     }
     ikd_emit_end(&e);
     ck_assert(!ours.failed);
