@@ -18,6 +18,7 @@ typedef struct ikd_config {
     long max_batch;      /* problems per /v1/solve/batch; more -> 413 */
     long max_iterations; /* cap on options.max_iterations; more -> 400 */
     long deadline_ms;    /* per-request deadline from arrival; 0 = none */
+    long conn_buffer;    /* libmicrohttpd's memory per connection, bytes */
     long max_connections;        /* open connections in total */
     long max_connections_per_ip; /* open connections per client address; 0 = no limit */
     char cors_origins[1024];     /* comma-separated allowed Origins, or "*"; "" = no CORS */

@@ -60,17 +60,50 @@ static void str(line *l, const char *s)
     put(l, "\"", 1);
 }
 
+/* An unsigned integer in decimal, at least `width` digits (zero-padded). */
+static void put_uint(line *l, unsigned long long v, int width)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[sizeof tmp - 1 - n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v || n < width);
+    put(l, tmp + sizeof tmp - n, (size_t)n);
+}
+
+/* Milliseconds with three decimals ("%.3f" without printf: one line per
+ * request at the default level). */
+static void put_ms(line *l, double ms)
+{
+    if (!(ms >= 0)) ms = 0;
+    if (ms > 1e12) ms = 1e12;
+    unsigned long long us = (unsigned long long)(ms * 1000.0 + 0.5);
+    put_uint(l, us / 1000, 1);
+    put(l, ".", 1);
+    put_uint(l, us % 1000, 3);
+}
+
 static void start(line *l, ikd_log_level level)
 {
+    /* the date and time up to the second are formatted once a second per thread */
+    static _Thread_local time_t cached_sec = -1;
+    static _Thread_local char cached[48];
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    char t[128];
-    snprintf(t, sizeof t, "{\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\",\"level\":\"%s\"", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, names[level]);
+    if (ts.tv_sec != cached_sec) {
+        struct tm tm;
+        gmtime_r(&ts.tv_sec, &tm);
+        snprintf(cached, sizeof cached, "{\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.", tm.tm_year + 1900, tm.tm_mon + 1,
+                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        cached_sec = ts.tv_sec;
+    }
     l->len = 0;
-    puts_(l, t);
+    puts_(l, cached);
+    put_uint(l, (unsigned long long)(ts.tv_nsec / 1000000), 3);
+    puts_(l, "Z\",\"level\":\"");
+    puts_(l, names[level]);
+    put(l, "\"", 1);
 }
 
 /* Access lines are collected per thread and written in blocks (one write(2)
@@ -155,15 +188,19 @@ void ikd_log_access(const ikd_access *a)
     ikd_log_level level = a->status >= 500 ? IKD_LOG_WARN : IKD_LOG_INFO;
     if (!ikd_log_enabled(level)) return;
     line l;
-    char num[160];
     start(&l, level);
     puts_(&l, ",\"method\":");
     str(&l, a->method);
     puts_(&l, ",\"path\":");
     str(&l, a->path);
-    snprintf(num, sizeof num, ",\"status\":%d,\"bytes\":%lu,\"duration_ms\":%.3f,\"queue_ms\":%.3f", a->status, a->bytes,
-             a->duration_ms, a->queue_ms);
-    puts_(&l, num);
+    puts_(&l, ",\"status\":");
+    put_uint(&l, (unsigned long long)(a->status > 0 ? a->status : 0), 1);
+    puts_(&l, ",\"bytes\":");
+    put_uint(&l, a->bytes, 1);
+    puts_(&l, ",\"duration_ms\":");
+    put_ms(&l, a->duration_ms);
+    puts_(&l, ",\"queue_ms\":");
+    put_ms(&l, a->queue_ms);
     if (a->solver) {
         puts_(&l, ",\"solver\":");
         str(&l, a->solver);
