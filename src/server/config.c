@@ -31,7 +31,7 @@ static const setting settings[] = {
     NUM("max-joints", "IKD_MAX_JOINTS", max_joints, "1024", 3, 4096, "most joints in one chain; more gets 400"),
     NUM("io-threads", "IKD_IO_THREADS", io_threads, "0", 0, 64, "HTTP I/O threads (libmicrohttpd), which also answer analytic solves; 0 = one per online CPU"),
     NUM("conn-timeout", "IKD_CONN_TIMEOUT", conn_timeout, "30", 1, 3600, "seconds an idle or stalled connection is kept"),
-    NUM("conn-buffer", "IKD_CONN_BUFFER", conn_buffer, "16384", 4096, 1048576, "bytes of buffer per connection: request line and headers must fit (else 431), bodies stream through it"),
+    NUM("conn-buffer", "IKD_CONN_BUFFER", conn_buffer, "8192", 4096, 1048576, "bytes of buffer per connection: request line and headers must fit (else 431), bodies stream through it"),
     NUM("shutdown-grace", "IKD_SHUTDOWN_GRACE", shutdown_grace, "10", 0, 3600, "seconds to finish accepted requests after SIGTERM"),
     NUM("max-batch", "IKD_MAX_BATCH", max_batch, "1024", 1, 100000, "most problems in one /v1/solve/batch; more gets 413"),
     NUM("max-iterations", "IKD_MAX_ITERATIONS", max_iterations, "10000", 1, 100000, "highest options.max_iterations accepted; more gets 400"),

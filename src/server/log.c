@@ -47,6 +47,15 @@ static void str(line *l, const char *s)
     put(l, "\"", 1);
     for (size_t i = 0; s && s[i] && i < 256; i++) {
         unsigned char c = (unsigned char)s[i];
+        size_t run = i; /* a run of bytes that need no escaping, copied at once */
+        while (run < 256 && s[run] && (unsigned char)s[run] >= 0x20 && (unsigned char)s[run] < 0x7f && s[run] != '"' &&
+               s[run] != '\\')
+            run++;
+        if (run > i) {
+            put(l, s + i, run - i);
+            i = run - 1;
+            continue;
+        }
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
             put(l, e, 2);

@@ -67,7 +67,8 @@ int main(int argc, char **argv)
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC, 0, NULL, NULL,
         on_request, NULL, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_THREAD_POOL_SIZE, io_threads,
-        MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 1024u, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 1024u,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)8192, /* ikd's --conn-buffer default */ MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "baseline: cannot start\n");
         return 1;
