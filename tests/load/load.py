@@ -168,9 +168,13 @@ def rss_kb(pid):
     return None
 
 
-def run_slices(label, url, path, ctype, bfile, args, per_request, seconds, series, pid=None):
+def run_slices(label, url, path, ctype, bfile, args, per_request, seconds, series, pid=None, before_each=None):
+    """`seconds` one-second wrk runs; before_each(s), when given, runs first each time (the
+    baseline's slice, so that both servers see the same moments of a shared machine)."""
     rs, rss = [], []
     for s in range(seconds):
+        if before_each:
+            before_each(s)
         r = result(wrk(url, path, ctype, bfile, args.connections, args.threads, 1))
         r["rss_kb"] = rss_kb(pid) if pid else None
         rs.append(r)
@@ -219,20 +223,25 @@ def main():
 
     procs, series, report = [], [], {"args": vars(args), "machine": os.uname().nodename, "cpus": os.cpu_count()}
     try:
-        base = None
+        # The baseline and ikd run side by side, one second each in turn (an idle server
+        # costs nothing): the machine is shared and its speed drifts, so the ratio of the
+        # two rates is taken over the same stretch of time.
+        base, base_slices, interleave = None, [], None
         if not args.no_baseline:
             bp, burl = start([args.baseline, "--listen", "127.0.0.1:0"], "baseline listening")
             procs.append(bp)
-            base = run_slices("baseline", burl, path, ctype, bfile, args, 1, args.duration, series)
-            bp.terminate()
-            bp.wait()
-            procs.remove(bp)
+            base_series = []
+
+            def interleave(_s):
+                base_slices.append(run_slices("baseline", burl, path, ctype, bfile, args, 1, 1, base_series))
         url, ikd_pid = args.url, None
         if not url:
             ip, url = start([args.ikd, "--listen", "127.0.0.1:0"] + args.ikd_args.split(), "ikd listening")
             procs.append(ip)
             ikd_pid = ip.pid
         if args.mode == "mixed":
+            if interleave:  # the long solves would load the machine under the baseline too: it runs first, alone
+                base = run_slices("baseline", burl, path, ctype, bfile, args, 1, args.duration, series)
             # phase 1: two-bone alone on 90% of the connections
             c90 = max(1, round(args.connections * 0.9))
             alone_args = argparse.Namespace(**{**vars(args), "connections": c90})
@@ -247,7 +256,12 @@ def main():
                           p99_ratio=mixed["p99"] / alone["p99"] if alone["p99"] else None)
             ikd = mixed
         else:
-            ikd = run_slices("ikd", url, path, ctype, bfile, args, per_request, args.duration, series, ikd_pid)
+            ikd = run_slices("ikd", url, path, ctype, bfile, args, per_request, args.duration, series, ikd_pid,
+                             interleave)
+        if base_slices:
+            base = merge(base_slices)
+            for i, r in enumerate(base_series):  # the baseline's seconds, numbered as its own run
+                series.append({**r, "t": i + 1})
         report.update(ikd=ikd, baseline=base, solves_per_s=ikd["rps"] * per_request,
                       fraction_of_baseline=ikd["rps"] / base["rps"] if base else None)
     finally:
