@@ -215,7 +215,7 @@ static size_t fmt_shortest(double v, char *out)
         c /= 10;
         j++;
     }
-    int nd = 1;
+    int nd = 16 - j > 1 ? 16 - j : 1; /* c has 16 - j to 18 - j digits */
     while (nd < 19 && c >= p10[nd]) nd++;
     int point = nd + j - k; /* digits before the decimal point */
     size_t n = 0;

@@ -233,6 +233,12 @@ static int mp_plausible(const unsigned char *p, size_t len)
         }
         if (i >= len) return 0;
         unsigned char c = p[i++];
+        if (c == 0xcb) { /* float 64, most of a request: the common case first */
+            if (len - i < 8) return 0;
+            i += 8;
+            want--;
+            continue;
+        }
         size_t n = 0, skip = 0, items = 0;
         int be = 0; /* bytes of a big-endian count that follow */
         if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3) skip = 0;

@@ -217,7 +217,27 @@ void ikd_emit_nums(ikd_emitter *e, const double *v, size_t n)
 {
     ikd_emit_array(e, n);
     if (e->enc == IKD_ENC_MSGPACK) {
-        for (size_t i = 0; i < n; i++) ikd_emit_num(e, v[i]);
+        /* one reservation for the whole array, then 9 bytes a number */
+        ikd_buf *b = e->out;
+        if (b->len + 9 * n + 1 > b->cap && ikd_buf_reserve(b, 9 * n) != 0) n = 0; /* failed: nothing written */
+        char *d = b->data + b->len;
+        for (size_t i = 0; i < n; i++, d += 9) {
+            double x = v[i];
+            if (x == 0.0) x = 0.0; /* -0 -> 0, as in JSON */
+            if (!isfinite(x)) {
+                x = 0;
+                b->failed = 1;
+            }
+            uint64_t bits;
+            memcpy(&bits, &x, sizeof bits);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            bits = __builtin_bswap64(bits);
+#endif
+            d[0] = (char)0xcb;
+            memcpy(d + 1, &bits, 8);
+        }
+        if (b->data) *d = '\0';
+        b->len += 9 * n;
     } else {
         for (size_t i = 0; i < n; i++) {
             if (i) ikd_buf_putc(e->out, ',');
