@@ -105,6 +105,80 @@ static void codec_bench(void)
     }
 }
 
+/* A batch of 256 two-bone problems, as the load test sends it (full-precision
+ * coordinates), through the whole batch handler and through the document
+ * parse alone, in both encodings: how much of a JSON batch is jansson's. */
+static void batch_bench(void)
+{
+    enum { N = 256, REPS = 40, RUNS = 9 };
+    printf("\nbatch of %d two-bone problems, us per batch (median of %d runs of %d), one core\n", N, RUNS, REPS);
+    printf("%-8s %10s %12s %12s %14s %14s\n", "encoding", "bytes", "parse_us", "whole_us", "parse_share", "solves/s/core");
+    unsigned long long st = 12345;
+    ikd_api_limits lim = {64, 1000, 1024};
+    ikd_api_scratch scratch;
+    ikd_api_scratch_init(&scratch, 64);
+    for (int enc = 0; enc < 2; enc++) {
+        ikd_buf body, out;
+        ikd_buf_init(&body);
+        ikd_buf_init(&out);
+        ikd_emitter e;
+        ikd_emit_init(&e, (ikd_encoding)enc, &body);
+        ikd_emit_map(&e, 1);
+        IKD_EMIT_KEY(&e, "problems");
+        ikd_emit_array(&e, N);
+        for (int i = 0; i < N; i++) {
+            double v[9];
+            for (int k = 0; k < 9; k++) {
+                st = st * 6364136223846793005ull + 1442695040888963407ull;
+                v[k] = (double)(st >> 11) / 9007199254740992.0 - 0.5;
+            }
+            double j0[3] = {0, 0, 0}, j1[3] = {v[0], 1 + v[1], v[2]}, j2[3] = {v[3], 2 + v[4], v[5]};
+            double t[3] = {0.8 + v[6], 1.2 + v[7], v[8]}, pole[3] = {0, 0, 5};
+            ikd_emit_map(&e, 3);
+            IKD_EMIT_KEY(&e, "chain");
+            ikd_emit_map(&e, 1);
+            IKD_EMIT_KEY(&e, "joints");
+            ikd_emit_array(&e, 3);
+            ikd_emit_nums(&e, j0, 3);
+            ikd_emit_nums(&e, j1, 3);
+            ikd_emit_nums(&e, j2, 3);
+            ikd_emit_end(&e);
+            ikd_emit_end(&e);
+            IKD_EMIT_KEY(&e, "target");
+            ikd_emit_nums(&e, t, 3);
+            IKD_EMIT_KEY(&e, "pole");
+            ikd_emit_nums(&e, pole, 3);
+            ikd_emit_end(&e);
+        }
+        ikd_emit_end(&e);
+        ikd_emit_end(&e);
+        double parse[RUNS], whole[RUNS];
+        for (int run = 0; run < RUNS; run++) {
+            double t0 = now_ns();
+            for (int r = 0; r < REPS; r++) {
+                ikd_doc doc;
+                ikd_error err;
+                ikd_doc_load(&doc, (ikd_encoding)enc, body.data, body.len, &err);
+                ikd_doc_free(&doc);
+            }
+            parse[run] = (now_ns() - t0) / REPS / 1e3;
+            t0 = now_ns();
+            for (int r = 0; r < REPS; r++)
+                if (ikd_api_batch(&scratch, &lim, (ikd_encoding)enc, (ikd_encoding)enc, body.data, body.len, &out) != 200)
+                    printf("batch failed: %s\n", out.data);
+            whole[run] = (now_ns() - t0) / REPS / 1e3;
+        }
+        qsort(parse, RUNS, sizeof(double), cmp_double);
+        qsort(whole, RUNS, sizeof(double), cmp_double);
+        double p = parse[RUNS / 2], w = whole[RUNS / 2];
+        printf("%-8s %10zu %12.0f %12.0f %13.0f%% %14.0f\n", enc ? "msgpack" : "json", body.len, p, w, 100 * p / w,
+               N / (w / 1e6));
+        ikd_buf_destroy(&body);
+        ikd_buf_destroy(&out);
+    }
+    ikd_api_scratch_destroy(&scratch);
+}
+
 int main(int argc, char **argv)
 {
     int count = argc > 1 ? atoi(argv[1]) : 1000;
@@ -194,6 +268,7 @@ int main(int argc, char **argv)
         }
     }
     codec_bench();
+    batch_bench();
     free(joints);
     free(targets);
     free(far);

@@ -123,8 +123,9 @@ def start(cmd, marker):
     return p, line.strip().split(" on ")[1]
 
 
-def wrk(url, path, ctype, bodies_file, connections, threads, seconds):
-    env = dict(os.environ, IKD_LOAD_BODIES=bodies_file, IKD_LOAD_PATH=path, IKD_LOAD_CTYPE=ctype)
+def wrk(url, path, ctype, bodies_file, connections, threads, seconds, count_statuses=False):
+    env = dict(os.environ, IKD_LOAD_BODIES=bodies_file, IKD_LOAD_PATH=path, IKD_LOAD_CTYPE=ctype,
+               IKD_LOAD_COUNT_STATUSES="1" if count_statuses else "0")
     cmd = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{seconds}s", "--timeout", "10s",
            "-s", os.path.join(HERE, "wrk.lua"), url + path]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
@@ -156,6 +157,18 @@ def merge(rs):
     return m
 
 
+def status_counts(url, path):
+    """ikd's own count of answers on `path` by status code (ikd_http_requests_total), or None."""
+    import re
+    import urllib.request
+    try:
+        text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
+    except OSError:
+        return None
+    pat = re.compile(r'^ikd_http_requests_total\{route="([^"]*)",code="([^"]*)"\} (\d+)$', re.M)
+    return {code: int(n) for route, code, n in pat.findall(text) if route == path}
+
+
 def rss_kb(pid):
     """Resident memory of a process started here, in kB (None when unknown)."""
     try:
@@ -181,7 +194,7 @@ def run_slices(label, url, path, ctype, bfile, args, per_request, seconds, serie
         if r["rss_kb"]:
             rss.append(r["rss_kb"])
         series.append({"run": label, "t": len(series) + 1, "solves": r["rps"] * per_request, **r})
-        bad = sum(n for c, n in r["statuses"].items() if not c.startswith("2"))
+        bad = sum(n for c, n in r["statuses"].items() if not c[0] in "23")
         print(f"[{label} {s + 1:3d}s] {r['rps']:10.0f} req/s {r['rps'] * per_request:12.0f} solves/s  "
               f"p50 {r['p50'] / 1000:6.2f} ms  p99 {r['p99'] / 1000:6.2f} ms  non-2xx {bad}"
               + (f"  RSS {r['rss_kb'] / 1024:.1f} MB" if r["rss_kb"] else ""), flush=True)
@@ -256,8 +269,12 @@ def main():
                           p99_ratio=mixed["p99"] / alone["p99"] if alone["p99"] else None)
             ikd = mixed
         else:
+            before = status_counts(url, path)
             ikd = run_slices("ikd", url, path, ctype, bfile, args, per_request, args.duration, series, ikd_pid,
                              interleave)
+            after = status_counts(url, path)
+            if before is not None and after:  # exact codes, from ikd itself (auth may hide /metrics: then wrk's)
+                ikd["statuses"] = {c: n - before.get(c, 0) for c, n in after.items() if n - before.get(c, 0)}
         if base_slices:
             base = merge(base_slices)
             for i, r in enumerate(base_series):  # the baseline's seconds, numbered as its own run

@@ -71,9 +71,9 @@ def main():
         files[name] = os.path.join(args.out, f"{name}.bin")
         load.write_bodies(files[name], load.bodies(11, kind, "json", batch, count=32))
     warm = max(1, args.seconds // 10)
-    procs = [load.wrk(url, "/v1/solve", "application/json", files["short"], 96, 1, args.seconds),
-             load.wrk(url, "/v1/solve", "application/json", files["long"], 24, 1, args.seconds),
-             load.wrk(url, "/v1/solve/batch", "application/json", files["batch"], 8, 1, args.seconds)]
+    procs = [load.wrk(url, "/v1/solve", "application/json", files["short"], 96, 1, args.seconds, count_statuses=True),
+             load.wrk(url, "/v1/solve", "application/json", files["long"], 24, 1, args.seconds, count_statuses=True),
+             load.wrk(url, "/v1/solve/batch", "application/json", files["batch"], 8, 1, args.seconds, count_statuses=True)]
     samples = []
     start = time.time()
     while time.time() - start < args.seconds:
