@@ -121,31 +121,50 @@ static const char digit_pairs[] = "000102030405060708091011121314151617181920212
                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                   "8081828384858687888990919293949596979899";
 
-/* The last `count` decimal digits of q, written so that they end just
- * before `end`, two at a time; returns q without them. */
-static unsigned long long put_digits(char *end, unsigned long long q, int count)
+/* Nine digits of x < 10^9, zero-padded, at out[0..9): one digit, then pairs,
+ * all in 32-bit arithmetic. */
+static void put9(char *out, unsigned x)
 {
-    for (; count >= 2; count -= 2) {
-        unsigned t = (unsigned)(q % 100);
-        q /= 100;
-        end -= 2;
-        end[0] = digit_pairs[2 * t];
-        end[1] = digit_pairs[2 * t + 1];
-    }
-    if (count) {
-        *--end = (char)('0' + q % 10);
-        q /= 10;
-    }
-    return q;
+    unsigned hi = x / 100000000u, lo = x % 100000000u; /* 1 + 8 digits */
+    out[0] = (char)('0' + hi);
+    unsigned a = lo / 10000u, b = lo % 10000u;
+    memcpy(out + 1, digit_pairs + 2 * (a / 100u), 2);
+    memcpy(out + 3, digit_pairs + 2 * (a % 100u), 2);
+    memcpy(out + 5, digit_pairs + 2 * (b / 100u), 2);
+    memcpy(out + 7, digit_pairs + 2 * (b % 100u), 2);
 }
 
-/* The decimal digits of q (no leading zeros, "0" for 0) into out; returns
- * how many. */
+/* q < 10^18 as exactly 18 digits, zero-padded, at out[0..18). */
+static void put18(char *out, unsigned long long q)
+{
+    put9(out, (unsigned)(q / 1000000000ull));
+    put9(out + 9, (unsigned)(q % 1000000000ull));
+}
+
+/* Copy n <= 32 bytes with fixed-size moves (no call to memcpy for a
+ * variable length); src and dst have 32 readable/writable bytes. */
+static void copy32(char *dst, const char *src, size_t n)
+{
+    if (n >= 16) {
+        memcpy(dst, src, 16);
+        memcpy(dst + n - 16, src + n - 16, 16);
+    } else if (n >= 8) {
+        memcpy(dst, src, 8);
+        memcpy(dst + n - 8, src + n - 8, 8);
+    } else {
+        for (size_t i = 0; i < n; i++) dst[i] = src[i];
+    }
+}
+
+/* The decimal digits of q < 10^18 (no leading zeros, "0" for 0) into out;
+ * returns how many. */
 static size_t put_u64(unsigned long long q, char *out)
 {
+    char d[18 + 32];
+    put18(d, q);
     size_t n = 1;
-    while (n < 20 && q >= p10[n]) n++;
-    put_digits(out + n, q, (int)n);
+    while (n < 18 && q >= p10[n]) n++;
+    copy32(out, d + 18 - n, n);
     return n;
 }
 
@@ -216,7 +235,10 @@ static size_t fmt_shortest(double v, char *out)
         j++;
     }
     int nd = 16 - j > 1 ? 16 - j : 1; /* c has 16 - j to 18 - j digits */
-    while (nd < 19 && c >= p10[nd]) nd++;
+    while (nd < 18 && c >= p10[nd]) nd++;
+    char dig[18 + 32];
+    put18(dig, c);
+    const char *digits = dig + 18 - nd;
     int point = nd + j - k; /* digits before the decimal point */
     size_t n = 0;
     if (v < 0) out[n++] = '-';
@@ -224,15 +246,16 @@ static size_t fmt_shortest(double v, char *out)
         out[n++] = '0';
         out[n++] = '.';
         for (int i = 0; i < -point; i++) out[n++] = '0';
-        put_digits(out + n + nd, c, nd);
+        copy32(out + n, digits, (size_t)nd);
         n += (size_t)nd;
     } else if (point < nd) {
-        c = put_digits(out + n + nd + 1, c, nd - point);
-        out[n + (size_t)point] = '.';
-        put_digits(out + n + point, c, point);
-        n += (size_t)nd + 1;
+        copy32(out + n, digits, (size_t)point);
+        n += (size_t)point;
+        out[n++] = '.';
+        copy32(out + n, digits + point, (size_t)(nd - point));
+        n += (size_t)(nd - point);
     } else {
-        put_digits(out + n + nd, c, nd);
+        copy32(out + n, digits, (size_t)nd);
         n += (size_t)nd;
         for (int i = nd; i < point; i++) out[n++] = '0';
     }
@@ -241,7 +264,7 @@ static size_t fmt_shortest(double v, char *out)
 
 void ikd_buf_json_number(ikd_buf *b, double v)
 {
-    if (b->len + 41 > b->cap && ikd_buf_reserve(b, 40) != 0) return;
+    if (b->len + 65 > b->cap && ikd_buf_reserve(b, 64) != 0) return; /* room for copy32's whole moves */
     char *out = b->data + b->len;
     size_t n;
     if (!isfinite(v)) {
