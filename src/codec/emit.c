@@ -23,6 +23,12 @@ void ikd_emit_init(ikd_emitter *e, ikd_encoding enc, ikd_buf *out)
     msgpack_packer_init(&e->mp, out, mp_write);
 }
 
+void ikd_emit_reply(ikd_emitter *e, ikd_encoding enc, ikd_buf *out)
+{
+    ikd_buf_reset(out);
+    ikd_emit_init(e, enc, out);
+}
+
 const char *ikd_encoding_media_type(ikd_encoding enc)
 {
     return enc == IKD_ENC_MSGPACK ? "application/msgpack" : "application/json";
@@ -157,33 +163,40 @@ void ikd_emit_str(ikd_emitter *e, const char *s)
     ikd_buf_json_string(e->out, s);
 }
 
-/* MessagePack float 64: 0xcb and the IEEE bits big-endian, byte for byte
- * what msgpack_pack_double writes (tested), without its write callback per
- * value. */
-static void mp_double(ikd_buf *b, double v)
+/* MessagePack float 64 into d[0..9): 0xcb and the IEEE bits big-endian, byte
+ * for byte what msgpack_pack_double writes (tested), without its write
+ * callback per value. -0 is written as 0 (as in JSON); a non-finite value as
+ * 0, and the buffer is marked failed. */
+static void mp_put_double(char *d, double x, ikd_buf *b)
 {
-    if (b->len + 10 > b->cap && ikd_buf_reserve(b, 9) != 0) return;
+    if (x == 0.0) x = 0.0;
+    if (!isfinite(x)) {
+        x = 0;
+        b->failed = 1;
+    }
     uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
+    memcpy(&bits, &x, sizeof bits);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     bits = __builtin_bswap64(bits);
 #endif
-    char *d = b->data + b->len;
     d[0] = (char)0xcb;
     memcpy(d + 1, &bits, 8);
-    d[9] = '\0';
-    b->len += 9;
+}
+
+/* n float 64s, with one reservation for all of them. */
+static void mp_doubles(ikd_buf *b, const double *v, size_t n)
+{
+    if (b->len + 9 * n + 1 > b->cap && ikd_buf_reserve(b, 9 * n) != 0) return;
+    char *d = b->data + b->len;
+    for (size_t i = 0; i < n; i++) mp_put_double(d + 9 * i, v[i], b);
+    b->len += 9 * n;
+    b->data[b->len] = '\0';
 }
 
 void ikd_emit_num(ikd_emitter *e, double v)
 {
     if (e->enc == IKD_ENC_MSGPACK) {
-        if (v == 0.0) v = 0.0; /* -0 -> 0, as in JSON */
-        if (!isfinite(v)) {
-            v = 0;
-            e->out->failed = 1;
-        }
-        mp_double(e->out, v);
+        mp_doubles(e->out, &v, 1);
         return;
     }
     json_value_start(e);
@@ -217,27 +230,7 @@ void ikd_emit_nums(ikd_emitter *e, const double *v, size_t n)
 {
     ikd_emit_array(e, n);
     if (e->enc == IKD_ENC_MSGPACK) {
-        /* one reservation for the whole array, then 9 bytes a number */
-        ikd_buf *b = e->out;
-        if (b->len + 9 * n + 1 > b->cap && ikd_buf_reserve(b, 9 * n) != 0) n = 0; /* failed: nothing written */
-        char *d = b->data + b->len;
-        for (size_t i = 0; i < n; i++, d += 9) {
-            double x = v[i];
-            if (x == 0.0) x = 0.0; /* -0 -> 0, as in JSON */
-            if (!isfinite(x)) {
-                x = 0;
-                b->failed = 1;
-            }
-            uint64_t bits;
-            memcpy(&bits, &x, sizeof bits);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            bits = __builtin_bswap64(bits);
-#endif
-            d[0] = (char)0xcb;
-            memcpy(d + 1, &bits, 8);
-        }
-        if (b->data) *d = '\0';
-        b->len += 9 * n;
+        mp_doubles(e->out, v, n);
     } else {
         for (size_t i = 0; i < n; i++) {
             if (i) ikd_buf_putc(e->out, ',');

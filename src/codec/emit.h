@@ -25,6 +25,8 @@ typedef struct ikd_emitter {
 } ikd_emitter;
 
 void ikd_emit_init(ikd_emitter *e, ikd_encoding enc, ikd_buf *out);
+/* Empty `out`, then ikd_emit_init: the start of every reply body. */
+void ikd_emit_reply(ikd_emitter *e, ikd_encoding enc, ikd_buf *out);
 void ikd_emit_map(ikd_emitter *e, size_t n);
 void ikd_emit_array(ikd_emitter *e, size_t n);
 void ikd_emit_end(ikd_emitter *e);

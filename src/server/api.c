@@ -66,8 +66,7 @@ void ikd_api_scratch_destroy(ikd_api_scratch *s)
 int ikd_api_error_body(ikd_buf *out, ikd_encoding enc, const ikd_error *err)
 {
     ikd_emitter e;
-    ikd_buf_reset(out);
-    ikd_emit_init(&e, enc, out);
+    ikd_emit_reply(&e, enc, out);
     ikd_reply_error(&e, err);
     return ikd_code_http_status(err->code);
 }
@@ -149,8 +148,7 @@ int ikd_api_run(ikd_api_scratch *s, ikd_request *req, unsigned long long deadlin
     double us = elapsed_us(t0);
     if (outcome) *outcome = (ikd_api_outcome){1, res.solver, res.status, us / 1e6};
     ikd_emitter e;
-    ikd_buf_reset(out);
-    ikd_emit_init(&e, out_enc, out);
+    ikd_emit_reply(&e, out_enc, out);
     ikd_reply_solve(&e, req, &res, s->pose, us);
     if (out->failed) return ikd_api_error(out, out_enc, IKD_E_INTERNAL, "", "the reply could not be encoded");
     return 200;
@@ -233,8 +231,7 @@ void ikd_api_batch_solve(ikd_batch *b, size_t lo, size_t hi, ikd_api_scratch *s)
 int ikd_api_batch_write(const ikd_batch *b, ikd_encoding out_enc, ikd_buf *out)
 {
     ikd_emitter e;
-    ikd_buf_reset(out);
-    ikd_emit_init(&e, out_enc, out);
+    ikd_emit_reply(&e, out_enc, out);
     ikd_emit_map(&e, 1);
     ikd_emit_key(&e, "results");
     ikd_emit_array(&e, b->count);
@@ -271,8 +268,7 @@ int ikd_api_batch(ikd_api_scratch *s, const ikd_api_limits *lim, ikd_encoding in
 static int status_body(ikd_buf *out, ikd_encoding enc, const char *status)
 {
     ikd_emitter e;
-    ikd_buf_reset(out);
-    ikd_emit_init(&e, enc, out);
+    ikd_emit_reply(&e, enc, out);
     ikd_emit_map(&e, 1);
     ikd_emit_key(&e, "status");
     ikd_emit_str(&e, status);
@@ -311,8 +307,7 @@ int ikd_api_solvers(const ikd_api_limits *lim, ikd_encoding enc, ikd_buf *out)
     size_t nopt, nrows = sizeof solver_rows / sizeof solver_rows[0];
     const ikd_option_info *opts = ikd_options_table(&nopt);
     ikd_emitter e;
-    ikd_buf_reset(out);
-    ikd_emit_init(&e, enc, out);
+    ikd_emit_reply(&e, enc, out);
     ikd_emit_map(&e, 2);
     ikd_emit_key(&e, "solvers");
     ikd_emit_array(&e, nrows);
