@@ -29,7 +29,8 @@ ikd_quat ikd_quat_norm(ikd_quat q)
 {
     double l = ikd_quat_len(q);
     if (!(l > 0.0) || !isfinite(l)) return ikd_quat_identity();
-    return ikd_quat_make(q.x / l, q.y / l, q.z / l, q.w / l);
+    double inv = 1.0 / l; /* one division, four products */
+    return ikd_quat_make(q.x * inv, q.y * inv, q.z * inv, q.w * inv);
 }
 
 ikd_quat ikd_quat_axis_angle(ikd_vec3 axis, double angle)
