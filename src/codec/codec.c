@@ -55,7 +55,19 @@ static const char *js_string(const void *v, size_t *len)
     return json_string_value((const json_t *)v);
 }
 
-static const ikd_doc_ops json_ops = {js_type, js_size, js_at, js_member, js_real, js_integer, js_string};
+static int js_reals(const void *v, double *out, size_t n)
+{
+    const json_t *a = v;
+    if (!json_is_array(a) || json_array_size(a) != n) return 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *x = json_array_get(a, i);
+        if (!json_is_number(x)) return 0;
+        out[i] = json_number_value(x);
+    }
+    return 1;
+}
+
+static const ikd_doc_ops json_ops = {js_type, js_size, js_at, js_member, js_real, js_integer, js_string, js_reals};
 
 /* ---- msgpack-c behind the document view ---- */
 
@@ -120,7 +132,24 @@ static const char *mp_string(const void *v, size_t *len)
     return o->via.str.ptr;
 }
 
-static const ikd_doc_ops msgpack_ops = {mp_type, mp_size, mp_at, mp_member, mp_real, mp_integer, mp_string};
+static int mp_reals(const void *v, double *out, size_t n)
+{
+    const msgpack_object *a = v;
+    if (a->type != MSGPACK_OBJECT_ARRAY || a->via.array.size != n) return 0;
+    for (size_t i = 0; i < n; i++) {
+        const msgpack_object *x = &a->via.array.ptr[i];
+        switch (x->type) {
+        case MSGPACK_OBJECT_FLOAT64:
+        case MSGPACK_OBJECT_FLOAT32: out[i] = x->via.f64; break;
+        case MSGPACK_OBJECT_POSITIVE_INTEGER: out[i] = (double)x->via.u64; break;
+        case MSGPACK_OBJECT_NEGATIVE_INTEGER: out[i] = (double)x->via.i64; break;
+        default: return 0;
+        }
+    }
+    return 1;
+}
+
+static const ikd_doc_ops msgpack_ops = {mp_type, mp_size, mp_at, mp_member, mp_real, mp_integer, mp_string, mp_reals};
 
 /* ---- a per-thread arena for jansson ----
  * Parsing a request makes one small allocation per JSON value, and all of

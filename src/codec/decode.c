@@ -92,6 +92,11 @@ static ikd_code get_number(ikd_val x, const path *f, double *out, ikd_error *err
 static ikd_code get_numbers(ikd_val x, const path *f, double *out, size_t n, ikd_error *err)
 {
     const char *msg = n == 3 ? "must be an array of 3 numbers" : "must be an array of 4 numbers";
+    if (x.v && x.ops->reals(x.v, out, n)) { /* the usual case, in one call */
+        for (size_t i = 0; i < n; i++)
+            if (!isfinite(out[i])) return bad(err, f, "must be finite numbers");
+        return IKD_E_OK;
+    }
     if (ikd_val_type(x) != IKD_DOC_ARRAY || x.ops->size(x.v) != n) return bad(err, f, msg);
     for (size_t i = 0; i < n; i++) {
         ikd_val e = ikd_val_at(x, i);

@@ -26,6 +26,9 @@ typedef struct ikd_doc_ops {
     double (*real)(const void *v);                      /* INT or REAL as a double */
     long long (*integer)(const void *v);                 /* INT */
     const char *(*string)(const void *v, size_t *len);   /* STRING, not NUL-terminated */
+    /* An ARRAY of exactly n numbers (INT or REAL) as doubles: 1; else 0
+     * (out then undefined). One call for a position or a rotation. */
+    int (*reals)(const void *v, double *out, size_t n);
 } ikd_doc_ops;
 
 typedef struct ikd_val {

@@ -232,6 +232,9 @@ int ikd_api_batch_write(const ikd_batch *b, ikd_encoding out_enc, ikd_buf *out)
 {
     ikd_emitter e;
     ikd_emit_reply(&e, out_enc, out);
+    /* room for a two-bone reply per item up front (about 500 bytes in
+     * MessagePack, 800 in JSON): no copying as the reply grows */
+    ikd_buf_reserve(out, b->count * (out_enc == IKD_ENC_MSGPACK ? 512 : 832));
     ikd_emit_map(&e, 1);
     ikd_emit_key(&e, "results");
     ikd_emit_array(&e, b->count);
