@@ -46,12 +46,7 @@ void ikd_buf_append_slow(ikd_buf *b, const char *s, size_t n)
 }
 
 void ikd_buf_puts(ikd_buf *b, const char *s) { ikd_buf_append(b, s, strlen(s)); }
-void ikd_buf_putc(ikd_buf *b, char c)
-{
-    if (b->len + 2 > b->cap && ikd_buf_reserve(b, 1) != 0) return;
-    b->data[b->len++] = c;
-    b->data[b->len] = '\0';
-}
+
 
 /* Length of the valid UTF-8 sequence starting at p (lead byte >= 0x80), 0 if invalid. */
 static size_t utf8_seq_len(const unsigned char *p)

@@ -36,7 +36,12 @@ static inline void ikd_buf_append(ikd_buf *b, const char *s, size_t n)
     d[n] = '\0';
 }
 void ikd_buf_puts(ikd_buf *b, const char *s);
-void ikd_buf_putc(ikd_buf *b, char c);
+static inline void ikd_buf_putc(ikd_buf *b, char c)
+{
+    if (b->len + 2 > b->cap && ikd_buf_reserve(b, 1) != 0) return;
+    b->data[b->len++] = c;
+    b->data[b->len] = '\0';
+}
 /* A JSON string literal, quotes included, escaping what JSON requires. */
 void ikd_buf_json_string(ikd_buf *b, const char *s);
 /* A finite double that reads back exactly: integers as integers, others with
