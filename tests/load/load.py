@@ -182,20 +182,23 @@ def rss_kb(pid):
 
 
 def run_slices(label, url, path, ctype, bfile, args, per_request, seconds, series, pid=None, before_each=None):
-    """`seconds` one-second wrk runs; before_each(s), when given, runs first each time (the
-    baseline's slice, so that both servers see the same moments of a shared machine)."""
+    """`seconds` of load as wrk runs of --slice seconds (a progress line and a point of the
+    plot each); before_each(s), when given, runs first each time (the baseline's slice, so
+    that both servers see the same moments of a shared machine)."""
     rs, rss = [], []
-    for s in range(seconds):
+    slice_s = max(1, args.slice)
+    for s in range(max(1, -(-seconds // slice_s))):
         if before_each:
             before_each(s)
-        r = result(wrk(url, path, ctype, bfile, args.connections, args.threads, 1))
+        r = result(wrk(url, path, ctype, bfile, args.connections, args.threads, slice_s))
         r["rss_kb"] = rss_kb(pid) if pid else None
         rs.append(r)
         if r["rss_kb"]:
             rss.append(r["rss_kb"])
-        series.append({"run": label, "t": len(series) + 1, "solves": r["rps"] * per_request, **r})
+        t = (len([x for x in series if x["run"] == label]) + 1) * slice_s
+        series.append({"run": label, "t": t, "solves": r["rps"] * per_request, **r})
         bad = sum(n for c, n in r["statuses"].items() if not c[0] in "23")
-        print(f"[{label} {s + 1:3d}s] {r['rps']:10.0f} req/s {r['rps'] * per_request:12.0f} solves/s  "
+        print(f"[{label} {t:3d}s] {r['rps']:10.0f} req/s {r['rps'] * per_request:12.0f} solves/s  "
               f"p50 {r['p50'] / 1000:6.2f} ms  p99 {r['p99'] / 1000:6.2f} ms  non-2xx {bad}"
               + (f"  RSS {r['rss_kb'] / 1024:.1f} MB" if r["rss_kb"] else ""), flush=True)
     m = merge(rs)
@@ -216,6 +219,10 @@ def main():
     ap.add_argument("--connections", type=int, default=64)
     ap.add_argument("--threads", type=int, default=2, help="wrk threads")
     ap.add_argument("--duration", type=int, default=10, help="seconds per measured run")
+    ap.add_argument("--slice", type=int, default=1,
+                    help="seconds per wrk run within it (one progress line and plot point each); every wrk "
+                         "run starts with no request in flight and ends with its in-flight requests uncounted, "
+                         "so with long requests (batches) a longer slice loses less of the server's time")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "load"))
     ap.add_argument("--ikd", default=os.path.join(ROOT, "build", "ikd"))
@@ -246,7 +253,7 @@ def main():
             base_series = []
 
             def interleave(_s):
-                base_slices.append(run_slices("baseline", burl, path, ctype, bfile, args, 1, 1, base_series))
+                base_slices.append(run_slices("baseline", burl, path, ctype, bfile, args, 1, args.slice, base_series))
         url, ikd_pid = args.url, None
         if not url:
             ip, url = start([args.ikd, "--listen", "127.0.0.1:0"] + args.ikd_args.split(), "ikd listening")
@@ -277,8 +284,7 @@ def main():
                 ikd["statuses"] = {c: n - before.get(c, 0) for c, n in after.items() if n - before.get(c, 0)}
         if base_slices:
             base = merge(base_slices)
-            for i, r in enumerate(base_series):  # the baseline's seconds, numbered as its own run
-                series.append({**r, "t": i + 1})
+            series.extend(base_series)
         report.update(ikd=ikd, baseline=base, solves_per_s=ikd["rps"] * per_request,
                       fraction_of_baseline=ikd["rps"] / base["rps"] if base else None)
     finally:
@@ -294,7 +300,8 @@ def main():
     else:
         rows += [("ikd", report["ikd"], per_request)]
     lines = [f"mode {args.mode}, {args.encoding}, problems {kind}" + (f", batch {batch}" if batch else "") +
-             f", {args.connections} connections, {args.threads} wrk threads, {args.duration} s per run, seed {args.seed}",
+             f", {args.connections} connections, {args.threads} wrk threads, {args.duration} s per run "
+             f"in {args.slice} s slices, seed {args.seed}",
              "", "| run | req/s | solves/s | p50 ms | p90 ms | p99 ms | p99.9 ms | errors by status |",
              "|---|---|---|---|---|---|---|---|"]
     for name, r, k in rows:
