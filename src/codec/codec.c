@@ -245,6 +245,29 @@ static void arena_end(void)
     a->active = 0;
 }
 
+/* ---- a per-thread zone for msgpack-c ----
+ * msgpack-c builds a document's objects in a zone; each thread keeps one
+ * (its first 64 KiB chunk reused by every load, larger documents' extra
+ * chunks freed when the document is), so a request costs no malloc here. */
+static _Thread_local msgpack_zone *tls_zone;
+static pthread_once_t zone_once = PTHREAD_ONCE_INIT;
+static pthread_key_t zone_key; /* frees a thread's zone when the thread ends */
+
+static void zone_release(void *z) { msgpack_zone_free(z); }
+static void zone_install(void) { pthread_key_create(&zone_key, zone_release); }
+
+static msgpack_zone *zone_begin(void)
+{
+    if (!tls_zone) {
+        pthread_once(&zone_once, zone_install);
+        tls_zone = msgpack_zone_new(64 * 1024);
+        if (tls_zone) pthread_setspecific(zone_key, tls_zone);
+    }
+    return tls_zone;
+}
+
+static void zone_end(void) { msgpack_zone_clear(tls_zone); }
+
 /* msgpack-c allocates an array's or map's slots for the size its header
  * claims before reading any element, so five bytes could ask for gigabytes.
  * This scan checks, in one pass and without allocating, that no claimed size
@@ -333,10 +356,14 @@ ikd_code ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t l
     }
     if (!mp_plausible((const unsigned char *)body, len))
         return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed MessagePack: a length exceeds the body");
-    msgpack_unpacked_init(&doc->mp);
-    doc->mp_live = 1;
+    msgpack_zone *zone = zone_begin();
+    if (!zone) return ikd_error_set(err, IKD_E_NOMEM, "", NULL);
+    doc->mp_zone = 1;
     size_t off = 0;
-    msgpack_unpack_return rc = msgpack_unpack_next(&doc->mp, body, len, &off);
+    msgpack_unpack_return rc = msgpack_unpack(body, len, &off, zone, &doc->mp);
+    if (rc == MSGPACK_UNPACK_EXTRA_BYTES)
+        return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed MessagePack: %zu bytes after the document",
+                             len - off);
     if (rc == MSGPACK_UNPACK_CONTINUE || (rc == MSGPACK_UNPACK_SUCCESS && len == 0))
         return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed MessagePack: truncated after %zu bytes", len);
     /* msgpack-c also reports its nesting limit as "no memory" */
@@ -344,10 +371,7 @@ ikd_code ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t l
         return ikd_error_set(err, IKD_E_MALFORMED, "", "MessagePack nested too deep or too large");
     if (rc != MSGPACK_UNPACK_SUCCESS)
         return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed MessagePack (or nested too deep)");
-    if (off != len)
-        return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed MessagePack: %zu bytes after the document",
-                             len - off);
-    doc->root = (ikd_val){&msgpack_ops, &doc->mp.data};
+    doc->root = (ikd_val){&msgpack_ops, &doc->mp};
     return IKD_E_OK;
 }
 
@@ -355,7 +379,7 @@ void ikd_doc_free(ikd_doc *doc)
 {
     if (doc->arena) arena_end(); /* the whole tree goes with the arena */
     else if (doc->json) json_decref((json_t *)doc->json);
-    if (doc->mp_live) msgpack_unpacked_destroy(&doc->mp);
+    if (doc->mp_zone) zone_end();
     memset(doc, 0, sizeof *doc);
 }
 

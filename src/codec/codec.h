@@ -13,15 +13,15 @@ typedef struct ikd_doc {
     ikd_encoding enc;
     ikd_val root;
     void *json;            /* JSON: the jansson root */
-    msgpack_unpacked mp;   /* MessagePack: msgpack-c's result and zone */
-    int mp_live;
+    msgpack_object mp;     /* MessagePack: msgpack-c's root, in this thread's zone */
+    int mp_zone;           /* MessagePack: the zone holds this document until freed */
     int arena;             /* JSON: jansson allocates from this thread's arena until freed */
 } ikd_doc;
 
 /* Parse `body` (syntax only). Errors: IKD_E_MALFORMED with a message saying
  * where. Free the document with ikd_doc_free whatever this returns, on the
  * same thread, before loading another (JSON values come from a per-thread
- * arena in between). */
+ * arena, MessagePack objects from a per-thread msgpack-c zone, in between). */
 ikd_code ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t len, ikd_error *err);
 void ikd_doc_free(ikd_doc *doc);
 
