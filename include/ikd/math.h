@@ -75,7 +75,13 @@ static inline ikd_quat ikd_quat_mul(ikd_quat a, ikd_quat b)
 }
 
 /* q / |q|; identity when |q| is zero or not finite. */
-ikd_quat ikd_quat_norm(ikd_quat q);
+static inline ikd_quat ikd_quat_norm(ikd_quat q)
+{
+    double l = ikd_quat_len(q);
+    if (!(l > 0.0) || !isfinite(l)) return ikd_quat_identity();
+    double inv = 1.0 / l; /* one division, four products */
+    return ikd_quat_make(q.x * inv, q.y * inv, q.z * inv, q.w * inv);
+}
 
 /* Rotate v by the unit quaternion q. */
 static inline ikd_vec3 ikd_quat_rotate(ikd_quat q, ikd_vec3 v)

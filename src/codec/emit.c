@@ -37,7 +37,7 @@ const char *ikd_encoding_media_type(ikd_encoding enc)
 /* One MessagePack header byte written directly (fixmap, fixarray, fixstr,
  * nil/true/false, positive fixint): what msgpack-c's packer writes for them,
  * without a write callback per byte. */
-static void mp_byte(ikd_buf *b, unsigned char c)
+static inline void mp_byte(ikd_buf *b, unsigned char c)
 {
     if (b->len + 2 > b->cap && ikd_buf_reserve(b, 1) != 0) return;
     b->data[b->len++] = (char)c;

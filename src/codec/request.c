@@ -19,19 +19,13 @@ void ikd_request_destroy(ikd_request *r)
 }
 
 /* A joint as the API's defaults leave it: at the origin, unrotated, free. */
-static void joint_default(ikd_joint *j)
-{
-    memset(j, 0, sizeof *j);
-    j->rotation = ikd_quat_identity();
-    j->constraint.min_deg = -180.0;
-    j->constraint.max_deg = 180.0;
-}
+static const ikd_joint joint_default = {.rotation = {0, 0, 0, 1}, .constraint = {.min_deg = -180.0, .max_deg = 180.0}};
 
 int ikd_request_alloc_joints(ikd_request *r, size_t count)
 {
     r->joints = malloc((count ? count : 1) * sizeof *r->joints);
     if (!r->joints) return -1;
-    for (size_t i = 0; i < count; i++) joint_default(&r->joints[i]);
+    for (size_t i = 0; i < count; i++) r->joints[i] = joint_default;
     r->problem.joints = r->joints;
     r->problem.joint_count = count;
     return 0;

@@ -25,14 +25,6 @@ double ikd_vec3_signed_angle(ikd_vec3 a, ikd_vec3 b, ikd_vec3 axis)
     return atan2(ikd_vec3_dot(ikd_vec3_cross(pa, pb), axis), ikd_vec3_dot(pa, pb));
 }
 
-ikd_quat ikd_quat_norm(ikd_quat q)
-{
-    double l = ikd_quat_len(q);
-    if (!(l > 0.0) || !isfinite(l)) return ikd_quat_identity();
-    double inv = 1.0 / l; /* one division, four products */
-    return ikd_quat_make(q.x * inv, q.y * inv, q.z * inv, q.w * inv);
-}
-
 ikd_quat ikd_quat_axis_angle(ikd_vec3 axis, double angle)
 {
     double s = sin(0.5 * angle);
