@@ -275,10 +275,21 @@ void ikd_buf_json_number(ikd_buf *b, double v)
         if (i < 0) out[n++] = '-';
         n += put_u64(i < 0 ? (unsigned long long)-i : (unsigned long long)i, out + n);
     } else if (!(n = fmt_shortest(v, out))) {
-        /* far from 1: the fewest printf digits that read back (rare in poses) */
-        for (int prec = 15; prec <= 17; prec++) {
-            n = (size_t)snprintf(out, 40, "%.*g", prec, v);
-            if (prec == 17 || strtod(out, NULL) == v) break;
+        /* far from 1 (rounding noise like 1e-17 in a rotation): the fewest printf
+         * digits that read back. The nearest 16-digit decimal decides: if it does
+         * not read back, no shorter one does (a shorter decimal is a 16-digit one
+         * with zeros appended), so 17; if it does, 15 digits may too (%.15g drops
+         * trailing zeros, so it is the shortest then). */
+        n = (size_t)snprintf(out, 40, "%.16g", v);
+        if (strtod(out, NULL) != v) {
+            n = (size_t)snprintf(out, 40, "%.17g", v);
+        } else {
+            char t15[40];
+            size_t n15 = (size_t)snprintf(t15, sizeof t15, "%.15g", v);
+            if (strtod(t15, NULL) == v) {
+                memcpy(out, t15, n15 + 1);
+                n = n15;
+            }
         }
     }
     b->len += n;

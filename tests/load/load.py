@@ -195,7 +195,9 @@ def run_slices(label, url, path, ctype, bfile, args, per_request, seconds, serie
         rs.append(r)
         if r["rss_kb"]:
             rss.append(r["rss_kb"])
-        t = (len([x for x in series if x["run"] == label]) + 1) * slice_s
+        # seconds since the start of this server's load: the baseline's own clock, and one
+        # clock for ikd's phases (mixed mode: two-bone alone, then with the long solves)
+        t = (len([x for x in series if (x["run"] == "baseline") == (label == "baseline")]) + 1) * slice_s
         series.append({"run": label, "t": t, "solves": r["rps"] * per_request, **r})
         bad = sum(n for c, n in r["statuses"].items() if not c[0] in "23")
         print(f"[{label} {t:3d}s] {r['rps']:10.0f} req/s {r['rps'] * per_request:12.0f} solves/s  "
