@@ -52,7 +52,7 @@ import sys; sys.path.insert(0, sys.argv[1] + "/tests/load"); import load
 load.write_bodies(sys.argv[2] + "/bodies.bin", load.bodies(3, "two_bone", "json", 0))
 EOP
 run_wrk() { # url seconds -> IKD_RESULT json
-    IKD_LOAD_BODIES=$tmp/bodies.bin IKD_LOAD_PATH=/v1/solve IKD_LOAD_CTYPE=application/json \
+    IKD_LOAD_BODIES=$tmp/bodies.bin IKD_LOAD_PATH=/v1/solve IKD_LOAD_CTYPE=application/json IKD_LOAD_COUNT_STATUSES=1 \
         wrk -t 2 -c 64 -d "${2}s" --timeout 10s -s "$root/tests/load/wrk.lua" "$1/v1/solve" | grep '^IKD_RESULT' | cut -c 12-
 }
 

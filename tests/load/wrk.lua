@@ -41,7 +41,7 @@ end
 
 -- Counting replies by status needs wrk's response() hook, and with it wrk copies every reply
 -- body into Lua (for 100 kB batch replies, a fifth of the machine). So it is on only when
--- $IKD_LOAD_COUNT_STATUSES=1 (the soak test); otherwise wrk's own count of non-2xx/3xx replies
+-- $IKD_LOAD_COUNT_STATUSES=1 (soak and scale tests); otherwise wrk's own count of non-2xx/3xx replies
 -- is reported, and load.py takes the exact codes from ikd's /metrics.
 if os.getenv("IKD_LOAD_COUNT_STATUSES") == "1" then
   function response(status, headers, body)
