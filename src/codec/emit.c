@@ -34,21 +34,11 @@ const char *ikd_encoding_media_type(ikd_encoding enc)
     return enc == IKD_ENC_MSGPACK ? "application/msgpack" : "application/json";
 }
 
-/* One MessagePack header byte written directly (fixmap, fixarray, fixstr,
- * nil/true/false, positive fixint): what msgpack-c's packer writes for them,
- * without a write callback per byte. */
-static inline void mp_byte(ikd_buf *b, unsigned char c)
-{
-    if (b->len + 2 > b->cap && ikd_buf_reserve(b, 1) != 0) return;
-    b->data[b->len++] = (char)c;
-    b->data[b->len] = '\0';
-}
-
 static void mp_str(ikd_emitter *e, const char *s)
 {
     size_t n = strlen(s);
     if (n < 32) {
-        mp_byte(e->out, (unsigned char)(0xa0 | n));
+        ikd_emit_mp_head(e->out, (unsigned char)(0xa0 | n));
         ikd_buf_append(e->out, s, n);
         return;
     }
@@ -77,37 +67,39 @@ static void open_level(ikd_emitter *e, int is_map)
     e->is_map[e->depth] = (unsigned char)is_map;
 }
 
-void ikd_emit_map(ikd_emitter *e, size_t n)
+/* The general cases behind the inline fast paths in emit.h. MessagePack keeps
+ * no nesting state: sizes are announced, nothing is closed. */
+void ikd_emit_map_any(ikd_emitter *e, size_t n)
 {
     if (e->enc == IKD_ENC_MSGPACK) {
-        if (n < 16) mp_byte(e->out, (unsigned char)(0x80 | n));
+        if (n < 16) ikd_emit_mp_head(e->out, (unsigned char)(0x80 | n));
         else msgpack_pack_map(&e->mp, n);
-    } else {
-        json_value_start(e);
-        ikd_buf_putc(e->out, '{');
+        return;
     }
+    json_value_start(e);
+    ikd_buf_putc(e->out, '{');
     open_level(e, 1);
 }
 
-void ikd_emit_array(ikd_emitter *e, size_t n)
+void ikd_emit_array_any(ikd_emitter *e, size_t n)
 {
     if (e->enc == IKD_ENC_MSGPACK) {
-        if (n < 16) mp_byte(e->out, (unsigned char)(0x90 | n));
+        if (n < 16) ikd_emit_mp_head(e->out, (unsigned char)(0x90 | n));
         else msgpack_pack_array(&e->mp, n);
-    } else {
-        json_value_start(e);
-        ikd_buf_putc(e->out, '[');
+        return;
     }
+    json_value_start(e);
+    ikd_buf_putc(e->out, '[');
     open_level(e, 0);
 }
 
-void ikd_emit_end(ikd_emitter *e)
+void ikd_emit_end_json(ikd_emitter *e)
 {
-    if (e->enc == IKD_ENC_JSON) ikd_buf_putc(e->out, e->is_map[e->depth] ? '}' : ']');
+    ikd_buf_putc(e->out, e->is_map[e->depth] ? '}' : ']');
     if (e->depth > 0) e->depth--;
 }
 
-void ikd_emit_keyn(ikd_emitter *e, const char *key, size_t n)
+void ikd_emit_keyn_any(ikd_emitter *e, const char *key, size_t n)
 {
     ikd_buf *b = e->out;
     if (e->enc == IKD_ENC_MSGPACK) {
@@ -139,7 +131,7 @@ void ikd_emit_key(ikd_emitter *e, const char *key)
     size_t n = 0;
     while (key[n] >= 0x20 && (unsigned char)key[n] < 0x80 && key[n] != '"' && key[n] != '\\') n++;
     if (key[n] == '\0' && n < 32) {
-        ikd_emit_keyn(e, key, n);
+        ikd_emit_keyn_any(e, key, n);
         return;
     }
     if (e->enc == IKD_ENC_MSGPACK) {
@@ -184,7 +176,7 @@ static void mp_put_double(char *d, double x, ikd_buf *b)
 }
 
 /* n float 64s, with one reservation for all of them. */
-static void mp_doubles(ikd_buf *b, const double *v, size_t n)
+void ikd_emit_mp_doubles(ikd_buf *b, const double *v, size_t n)
 {
     if (b->len + 9 * n + 1 > b->cap && ikd_buf_reserve(b, 9 * n) != 0) return;
     char *d = b->data + b->len;
@@ -196,7 +188,7 @@ static void mp_doubles(ikd_buf *b, const double *v, size_t n)
 void ikd_emit_num(ikd_emitter *e, double v)
 {
     if (e->enc == IKD_ENC_MSGPACK) {
-        mp_doubles(e->out, &v, 1);
+        ikd_emit_mp_doubles(e->out, &v, 1);
         return;
     }
     json_value_start(e);
@@ -206,7 +198,7 @@ void ikd_emit_num(ikd_emitter *e, double v)
 void ikd_emit_int(ikd_emitter *e, long long v)
 {
     if (e->enc == IKD_ENC_MSGPACK) {
-        if (v >= 0 && v < 128) mp_byte(e->out, (unsigned char)v);
+        if (v >= 0 && v < 128) ikd_emit_mp_head(e->out, (unsigned char)v);
         else msgpack_pack_int64(&e->mp, v);
         return;
     }
@@ -219,24 +211,24 @@ void ikd_emit_int(ikd_emitter *e, long long v)
 void ikd_emit_bool(ikd_emitter *e, int b)
 {
     if (e->enc == IKD_ENC_MSGPACK) {
-        mp_byte(e->out, b ? 0xc3 : 0xc2);
+        ikd_emit_mp_head(e->out, b ? 0xc3 : 0xc2);
         return;
     }
     json_value_start(e);
     ikd_buf_puts(e->out, b ? "true" : "false");
 }
 
-void ikd_emit_nums(ikd_emitter *e, const double *v, size_t n)
+void ikd_emit_nums_any(ikd_emitter *e, const double *v, size_t n)
 {
-    ikd_emit_array(e, n);
+    ikd_emit_array_any(e, n);
     if (e->enc == IKD_ENC_MSGPACK) {
-        mp_doubles(e->out, v, n);
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            if (i) ikd_buf_putc(e->out, ',');
-            ikd_buf_json_number(e->out, v[i]);
-        }
-        e->first[e->depth] = n == 0;
+        ikd_emit_mp_doubles(e->out, v, n);
+        return;
     }
-    ikd_emit_end(e);
+    for (size_t i = 0; i < n; i++) {
+        if (i) ikd_buf_putc(e->out, ',');
+        ikd_buf_json_number(e->out, v[i]);
+    }
+    e->first[e->depth] = n == 0;
+    ikd_emit_end_json(e);
 }

@@ -27,20 +27,74 @@ typedef struct ikd_emitter {
 void ikd_emit_init(ikd_emitter *e, ikd_encoding enc, ikd_buf *out);
 /* Empty `out`, then ikd_emit_init: the start of every reply body. */
 void ikd_emit_reply(ikd_emitter *e, ikd_encoding enc, ikd_buf *out);
-void ikd_emit_map(ikd_emitter *e, size_t n);
-void ikd_emit_array(ikd_emitter *e, size_t n);
-void ikd_emit_end(ikd_emitter *e);
+/* The general paths; the inline functions below take MessagePack's common
+ * cases themselves (a reply is a hundred calls per solve). */
+void ikd_emit_map_any(ikd_emitter *e, size_t n);
+void ikd_emit_array_any(ikd_emitter *e, size_t n);
+void ikd_emit_end_json(ikd_emitter *e);
+void ikd_emit_keyn_any(ikd_emitter *e, const char *key, size_t n);
+void ikd_emit_nums_any(ikd_emitter *e, const double *v, size_t n);
+void ikd_emit_mp_doubles(ikd_buf *b, const double *v, size_t n);
+
+/* One byte of MessagePack header (fixmap, fixarray). */
+static inline void ikd_emit_mp_head(ikd_buf *b, unsigned char c)
+{
+    if (b->len + 2 > b->cap && ikd_buf_reserve(b, 1) != 0) return;
+    b->data[b->len++] = (char)c;
+    b->data[b->len] = '\0';
+}
+
+static inline void ikd_emit_map(ikd_emitter *e, size_t n)
+{
+    if (e->enc == IKD_ENC_MSGPACK && n < 16) ikd_emit_mp_head(e->out, (unsigned char)(0x80 | n));
+    else ikd_emit_map_any(e, n);
+}
+
+static inline void ikd_emit_array(ikd_emitter *e, size_t n)
+{
+    if (e->enc == IKD_ENC_MSGPACK && n < 16) ikd_emit_mp_head(e->out, (unsigned char)(0x90 | n));
+    else ikd_emit_array_any(e, n);
+}
+
+/* Close the innermost map or array (MessagePack: nothing to write). */
+static inline void ikd_emit_end(ikd_emitter *e)
+{
+    if (e->enc == IKD_ENC_JSON) ikd_emit_end_json(e);
+}
+
 void ikd_emit_key(ikd_emitter *e, const char *key);
 /* A key known to need no escaping and shorter than 32 bytes, n = strlen(key):
- * written in one piece (MessagePack: a fixstr). IKD_EMIT_KEY takes a literal. */
-void ikd_emit_keyn(ikd_emitter *e, const char *key, size_t n);
+ * written in one piece (MessagePack: a fixstr, as msgpack-c's packer writes
+ * it). IKD_EMIT_KEY takes a literal. */
+static inline void ikd_emit_keyn(ikd_emitter *e, const char *key, size_t n)
+{
+    ikd_buf *b = e->out;
+    if (e->enc != IKD_ENC_MSGPACK) {
+        ikd_emit_keyn_any(e, key, n);
+        return;
+    }
+    if (b->len + n + 2 > b->cap && ikd_buf_reserve(b, n + 1) != 0) return;
+    char *d = b->data + b->len;
+    d[0] = (char)(0xa0 | n);
+    for (size_t i = 0; i < n; i++) d[1 + i] = key[i];
+    b->len += n + 1;
+    d[n + 1] = '\0';
+}
 #define IKD_EMIT_KEY(e, lit) ikd_emit_keyn((e), "" lit, sizeof(lit) - 1)
 void ikd_emit_str(ikd_emitter *e, const char *s);
 void ikd_emit_num(ikd_emitter *e, double v);     /* JSON: shortest exact form; MessagePack: float 64 */
 void ikd_emit_int(ikd_emitter *e, long long v);
 void ikd_emit_bool(ikd_emitter *e, int b);
 /* Numbers v[0..n) as an array. */
-void ikd_emit_nums(ikd_emitter *e, const double *v, size_t n);
+static inline void ikd_emit_nums(ikd_emitter *e, const double *v, size_t n)
+{
+    if (e->enc == IKD_ENC_MSGPACK && n < 16) {
+        ikd_emit_mp_head(e->out, (unsigned char)(0x90 | n));
+        ikd_emit_mp_doubles(e->out, v, n);
+    } else {
+        ikd_emit_nums_any(e, v, n);
+    }
+}
 
 /* "application/json" or "application/msgpack". */
 const char *ikd_encoding_media_type(ikd_encoding enc);
