@@ -51,18 +51,20 @@ static ikd_code fail(ikd_error *err, ikd_code code, const path *p, const char *m
 
 static ikd_code bad(ikd_error *err, const path *p, const char *msg) { return fail(err, IKD_E_INVALID, p, msg); }
 
-/* One pass over an object's members: every key must be one of the
- * NULL-terminated `allowed` (at most 8), none twice (MessagePack maps can
- * carry duplicates); out[a] is the value of allowed[a] (v = NULL when absent
- * or null). */
-static ikd_code gather(ikd_val obj, const path *parent, const char *const *allowed, ikd_val *out, ikd_error *err)
+/* A field name and its length, for gather. */
+typedef struct field {
+    const char *name;
+    size_t len;
+} field;
+#define FIELD(s) {s, sizeof(s) - 1}
+
+/* One pass over an object's members: every key must be one of the `n`
+ * allowed (at most 8), none twice (MessagePack maps can carry duplicates);
+ * out[a] is the value of allowed[a] (v = NULL when absent or null). */
+static ikd_code gather(ikd_val obj, const path *parent, const field *allowed, int na, ikd_val *out, ikd_error *err)
 {
-    size_t n = obj.ops->size(obj.v), lens[8];
-    int na = 0;
-    for (; allowed[na]; na++) {
-        lens[na] = strlen(allowed[na]);
-        out[na] = (ikd_val){obj.ops, NULL};
-    }
+    size_t n = obj.ops->size(obj.v);
+    for (int a = 0; a < na; a++) out[a] = (ikd_val){obj.ops, NULL};
     unsigned seen = 0;
     for (size_t i = 0; i < n; i++) {
         const char *k;
@@ -70,7 +72,8 @@ static ikd_code gather(ikd_val obj, const path *parent, const char *const *allow
         const void *v = obj.ops->member(obj.v, i, &k, &len);
         int idx = -1;
         for (int a = 0; a < na && idx < 0; a++)
-            if (lens[a] == len && memcmp(allowed[a], k, len) == 0) idx = a;
+            if (allowed[a].len == len && (len == 0 || (k[0] == allowed[a].name[0] && memcmp(allowed[a].name, k, len) == 0)))
+                idx = a;
         if (idx < 0 || (seen & (1u << idx))) {
             path f = keyn_path(parent, k, len);
             return idx < 0 ? bad(err, &f, "unknown field") : fail(err, IKD_E_MALFORMED, &f, "duplicate key");
@@ -80,6 +83,7 @@ static ikd_code gather(ikd_val obj, const path *parent, const char *const *allow
     }
     return IKD_E_OK;
 }
+#define GATHER(obj, parent, keys, out, err) gather(obj, parent, keys, (int)(sizeof keys / sizeof keys[0]), out, err)
 
 static ikd_code get_number(ikd_val x, const path *f, double *out, ikd_error *err)
 {
@@ -133,11 +137,11 @@ static int str_is(ikd_val x, const char *s)
 
 static ikd_code parse_constraint(ikd_val v, const path *f, ikd_constraint *c, ikd_error *err)
 {
-    static const char *const keys[] = {"type", "axis", "min_deg", "max_deg", "reference", NULL};
+    static const field keys[] = {FIELD("type"), FIELD("axis"), FIELD("min_deg"), FIELD("max_deg"), FIELD("reference")};
     enum { TYPE, AXIS, MIN, MAX, REF };
     ikd_val m[5];
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return bad(err, f, "must be an object");
-    ikd_code rc = gather(v, f, keys, m, err);
+    ikd_code rc = GATHER(v, f, keys, m, err);
     if (rc) return rc;
     path ft = key_path(f, "type");
     ikd_val type = m[TYPE];
@@ -176,14 +180,14 @@ static ikd_code parse_constraint(ikd_val v, const path *f, ikd_constraint *c, ik
 
 static ikd_code parse_joint(ikd_val v, const path *f, ikd_request *req, size_t index, ikd_error *err)
 {
-    static const char *const keys[] = {"name", "position", "rotation", "constraint", NULL};
+    static const field keys[] = {FIELD("name"), FIELD("position"), FIELD("rotation"), FIELD("constraint")};
     enum { NAME, POS, ROT, CONS };
     ikd_val m[4];
     ikd_joint *j = &req->joints[index];
     ikd_doc_type t = ikd_val_type(v);
     if (t == IKD_DOC_ARRAY) return get_vec3(v, f, &j->position, err);
     if (t != IKD_DOC_OBJECT) return bad(err, f, "must be an object or an array of 3 numbers");
-    ikd_code rc = gather(v, f, keys, m, err);
+    ikd_code rc = GATHER(v, f, keys, m, err);
     if (rc) return rc;
     ikd_val x;
     if ((x = m[NAME]).v) {
@@ -211,12 +215,12 @@ static ikd_code parse_joint(ikd_val v, const path *f, ikd_request *req, size_t i
 
 static ikd_code parse_chain(ikd_val v, const path *pre, ikd_request *req, ikd_error *err)
 {
-    static const char *const keys[] = {"joints", NULL};
+    static const field keys[] = {FIELD("joints")};
     path fc = key_path(pre, "chain"), fj = key_path(&fc, "joints");
     if (!v.v) return bad(err, &fc, "is required");
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return bad(err, &fc, "must be an object with \"joints\"");
     ikd_val joints;
-    ikd_code rc = gather(v, &fc, keys, &joints, err);
+    ikd_code rc = GATHER(v, &fc, keys, &joints, err);
     if (rc) return rc;
     if (!joints.v) return bad(err, &fj, "is required");
     if (ikd_val_type(joints) != IKD_DOC_ARRAY) return bad(err, &fj, "must be an array of joints");
@@ -232,14 +236,14 @@ static ikd_code parse_chain(ikd_val v, const path *pre, ikd_request *req, ikd_er
 
 static ikd_code parse_target(ikd_val v, const path *pre, ikd_problem *p, ikd_error *err)
 {
-    static const char *const keys[] = {"position", "rotation", NULL};
+    static const field keys[] = {FIELD("position"), FIELD("rotation")};
     path ft = key_path(pre, "target");
     if (!v.v) return bad(err, &ft, "is required");
     ikd_doc_type t = ikd_val_type(v);
     if (t == IKD_DOC_ARRAY) return get_vec3(v, &ft, &p->target, err);
     if (t != IKD_DOC_OBJECT) return bad(err, &ft, "must be an object or an array of 3 numbers");
     ikd_val m[2];
-    ikd_code rc = gather(v, &ft, keys, m, err);
+    ikd_code rc = GATHER(v, &ft, keys, m, err);
     if (rc) return rc;
     path fp = key_path(&ft, "position"), fr = key_path(&ft, "rotation");
     ikd_val x = m[0];
@@ -316,13 +320,13 @@ static ikd_code parse_options(ikd_val v, const path *pre, ikd_options *o, ikd_er
 
 ikd_code ikd_decode_solve(ikd_val root, long item, ikd_request *req, ikd_error *err)
 {
-    static const char *const keys[] = {"solver", "chain", "target", "pole", "options", NULL};
+    static const field keys[] = {FIELD("solver"), FIELD("chain"), FIELD("target"), FIELD("pole"), FIELD("options")};
     path body = key_path(NULL, ""), batch = key_path(NULL, "problems"), in_batch = index_path(&batch, (size_t)item);
     const path *pre = item < 0 ? &body : &in_batch;
     if (ikd_val_type(root) != IKD_DOC_OBJECT) return bad(err, pre, item >= 0 ? "must be an object" : "the body must be an object");
     enum { SOLVER, CHAIN, TARGET, POLE, OPTIONS };
     ikd_val m[5];
-    ikd_code rc = gather(root, pre, keys, m, err);
+    ikd_code rc = GATHER(root, pre, keys, m, err);
     if (rc) return rc;
     ikd_problem *p = &req->problem;
     ikd_val x;
@@ -349,10 +353,10 @@ ikd_code ikd_decode_solve(ikd_val root, long item, ikd_request *req, ikd_error *
 
 ikd_code ikd_decode_batch(ikd_val root, ikd_val *items, ikd_error *err)
 {
-    static const char *const keys[] = {"problems", NULL};
+    static const field keys[] = {FIELD("problems")};
     path fp = key_path(NULL, "problems");
     if (ikd_val_type(root) != IKD_DOC_OBJECT) return bad(err, NULL, "the body must be an object with \"problems\"");
-    ikd_code rc = gather(root, NULL, keys, items, err);
+    ikd_code rc = GATHER(root, NULL, keys, items, err);
     if (rc) return rc;
     if (!items->v) return bad(err, &fp, "is required");
     if (ikd_val_type(*items) != IKD_DOC_ARRAY) return bad(err, &fp, "must be an array of solve requests");
