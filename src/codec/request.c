@@ -13,7 +13,7 @@ void ikd_request_init(ikd_request *r)
 void ikd_request_destroy(ikd_request *r)
 {
     for (size_t i = 0; r->names && i < r->problem.joint_count; i++) free(r->names[i]);
-    free(r->joints);
+    if (!r->pooled) free(r->joints);
     free(r->names);
     ikd_request_init(r);
 }
@@ -23,8 +23,15 @@ static const ikd_joint joint_default = {.rotation = {0, 0, 0, 1}, .constraint = 
 
 int ikd_request_alloc_joints(ikd_request *r, size_t count)
 {
-    r->joints = malloc((count ? count : 1) * sizeof *r->joints);
-    if (!r->joints) return -1;
+    ikd_joint_pool *p = r->pool;
+    if (p && count <= p->cap - p->used) {
+        r->joints = p->joints + p->used;
+        p->used += count;
+        r->pooled = 1;
+    } else {
+        r->joints = malloc((count ? count : 1) * sizeof *r->joints);
+        if (!r->joints) return -1;
+    }
     for (size_t i = 0; i < count; i++) r->joints[i] = joint_default;
     r->problem.joints = r->joints;
     r->problem.joint_count = count;

@@ -191,9 +191,15 @@ int ikd_api_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns
     }
     size_t joints = 0;
     b->items = malloc((b->count ? b->count : 1) * sizeof *b->items); /* every item is set up below */
-    if (!b->items) goto nomem;
+    b->joints.cap = 3 * b->count;
+    b->joints.joints = malloc((b->joints.cap ? b->joints.cap : 1) * sizeof *b->joints.joints);
+    if (!b->items || !b->joints.joints) {
+        b->count = 0; /* no item set up yet: nothing for destroy to walk */
+        goto nomem;
+    }
     ikd_request fresh; /* set up once, copied into every item */
     request_init(&fresh, lim);
+    fresh.pool = &b->joints;
     for (size_t i = 0; i < b->count; i++) {
         ikd_batch_item *it = &b->items[i];
         it->req = fresh;
@@ -256,6 +262,7 @@ void ikd_api_batch_destroy(ikd_batch *b)
 {
     for (size_t i = 0; b->items && i < b->count; i++) ikd_request_destroy(&b->items[i].req);
     free(b->items);
+    free(b->joints.joints);
     free(b->poses);
     memset(b, 0, sizeof *b);
 }

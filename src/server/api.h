@@ -89,6 +89,7 @@ typedef struct ikd_batch {
     size_t count;
     ikd_batch_item *items;
     ikd_pose_joint *poses; /* one block for every item's pose */
+    ikd_joint_pool joints; /* room for the items' joints (three each; longer chains allocate their own) */
     unsigned long long deadline_ns;
 } ikd_batch;
 
