@@ -116,24 +116,32 @@ static const char digit_pairs[] = "000102030405060708091011121314151617181920212
                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                   "8081828384858687888990919293949596979899";
 
-/* Nine digits of x < 10^9, zero-padded, at out[0..9): one digit, then pairs,
- * all in 32-bit arithmetic. */
-static void put9(char *out, unsigned x)
+/* Eight digits of x < 10^8, zero-padded, at out[0..8), without division:
+ * t = x * ceil(2^48 / 10^6) holds x / 10^6 in its top 16 bits and the rest as
+ * a 48-bit fraction; each "fraction * 100" brings the next two digits up. The
+ * rounding up adds less than 1.1e-7 to the fraction, which the three
+ * multiplications grow to under 0.11 of the last digit: never a carry. */
+static void put8(char *out, unsigned x)
 {
-    unsigned hi = x / 100000000u, lo = x % 100000000u; /* 1 + 8 digits */
-    out[0] = (char)('0' + hi);
-    unsigned a = lo / 10000u, b = lo % 10000u;
-    memcpy(out + 1, digit_pairs + 2 * (a / 100u), 2);
-    memcpy(out + 3, digit_pairs + 2 * (a % 100u), 2);
-    memcpy(out + 5, digit_pairs + 2 * (b / 100u), 2);
-    memcpy(out + 7, digit_pairs + 2 * (b % 100u), 2);
+    const unsigned long long mask = (1ull << 48) - 1;
+    unsigned long long t = (unsigned long long)x * 281474977ull;
+    memcpy(out, digit_pairs + 2 * (t >> 48), 2);
+    t = (t & mask) * 100;
+    memcpy(out + 2, digit_pairs + 2 * (t >> 48), 2);
+    t = (t & mask) * 100;
+    memcpy(out + 4, digit_pairs + 2 * (t >> 48), 2);
+    t = (t & mask) * 100;
+    memcpy(out + 6, digit_pairs + 2 * (t >> 48), 2);
 }
 
 /* q < 10^18 as exactly 18 digits, zero-padded, at out[0..18). */
 static void put18(char *out, unsigned long long q)
 {
-    put9(out, (unsigned)(q / 1000000000ull));
-    put9(out + 9, (unsigned)(q % 1000000000ull));
+    unsigned long long top = q / 100000000ull; /* < 10^10 */
+    unsigned hi = (unsigned)(top / 100000000ull);  /* < 100 */
+    memcpy(out, digit_pairs + 2 * hi, 2);
+    put8(out + 2, (unsigned)(top % 100000000ull));
+    put8(out + 10, (unsigned)(q % 100000000ull));
 }
 
 /* Copy n <= 32 bytes with fixed-size moves (no call to memcpy for a
