@@ -67,30 +67,19 @@ static void open_level(ikd_emitter *e, int is_map)
     e->is_map[e->depth] = (unsigned char)is_map;
 }
 
-/* The general cases behind the inline fast paths in emit.h. MessagePack keeps
- * no nesting state: sizes are announced, nothing is closed. */
-void ikd_emit_map_any(ikd_emitter *e, size_t n)
+/* The general case behind the inline ikd_emit_map and ikd_emit_array (JSON,
+ * or 16 entries and more). MessagePack keeps no nesting state: sizes are
+ * announced, nothing is closed. */
+void ikd_emit_open_any(ikd_emitter *e, size_t n, int is_map)
 {
     if (e->enc == IKD_ENC_MSGPACK) {
-        if (n < 16) ikd_emit_mp_head(e->out, (unsigned char)(0x80 | n));
-        else msgpack_pack_map(&e->mp, n);
-        return;
-    }
-    json_value_start(e);
-    ikd_buf_putc(e->out, '{');
-    open_level(e, 1);
-}
-
-void ikd_emit_array_any(ikd_emitter *e, size_t n)
-{
-    if (e->enc == IKD_ENC_MSGPACK) {
-        if (n < 16) ikd_emit_mp_head(e->out, (unsigned char)(0x90 | n));
+        if (is_map) msgpack_pack_map(&e->mp, n);
         else msgpack_pack_array(&e->mp, n);
         return;
     }
     json_value_start(e);
-    ikd_buf_putc(e->out, '[');
-    open_level(e, 0);
+    ikd_buf_putc(e->out, is_map ? '{' : '[');
+    open_level(e, is_map);
 }
 
 void ikd_emit_end_json(ikd_emitter *e)
@@ -99,18 +88,11 @@ void ikd_emit_end_json(ikd_emitter *e)
     if (e->depth > 0) e->depth--;
 }
 
-void ikd_emit_keyn_any(ikd_emitter *e, const char *key, size_t n)
+/* JSON's side of ikd_emit_keyn: the comma, the quoted key and the colon in
+ * one reservation. */
+void ikd_emit_keyn_json(ikd_emitter *e, const char *key, size_t n)
 {
     ikd_buf *b = e->out;
-    if (e->enc == IKD_ENC_MSGPACK) {
-        if (b->len + n + 2 > b->cap && ikd_buf_reserve(b, n + 1) != 0) return;
-        char *d = b->data + b->len;
-        d[0] = (char)(0xa0 | n); /* fixstr, as msgpack-c's packer writes it */
-        memcpy(d + 1, key, n);
-        b->len += n + 1;
-        d[n + 1] = '\0';
-        return;
-    }
     int comma = !e->first[e->depth];
     e->first[e->depth] = 0;
     e->after_key = 1;
@@ -131,7 +113,7 @@ void ikd_emit_key(ikd_emitter *e, const char *key)
     size_t n = 0;
     while (key[n] >= 0x20 && (unsigned char)key[n] < 0x80 && key[n] != '"' && key[n] != '\\') n++;
     if (key[n] == '\0' && n < 32) {
-        ikd_emit_keyn_any(e, key, n);
+        ikd_emit_keyn(e, key, n);
         return;
     }
     if (e->enc == IKD_ENC_MSGPACK) {
@@ -220,7 +202,7 @@ void ikd_emit_bool(ikd_emitter *e, int b)
 
 void ikd_emit_nums_any(ikd_emitter *e, const double *v, size_t n)
 {
-    ikd_emit_array_any(e, n);
+    ikd_emit_open_any(e, n, 0);
     if (e->enc == IKD_ENC_MSGPACK) {
         ikd_emit_mp_doubles(e->out, v, n);
         return;

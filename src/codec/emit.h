@@ -29,10 +29,9 @@ void ikd_emit_init(ikd_emitter *e, ikd_encoding enc, ikd_buf *out);
 void ikd_emit_reply(ikd_emitter *e, ikd_encoding enc, ikd_buf *out);
 /* The general paths; the inline functions below take MessagePack's common
  * cases themselves (a reply is a hundred calls per solve). */
-void ikd_emit_map_any(ikd_emitter *e, size_t n);
-void ikd_emit_array_any(ikd_emitter *e, size_t n);
+void ikd_emit_open_any(ikd_emitter *e, size_t n, int is_map);
 void ikd_emit_end_json(ikd_emitter *e);
-void ikd_emit_keyn_any(ikd_emitter *e, const char *key, size_t n);
+void ikd_emit_keyn_json(ikd_emitter *e, const char *key, size_t n);
 void ikd_emit_nums_any(ikd_emitter *e, const double *v, size_t n);
 void ikd_emit_mp_doubles(ikd_buf *b, const double *v, size_t n);
 
@@ -47,13 +46,13 @@ static inline void ikd_emit_mp_head(ikd_buf *b, unsigned char c)
 static inline void ikd_emit_map(ikd_emitter *e, size_t n)
 {
     if (e->enc == IKD_ENC_MSGPACK && n < 16) ikd_emit_mp_head(e->out, (unsigned char)(0x80 | n));
-    else ikd_emit_map_any(e, n);
+    else ikd_emit_open_any(e, n, 1);
 }
 
 static inline void ikd_emit_array(ikd_emitter *e, size_t n)
 {
     if (e->enc == IKD_ENC_MSGPACK && n < 16) ikd_emit_mp_head(e->out, (unsigned char)(0x90 | n));
-    else ikd_emit_array_any(e, n);
+    else ikd_emit_open_any(e, n, 0);
 }
 
 /* Close the innermost map or array (MessagePack: nothing to write). */
@@ -70,7 +69,7 @@ static inline void ikd_emit_keyn(ikd_emitter *e, const char *key, size_t n)
 {
     ikd_buf *b = e->out;
     if (e->enc != IKD_ENC_MSGPACK) {
-        ikd_emit_keyn_any(e, key, n);
+        ikd_emit_keyn_json(e, key, n);
         return;
     }
     if (b->len + n + 2 > b->cap && ikd_buf_reserve(b, n + 1) != 0) return;
