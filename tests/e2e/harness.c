@@ -203,6 +203,14 @@ void assert_error(const reply *r, int status, const char *code, const char *fiel
     json_decref(doc);
 }
 
+void assert_closed_unanswered(int fd, int ms)
+{
+    char buf[256];
+    struct pollfd p = {fd, POLLIN, 0};
+    ck_assert_msg(poll(&p, 1, ms) == 1, "%s: not closed within %d ms", harness_phase, ms);
+    ck_assert_msg(recv(fd, buf, sizeof buf, 0) <= 0, "%s: answered instead of closed", harness_phase);
+}
+
 void assert_alive(int port)
 {
     reply r = request(port, "POST", "/v1/solve", "application/json", SOLVE);

@@ -43,6 +43,8 @@ reply request(int port, const char *method, const char *path, const char *ctype,
 void assert_error(const reply *r, int status, const char *code, const char *field);
 /* A good solve is answered correctly. */
 void assert_alive(int port);
+/* The server closes `fd` within `ms` milliseconds without sending a byte. */
+void assert_closed_unanswered(int fd, int ms);
 /* The raw text of POST /v1/solve with the SOLVE body, keep-alive or
  * Connection: close; returns its length. */
 int solve_text(char *buf, size_t size, int close);
