@@ -170,6 +170,25 @@ static int status_or_close(int port, const char *text, size_t len)
     return result;
 }
 
+/* --conn-buffer bounds the request line and headers: within it, served;
+ * beyond it, libmicrohttpd's 431; either way the daemon carries on. */
+START_TEST(headers_over_conn_buffer)
+{
+    const char *args[] = {"--conn-buffer", "4096", NULL};
+    daemon_proc d = start_ikd(args);
+    char *small = repeat("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Pad: ", "y", 1500, "\r\n\r\n");
+    harness_phase = "headers within --conn-buffer";
+    ck_assert_int_eq(status_or_close(d.port, small, strlen(small)), 200);
+    free(small);
+    char *big = repeat("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Pad: ", "y", 6000, "\r\n\r\n");
+    harness_phase = "headers over --conn-buffer";
+    ck_assert_int_eq(status_or_close(d.port, big, strlen(big)), 431);
+    free(big);
+    assert_alive(d.port);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
 START_TEST(bad_http)
 {
     const char *args[] = {"--conn-timeout", "2", NULL};
@@ -332,6 +351,7 @@ int main(void)
     tcase_add_test(tc, huge_and_deep_documents);
     tcase_add_test(tc, bad_text_and_numbers);
     tcase_add_test(tc, bad_http);
+    tcase_add_test(tc, headers_over_conn_buffer);
     tcase_add_test(tc, sigterm_under_load);
     suite_add_tcase(s, tc);
     return run_suite(s);

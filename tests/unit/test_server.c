@@ -42,6 +42,9 @@ START_TEST(config_defaults_env_flags)
     char *a2[] = {"ikd", "--queue", "0"};
     ck_assert_int_eq(load(&c, 3, a2, err), -1);
     ck_assert_ptr_nonnull(strstr(err, "--queue"));
+    char *a2b[] = {"ikd", "--conn-buffer", "4095"}; /* one below its range */
+    ck_assert_int_eq(load(&c, 3, a2b, err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "--conn-buffer"));
     char *a3[] = {"ikd", "--bogus", "1"};
     ck_assert_int_eq(load(&c, 3, a3, err), -1);
     ck_assert_ptr_nonnull(strstr(err, "--bogus"));
