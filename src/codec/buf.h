@@ -44,9 +44,9 @@ static inline void ikd_buf_putc(ikd_buf *b, char c)
 }
 /* A JSON string literal, quotes included, escaping what JSON requires. */
 void ikd_buf_json_string(ikd_buf *b, const char *s);
-/* A finite double that reads back exactly: integers as integers, others with
- * 17 significant digits, trailing zeros trimmed ("0.10000000000000001");
- * a non-finite value is written as 0 and marks the buffer failed. */
+/* A finite double in the shortest decimal that reads back as the same double
+ * ("0.1", "-3", "1e+15"); a non-finite value is written as 0 and marks the
+ * buffer failed. */
 void ikd_buf_json_number(ikd_buf *b, double v);
 /* Hand the storage to the caller (free() it); the buffer becomes empty. */
 char *ikd_buf_release(ikd_buf *b, size_t *len);

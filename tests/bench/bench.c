@@ -1,9 +1,11 @@
 /* bench.c - `make bench`: solver success rates and in-process solve times on generated problem sets. */
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "codec/buf.h"
 #include "codec/codec.h"
 #include "ikd/constraint.h"
 #include "server/api.h"
@@ -179,6 +181,45 @@ static void batch_bench(void)
     ikd_api_scratch_destroy(&scratch);
 }
 
+/* strtod, which jansson calls for every JSON number: libc's (strtod_l in the
+ * C locale) against ikd's interposed one (src/codec/strtod.c), on the numbers
+ * a batch carries: full-precision coordinates written shortest, as clients
+ * send them. */
+static void strtod_bench(void)
+{
+    enum { N = 4096, RUNS = 9, REPS = 20 };
+    static char text[N][32];
+    unsigned long long st = 777;
+    ikd_buf b;
+    ikd_buf_init(&b);
+    for (int i = 0; i < N; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        ikd_buf_reset(&b);
+        ikd_buf_json_number(&b, ((double)(st >> 11) / 9007199254740992.0 - 0.5) * (i % 2 ? 1 : 3));
+        snprintf(text[i], sizeof text[i], "%s", b.data);
+    }
+    ikd_buf_destroy(&b);
+    locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    double libc_ns[RUNS], ikd_ns[RUNS], sink = 0;
+    for (int run = 0; run < RUNS; run++) {
+        double t0 = now_ns();
+        for (int r = 0; r < REPS; r++)
+            for (int i = 0; i < N; i++) sink += strtod_l(text[i], NULL, c);
+        libc_ns[run] = (now_ns() - t0) / (N * REPS);
+        t0 = now_ns();
+        for (int r = 0; r < REPS; r++)
+            for (int i = 0; i < N; i++) sink += strtod(text[i], NULL);
+        ikd_ns[run] = (now_ns() - t0) / (N * REPS);
+    }
+    freelocale(c);
+    qsort(libc_ns, RUNS, sizeof(double), cmp_double);
+    qsort(ikd_ns, RUNS, sizeof(double), cmp_double);
+    printf("\nstrtod on a batch's coordinates (e.g. %s), ns per number (median of %d runs of %d)\n", text[0], RUNS,
+           N * REPS);
+    printf("libc %.1f   ikd %.1f   (ratio %.2f)%s\n", libc_ns[RUNS / 2], ikd_ns[RUNS / 2],
+           libc_ns[RUNS / 2] / ikd_ns[RUNS / 2], sink == 0.123 ? " " : "");
+}
+
 int main(int argc, char **argv)
 {
     int count = argc > 1 ? atoi(argv[1]) : 1000;
@@ -267,7 +308,8 @@ int main(int argc, char **argv)
             }
         }
     }
-    codec_bench();
+    if (!getenv("IKD_BENCH_BATCH_ONLY")) codec_bench(); /* set it to profile the batch handler alone */
+    strtod_bench();
     batch_bench();
     free(joints);
     free(targets);

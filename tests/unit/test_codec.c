@@ -1,5 +1,8 @@
 /* test_codec.c - libcheck suite: data-driven request fixtures through the API handler, and the JSON writers. */
 #include <check.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <locale.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +12,7 @@
 
 #include "codec/buf.h"
 #include "codec/codec.h"
+#include "codec/strtod.h"
 #include "server/api.h"
 #include "testutil.h"
 
@@ -345,6 +349,14 @@ static int significant_digits(const char *s)
     return point ? n : n - trailing;
 }
 
+/* libc's own conversion, in the C locale: the oracle (strtod itself is ikd's in this process). */
+static double oracle_strtod(const char *s, char **end)
+{
+    static locale_t c;
+    if (!c) c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    return strtod_l(s, end, c);
+}
+
 START_TEST(number_writer_shortest_and_exact)
 {
     static const struct {
@@ -374,20 +386,94 @@ START_TEST(number_writer_shortest_and_exact)
         if (i % 5 == 0) v = round(v * 1e6) / pow(10, (double)(i % 11));
         ikd_buf_reset(&b);
         ikd_buf_json_number(&b, v);
-        ck_assert_msg(strtod(b.data, NULL) == v, "%.17g written as %s", v, b.data);
+        ck_assert_msg(oracle_strtod(b.data, NULL) == v, "%.17g written as %s", v, b.data);
         ck_assert_msg(strspn(b.data, "-0123456789.e+") == b.len, "not a JSON number: %s", b.data);
         int sig = significant_digits(b.data);
         if (fabs(v) < 2.3e-308) continue;
         if (sig > 1) { /* a decimal with fewer digits is one with sig - 1 digits (zeros appended) */
             char shorter[40];
             snprintf(shorter, sizeof shorter, "%.*e", sig - 2, v);
-            ck_assert_msg(strtod(shorter, NULL) != v, "%.17g written as %s, but %s reads back too", v, b.data, shorter);
+            ck_assert_msg(oracle_strtod(shorter, NULL) != v, "%.17g written as %s, but %s reads back too", v, b.data,
+                          shorter);
         }
     }
     ikd_buf_reset(&b);
     ikd_buf_json_number(&b, NAN);
     ck_assert(b.failed);
     ikd_buf_destroy(&b);
+}
+END_TEST
+
+/* s through strtod (ikd's) and through libc's: the same bits, end and errno. */
+static void same_as_libc(const char *s)
+{
+    char *e1, *e2;
+    errno = 0;
+    double a = strtod(s, &e1);
+    int err1 = errno;
+    errno = 0;
+    double b = oracle_strtod(s, &e2);
+    int err2 = errno;
+    /* ck_abort_msg only on a failure: libcheck logs every passing ck_assert, which would dominate 2M calls */
+    if (memcmp(&a, &b, sizeof a) != 0 && !(isnan(a) && isnan(b))) ck_abort_msg("'%s': %.17g, libc %.17g", s, a, b);
+    if (e1 != e2) ck_abort_msg("'%s': end at %td, libc at %td", s, e1 - s, e2 - s);
+    if (err1 != err2) ck_abort_msg("'%s': errno %d, libc %d", s, err1, err2);
+}
+
+/* strtod is ikd's in this process (the dynamic linker gives jansson the same
+ * one), and it is libc's for every input: grammar corners, random decimals of
+ * every length and exponent, and decimals within a digit of the midpoint
+ * between two doubles, where a conversion that is not exact rounds wrong. */
+START_TEST(strtod_is_interposed_and_matches_libc)
+{
+    ck_assert_ptr_eq(dlsym(RTLD_DEFAULT, "strtod"), (void *)strtod);
+    ck_assert_ptr_ne(dlsym(RTLD_NEXT, "strtod"), (void *)strtod);
+    static const char *corners[] = {
+        "", "-", ".", "-.", "0", "-0", "-0.0", "00", "007.50", "5.", ".5", "-.5e1", "1e", "1e+", "1e-", "1e5x", "1.5.2",
+        "+1", " 1", "1 ", "\t2.5", "1,5", "0x1p3", "inf", "-Infinity", "nan", "1e400", "-1e-400", "4.9e-324",
+        "2.2250738585072011e-308", "1.7976931348623157e308", "1.7976931348623159e308", "9007199254740993",
+        "9007199254740992.5", "18446744073709551615", "18446744073709551616", "1234567890123456789",
+        "12345678901234567890", "0.1234567890123456789", "0.00000000000000000000000000012345", "1e-27", "1e-28",
+        "9999999999999999999e27", "1e27", "1e28", "0e999999999999", "1e-999999999999", "123456789e-27",
+        "0.30000000000000004", "0.1", "0.2", "0.3", "2.718281828459045", "1E10", "1e+00010", "1e-0",
+        /* a non-digit inside an eight-byte window: ':' and '/' border the digits */
+        "1234567:", "12345678:1", "0.1234567:89", "1/34567890", "123456789012345678:", "9.87654321/"};
+    for (size_t i = 0; i < sizeof corners / sizeof corners[0]; i++) same_as_libc(corners[i]);
+    tu_rng r;
+    tu_seed(&r, 23);
+    char s[96];
+    int fast = 0;
+    for (int i = 0; i < 2000000; i++) {
+        int kind = i % 4;
+        if (kind == 0) { /* a double, printed to 1..19 significant digits */
+            double v = tu_uniform(&r, -1, 1) * pow(10, tu_uniform(&r, -30, 30));
+            snprintf(s, sizeof s, i % 3 ? "%.*g" : "%.*e", 1 + (int)(tu_next(&r) % 19), v);
+        } else if (kind == 1) { /* random digits, a point somewhere, maybe an exponent */
+            int nd = 1 + (int)(tu_next(&r) % 22), point = (int)(tu_next(&r) % (uint64_t)(nd + 2)), n = 0;
+            if (tu_next(&r) & 1) s[n++] = '-';
+            for (int d = 0; d < nd; d++) {
+                if (d == point) s[n++] = '.';
+                s[n++] = (char)('0' + (d == 0 && nd > 1 && (tu_next(&r) & 3) ? tu_next(&r) % 10 : tu_next(&r) % 10));
+            }
+            if (tu_next(&r) & 1) n += snprintf(s + n, sizeof s - (size_t)n, "e%d", (int)(tu_next(&r) % 71) - 35);
+            s[n] = '\0';
+        } else { /* within a digit of the midpoint of two neighbouring doubles (exact in long double) */
+            double v = tu_uniform(&r, 0, 1) * pow(10, tu_uniform(&r, -28, 28));
+            long double mid = ((long double)v + (long double)nextafter(v, INFINITY)) / 2;
+            int digits = 16 + (int)(tu_next(&r) % 4);
+            int n = snprintf(s, sizeof s, "%.*Le", digits - 1, mid);
+            char *e = strchr(s, 'e');
+            if (kind == 3 && e) { /* nudge the last digit down or up */
+                char *last = e - 1;
+                if (*last > '0' && *last < '9') *last = (char)(*last + (tu_next(&r) & 1 ? 1 : -1));
+            }
+            (void)n;
+        }
+        double tmp;
+        fast += ikd_strtod_fast(s, &tmp) > 0;
+        same_as_libc(s);
+    }
+    ck_assert_msg(fast > 1000000, "only %d of 2000000 took the fast path", fast); /* the test must exercise it */
 }
 END_TEST
 
@@ -517,6 +603,7 @@ int main(void)
     tcase_add_test(tc, malformed_msgpack);
     tcase_add_test(tc, reply_round_trips_the_pose);
     tcase_add_test(tc, number_writer_shortest_and_exact);
+    tcase_add_test(tc, strtod_is_interposed_and_matches_libc);
     tcase_add_test(tc, msgpack_emitter_matches_msgpack_c);
     tcase_add_test(tc, string_writer_escapes_and_repairs_utf8);
     tcase_add_test(tc, content_type_and_routes);
