@@ -173,6 +173,12 @@ static size_t put_u64(unsigned long long q, char *out)
 
 typedef unsigned __int128 u128;
 
+/* floor(x / 2^s) for 1 <= s <= 63, when it fits in 64 bits (two word shifts, no 128-bit shift) */
+static inline unsigned long long shr64(u128 x, int s)
+{
+    return ((unsigned long long)x >> s) | ((unsigned long long)(x >> 64) << (64 - s));
+}
+
 /* 5^k for k in [0, 27] (5^27 < 2^63). */
 static const unsigned long long p5[28] = {
     1ull, 5ull, 25ull, 125ull, 625ull, 3125ull, 15625ull, 78125ull, 390625ull, 1953125ull, 9765625ull,
@@ -202,21 +208,24 @@ static size_t fmt_shortest(double v, char *out)
     int k = 16 - d;                   /* in [2, 27]: v 10^k in [10^16, 10^18) */
     int s = 53 - ex - k;              /* v 10^k = m 5^k / 2^s, s in [1, 60] */
     u128 P = (u128)m * p5[k];
-    if ((P >> s) >= p10[17]) { /* d was one low */
+    unsigned long long t = shr64(P, s); /* v 10^k = t + f / 2^s */
+    if (t >= p10[17]) {                 /* d was one low */
         k--;
         s++;
         P = (u128)m * p5[k];
+        t = shr64(P, s);
     }
+    unsigned long long f = P & ((1ull << s) - 1);
     int even = (m & 1) == 0;
-    /* the scaled midpoints, as integers over 2^(s+2) */
-    u128 hi_n = (u128)(4 * m + 2) * p5[k];
-    u128 lo_n = (u128)(m == (1ull << 52) ? 4 * m - 1 : 4 * m - 2) * p5[k];
+    /* the scaled midpoints, (4m +- 2) 5^k over 2^(s+2) (the lower one 4m - 1
+     * when m is a power of two: the gap below is half as wide) */
+    u128 step = (u128)p5[k] << 1;
+    u128 hi_n = (P << 2) + step, lo_n = (P << 2) - (m == (1ull << 52) ? step >> 1 : step);
     int sh = s + 2;
-    u128 mask = ((u128)1 << sh) - 1;
-    unsigned long long hi = (unsigned long long)(hi_n >> sh);
-    if ((hi_n & mask) == 0 && !even) hi--;
-    unsigned long long lo = (unsigned long long)(lo_n >> sh);
-    if ((lo_n & mask) != 0 || !even) lo++;
+    unsigned long long hi = shr64(hi_n, sh);
+    if (((unsigned long long)hi_n & ((1ull << sh) - 1)) == 0 && !even) hi--;
+    unsigned long long lo = shr64(lo_n, sh);
+    if (((unsigned long long)lo_n & ((1ull << sh) - 1)) != 0 || !even) lo++;
     /* drop digits while a multiple of 10^(j+1) stays within [lo, hi]:
      * h = floor(hi / 10^j), l = floor((lo - 1) / 10^j) */
     int j = 0;
@@ -226,11 +235,17 @@ static size_t fmt_shortest(double v, char *out)
         l /= 10;
         j++;
     }
-    /* the candidate nearest v at that length, kept within [l + 1, h] */
-    unsigned long long c = (unsigned long long)(P >> s);
+    /* the candidate nearest v at that length, kept within [l + 1, h]: c and
+     * the remainder r + f / 2^s against half of 10^j (all 64-bit) */
+    unsigned long long c = t;
     for (int i = 0; i < j; i++) c /= 10;
-    u128 twice = 2 * P, mid = (u128)(2 * c + 1) * p10[j] << s; /* 2 v 10^k vs 2 (c + 1/2) 10^j */
-    if (twice > mid || (twice == mid && (c & 1))) c++;
+    unsigned long long r2 = 2 * (t - c * p10[j]);
+    int up;
+    if (j == 0)
+        up = f > (1ull << (s - 1)) || (f == (1ull << (s - 1)) && (c & 1));
+    else /* 10^j even: 2r below it is at least 2 below, so f cannot tip it */
+        up = r2 > p10[j] || (r2 == p10[j] && (f != 0 || (c & 1)));
+    c += (unsigned long long)up;
     if (c < l + 1) c = l + 1;
     if (c > h) c = h;
     while (c % 10 == 0) { /* a rounding carry (999 -> 1000) leaves zeros */
