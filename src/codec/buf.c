@@ -1,5 +1,6 @@
 /* buf.c - growable byte buffer with JSON string and number writers. */
 #include "buf.h"
+#include "pow.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -105,12 +106,6 @@ void ikd_buf_json_string(ikd_buf *b, const char *s)
     ikd_buf_putc(b, '"');
 }
 
-static const unsigned long long p10[] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
-                                         10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
-                                         100000000000ull, 1000000000000ull, 10000000000000ull,
-                                         100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-                                         100000000000000000ull, 1000000000000000000ull,
-                                         10000000000000000000ull};
 
 static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
@@ -166,7 +161,7 @@ static size_t put_u64(unsigned long long q, char *out)
     char d[18 + 32];
     put18(d, q);
     size_t n = 1;
-    while (n < 18 && q >= p10[n]) n++;
+    while (n < 18 && q >= ikd_pow10[n]) n++;
     copy32(out, d + 18 - n, n);
     return n;
 }
@@ -179,13 +174,6 @@ static inline unsigned long long shr64(u128 x, int s)
     return ((unsigned long long)x >> s) | ((unsigned long long)(x >> 64) << (64 - s));
 }
 
-/* 5^k for k in [0, 27] (5^27 < 2^63). */
-static const unsigned long long p5[28] = {
-    1ull, 5ull, 25ull, 125ull, 625ull, 3125ull, 15625ull, 78125ull, 390625ull, 1953125ull, 9765625ull,
-    48828125ull, 244140625ull, 1220703125ull, 6103515625ull, 30517578125ull, 152587890625ull, 762939453125ull,
-    3814697265625ull, 19073486328125ull, 95367431640625ull, 476837158203125ull, 2384185791015625ull,
-    11920928955078125ull, 59604644775390625ull, 298023223876953125ull, 1490116119384765625ull,
-    7450580596923828125ull};
 
 /* The shortest decimal that reads back as the finite v, |v| in [1e-10, 1e15),
  * without printf: v = m / 2^s exactly, and so are the midpoints to its
@@ -207,19 +195,19 @@ static size_t fmt_shortest(double v, char *out)
     int d = ((ex - 1) * 78913) >> 18; /* floor((ex - 1) log10 2): floor(log10 a), or one less */
     int k = 16 - d;                   /* in [2, 27]: v 10^k in [10^16, 10^18) */
     int s = 53 - ex - k;              /* v 10^k = m 5^k / 2^s, s in [1, 60] */
-    u128 P = (u128)m * p5[k];
+    u128 P = (u128)m * ikd_pow5[k];
     unsigned long long t = shr64(P, s); /* v 10^k = t + f / 2^s */
-    if (t >= p10[17]) {                 /* d was one low */
+    if (t >= ikd_pow10[17]) { /* d was one low */
         k--;
         s++;
-        P = (u128)m * p5[k];
+        P = (u128)m * ikd_pow5[k];
         t = shr64(P, s);
     }
     unsigned long long f = P & ((1ull << s) - 1);
     int even = (m & 1) == 0;
     /* the scaled midpoints, (4m +- 2) 5^k over 2^(s+2) (the lower one 4m - 1
      * when m is a power of two: the gap below is half as wide) */
-    u128 step = (u128)p5[k] << 1;
+    u128 step = (u128)ikd_pow5[k] << 1;
     u128 hi_n = (P << 2) + step, lo_n = (P << 2) - (m == (1ull << 52) ? step >> 1 : step);
     int sh = s + 2;
     unsigned long long hi = shr64(hi_n, sh);
@@ -239,12 +227,12 @@ static size_t fmt_shortest(double v, char *out)
      * the remainder r + f / 2^s against half of 10^j (all 64-bit) */
     unsigned long long c = t;
     for (int i = 0; i < j; i++) c /= 10;
-    unsigned long long r2 = 2 * (t - c * p10[j]);
+    unsigned long long r2 = 2 * (t - c * ikd_pow10[j]);
     int up;
     if (j == 0)
         up = f > (1ull << (s - 1)) || (f == (1ull << (s - 1)) && (c & 1));
     else /* 10^j even: 2r below it is at least 2 below, so f cannot tip it */
-        up = r2 > p10[j] || (r2 == p10[j] && (f != 0 || (c & 1)));
+        up = r2 > ikd_pow10[j] || (r2 == ikd_pow10[j] && (f != 0 || (c & 1)));
     c += (unsigned long long)up;
     if (c < l + 1) c = l + 1;
     if (c > h) c = h;
@@ -253,7 +241,7 @@ static size_t fmt_shortest(double v, char *out)
         j++;
     }
     int nd = 16 - j > 1 ? 16 - j : 1; /* c has 16 - j to 18 - j digits */
-    while (nd < 18 && c >= p10[nd]) nd++;
+    while (nd < 18 && c >= ikd_pow10[nd]) nd++;
     char dig[18 + 32];
     put18(dig, c);
     const char *digits = dig + 18 - nd;

@@ -19,6 +19,7 @@
  * (ikd never changes it). tests/unit/test_codec.c compares the two over
  * millions of generated strings. */
 #include "strtod.h"
+#include "pow.h"
 
 #include <dlfcn.h>
 #include <langinfo.h>
@@ -54,13 +55,7 @@ static double libc_strtod(const char *s, char **end)
     return f(s, end);
 }
 
-/* 5^k for k in [0, 27] (5^27 < 2^63), and 10^k for k in [0, 22] (exact doubles). */
-static const uint64_t pow5[28] = {
-    1ull, 5ull, 25ull, 125ull, 625ull, 3125ull, 15625ull, 78125ull, 390625ull, 1953125ull, 9765625ull,
-    48828125ull, 244140625ull, 1220703125ull, 6103515625ull, 30517578125ull, 152587890625ull, 762939453125ull,
-    3814697265625ull, 19073486328125ull, 95367431640625ull, 476837158203125ull, 2384185791015625ull,
-    11920928955078125ull, 59604644775390625ull, 298023223876953125ull, 1490116119384765625ull,
-    7450580596923828125ull};
+/* 10^k for k in [0, 22]: exact doubles. */
 static const double pow10d[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
@@ -170,14 +165,14 @@ size_t ikd_strtod_fast(const char *s, double *out)
         /* both exact doubles: one correctly rounded operation */
         v = e10 < 0 ? (double)w / pow10d[-e10] : (double)w * pow10d[e10];
     } else if (e10 >= 0 && e10 <= 27) {
-        if (!round_to_double((u128)w * pow5[e10], 0, e10, &v)) return 0;
+        if (!round_to_double((u128)w * ikd_pow5[e10], 0, e10, &v)) return 0;
     } else if (e10 < 0 && e10 >= -27) {
         int k = -e10;
         /* w 2^sh below 2^(63 + bits of 5^k): a quotient in [2^62, 2^64), one 128-by-64 division */
-        int sh = 63 + (64 - __builtin_clzll(pow5[k])) - (64 - __builtin_clzll(w));
+        int sh = 63 + (64 - __builtin_clzll(ikd_pow5[k])) - (64 - __builtin_clzll(w));
         u128 n = (u128)w << sh;
-        uint64_t q = (uint64_t)(n / pow5[k]);
-        int sticky = n - (u128)q * pow5[k] != 0;
+        uint64_t q = (uint64_t)(n / ikd_pow5[k]);
+        int sticky = n - (u128)q * ikd_pow5[k] != 0;
         if (!round_to_double(q, sticky, -sh - k, &v)) return 0;
     } else {
         return 0;
