@@ -268,6 +268,24 @@ static size_t fmt_shortest(double v, char *out)
     return n;
 }
 
+void ikd_buf_json_int(ikd_buf *b, long long v)
+{
+    if (b->len + 65 > b->cap && ikd_buf_reserve(b, 64) != 0) return; /* room for copy32's whole moves */
+    char *out = b->data + b->len;
+    size_t n = 0;
+    unsigned long long q = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    if (v < 0) out[n++] = '-';
+    if (q >= ikd_pow10[18]) { /* 19 or 20 digits: the leading one or two, then 18 */
+        n += put_u64(q / ikd_pow10[18], out + n);
+        put18(out + n, q % ikd_pow10[18]);
+        n += 18;
+    } else {
+        n += put_u64(q, out + n);
+    }
+    b->len += n;
+    out[n] = '\0';
+}
+
 void ikd_buf_json_number(ikd_buf *b, double v)
 {
     if (b->len + 65 > b->cap && ikd_buf_reserve(b, 64) != 0) return; /* room for copy32's whole moves */
@@ -281,10 +299,8 @@ void ikd_buf_json_number(ikd_buf *b, double v)
         out[0] = '0'; /* -0 too */
         n = 1;
     } else if (fabs(v) < 1e15 && v == (double)(long long)v) { /* integral: no fraction digits (range checked first) */
-        long long i = (long long)v;
-        n = 0;
-        if (i < 0) out[n++] = '-';
-        n += put_u64(i < 0 ? (unsigned long long)-i : (unsigned long long)i, out + n);
+        ikd_buf_json_int(b, (long long)v);
+        return;
     } else if (!(n = fmt_shortest(v, out))) {
         /* far from 1 (rounding noise like 1e-17 in a rotation): the fewest printf
          * digits that read back. The nearest 16-digit decimal decides: if it does

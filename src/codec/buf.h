@@ -48,6 +48,8 @@ void ikd_buf_json_string(ikd_buf *b, const char *s);
  * ("0.1", "-3", "1e+15"); a non-finite value is written as 0 and marks the
  * buffer failed. */
 void ikd_buf_json_number(ikd_buf *b, double v);
+/* An integer in decimal, without printf (any long long, LLONG_MIN included). */
+void ikd_buf_json_int(ikd_buf *b, long long v);
 /* Hand the storage to the caller (free() it); the buffer becomes empty. */
 char *ikd_buf_release(ikd_buf *b, size_t *len);
 

@@ -3,7 +3,6 @@
 
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 /* msgpack-c's packer writes through this into the reply buffer. */
@@ -184,10 +183,8 @@ void ikd_emit_int(ikd_emitter *e, long long v)
         else msgpack_pack_int64(&e->mp, v);
         return;
     }
-    char tmp[32];
-    int n = snprintf(tmp, sizeof tmp, "%lld", v);
     json_value_start(e);
-    ikd_buf_append(e->out, tmp, (size_t)n);
+    ikd_buf_json_int(e->out, v);
 }
 
 void ikd_emit_bool(ikd_emitter *e, int b)

@@ -2,6 +2,7 @@
 #include <check.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <locale.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -396,6 +397,19 @@ START_TEST(number_writer_shortest_and_exact)
             ck_assert_msg(oracle_strtod(shorter, NULL) != v, "%.17g written as %s, but %s reads back too", v, b.data,
                           shorter);
         }
+    }
+    /* integers: what printf's %lld writes, over every length and both extremes */
+    static const long long edge[] = {0, -1, 9, 10, -10, 999999999999999999LL, 1000000000000000000LL,
+                                     -1000000000000000000LL, LLONG_MAX, LLONG_MIN, LLONG_MIN + 1};
+    char want[32];
+    for (int i = 0; i < 100000 + (int)(sizeof edge / sizeof edge[0]); i++) {
+        long long x = i < (int)(sizeof edge / sizeof edge[0])
+                          ? edge[i]
+                          : (long long)(tu_next(&r) >> (tu_next(&r) % 64)) * (i % 2 ? 1 : -1);
+        ikd_buf_reset(&b);
+        ikd_buf_json_int(&b, x);
+        snprintf(want, sizeof want, "%lld", x);
+        if (strcmp(b.data, want) != 0) ck_abort_msg("%s written as %s", want, b.data);
     }
     ikd_buf_reset(&b);
     ikd_buf_json_number(&b, NAN);
