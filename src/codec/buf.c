@@ -116,7 +116,7 @@ static const char digit_pairs[] = "000102030405060708091011121314151617181920212
  * a 48-bit fraction; each "fraction * 100" brings the next two digits up. The
  * rounding up adds less than 1.1e-7 to the fraction, which the three
  * multiplications grow to under 0.11 of the last digit: never a carry. */
-static void put8(char *out, unsigned x)
+static inline __attribute__((always_inline)) void put8(char *out, unsigned x)
 {
     const unsigned long long mask = (1ull << 48) - 1;
     unsigned long long t = (unsigned long long)x * 281474977ull;
