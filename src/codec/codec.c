@@ -269,13 +269,58 @@ static msgpack_zone *zone_begin(void)
 
 static void zone_end(void) { msgpack_zone_clear(tls_zone); }
 
+/* What a MessagePack head byte announces: payload bytes that follow it, elements
+ * that follow (fixmap 2n, fixarray n), and for the larger forms how many bytes
+ * of big-endian count follow and what that count counts. */
+enum { MP_FIXED = 0, MP_BYTES, MP_ARRAY, MP_MAP, MP_BAD };
+typedef struct mp_head {
+    unsigned char skip, items, be, count;
+} mp_head;
+static mp_head mp_heads[256];
+static pthread_once_t mp_heads_once = PTHREAD_ONCE_INIT;
+
+static void mp_heads_init(void)
+{
+    for (unsigned c = 0; c < 256; c++) {
+        mp_head h = {0, 0, 0, MP_FIXED};
+        if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3) h.skip = 0; /* fixints, nil, bools */
+        else if (c >= 0x80 && c <= 0x8f) h.items = (unsigned char)(2 * (c & 0x0f));
+        else if (c >= 0x90 && c <= 0x9f) h.items = (unsigned char)(c & 0x0f);
+        else if (c >= 0xa0 && c <= 0xbf) h.skip = (unsigned char)(c & 0x1f);
+        else switch (c) {
+            case 0xcc: case 0xd0: h.skip = 1; break;
+            case 0xcd: case 0xd1: case 0xd4: h.skip = 2; break;
+            case 0xd5: h.skip = 3; break;
+            case 0xca: case 0xce: case 0xd2: h.skip = 4; break;
+            case 0xd6: h.skip = 5; break;
+            case 0xcb: case 0xcf: case 0xd3: h.skip = 8; break;
+            case 0xd7: h.skip = 9; break;
+            case 0xd8: h.skip = 17; break;
+            case 0xc4: case 0xd9: h.be = 1; h.count = MP_BYTES; break; /* bin 8, str 8 */
+            case 0xc5: case 0xda: h.be = 2; h.count = MP_BYTES; break; /* bin 16, str 16 */
+            case 0xc6: case 0xdb: h.be = 4; h.count = MP_BYTES; break; /* bin 32, str 32 */
+            case 0xc7: h.be = 1; h.skip = 1; h.count = MP_BYTES; break; /* ext 8: length, then type */
+            case 0xc8: h.be = 2; h.skip = 1; h.count = MP_BYTES; break;
+            case 0xc9: h.be = 4; h.skip = 1; h.count = MP_BYTES; break;
+            case 0xdc: h.be = 2; h.count = MP_ARRAY; break;
+            case 0xdd: h.be = 4; h.count = MP_ARRAY; break;
+            case 0xde: h.be = 2; h.count = MP_MAP; break;
+            case 0xdf: h.be = 4; h.count = MP_MAP; break;
+            default: h.count = MP_BAD; /* 0xc1: never used */
+            }
+        mp_heads[c] = h;
+    }
+}
+
 /* msgpack-c allocates an array's or map's slots for the size its header
  * claims before reading any element, so five bytes could ask for gigabytes.
  * This scan checks, in one pass and without allocating, that no claimed size
  * or length is larger than the bytes left (every element takes at least one),
- * and that nesting stays within 64 levels. */
+ * and that nesting stays within 64 levels. Head bytes are looked up in a
+ * table (mp_heads). */
 static int mp_plausible(const unsigned char *p, size_t len)
 {
+    pthread_once(&mp_heads_once, mp_heads_init);
     size_t pending[64]; /* elements still expected at each open level */
     int depth = 0;
     size_t i = 0, want = 1; /* one top-level document */
@@ -285,44 +330,20 @@ static int mp_plausible(const unsigned char *p, size_t len)
             continue;
         }
         if (i >= len) return 0;
-        unsigned char c = p[i++];
-        if (c == 0xcb) { /* float 64, most of a request: the common case first */
-            if (len - i < 8) return 0;
-            i += 8;
+        if (p[i] == 0xcb) { /* float 64, most of a request: the common case first */
+            if (len - i < 9) return 0;
+            i += 9;
             want--;
             continue;
         }
-        size_t n = 0, skip = 0, items = 0;
-        int be = 0; /* bytes of a big-endian count that follow */
-        if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3) skip = 0;
-        else if (c >= 0x80 && c <= 0x8f) items = 2 * (size_t)(c & 0x0f);
-        else if (c >= 0x90 && c <= 0x9f) items = c & 0x0f;
-        else if (c >= 0xa0 && c <= 0xbf) skip = c & 0x1f;
-        else switch (c) {
-            case 0xcc: case 0xd0: skip = 1; break;
-            case 0xcd: case 0xd1: skip = 2; break;
-            case 0xca: case 0xce: case 0xd2: skip = 4; break;
-            case 0xcb: case 0xcf: case 0xd3: skip = 8; break;
-            case 0xd4: skip = 2; break;
-            case 0xd5: skip = 3; break;
-            case 0xd6: skip = 5; break;
-            case 0xd7: skip = 9; break;
-            case 0xd8: skip = 17; break;
-            case 0xc4: case 0xd9: be = 1; break;           /* bin 8, str 8 */
-            case 0xc5: case 0xda: be = 2; break;           /* bin 16, str 16 */
-            case 0xc6: case 0xdb: be = 4; break;           /* bin 32, str 32 */
-            case 0xc7: be = 1; skip = 1; break;            /* ext 8: length, type */
-            case 0xc8: be = 2; skip = 1; break;
-            case 0xc9: be = 4; skip = 1; break;
-            case 0xdc: case 0xde: be = 2; break;           /* array 16, map 16 */
-            case 0xdd: case 0xdf: be = 4; break;           /* array 32, map 32 */
-            default: return 0;                             /* 0xc1: never used */
-            }
-        if (be) {
-            if (len - i < (size_t)be) return 0;
-            for (int k = 0; k < be; k++) n = (n << 8) | p[i++];
-            if (c == 0xdc || c == 0xdd) items = n;
-            else if (c == 0xde || c == 0xdf) items = 2 * n;
+        mp_head h = mp_heads[p[i++]];
+        size_t skip = h.skip, items = h.items;
+        if (h.count != MP_FIXED) {
+            if (h.count == MP_BAD || len - i < h.be) return 0;
+            size_t n = 0;
+            for (int k = 0; k < h.be; k++) n = (n << 8) | p[i++];
+            if (h.count == MP_ARRAY) items = n;
+            else if (h.count == MP_MAP) items = 2 * n;
             else skip += n;
         }
         if (skip > len - i || items > len - i) return 0;

@@ -75,7 +75,7 @@ static inline void ikd_emit_keyn(ikd_emitter *e, const char *key, size_t n)
     if (b->len + n + 2 > b->cap && ikd_buf_reserve(b, n + 1) != 0) return;
     char *d = b->data + b->len;
     d[0] = (char)(0xa0 | n);
-    for (size_t i = 0; i < n; i++) d[1 + i] = key[i];
+    __builtin_memcpy(d + 1, key, n); /* n is a constant at IKD_EMIT_KEY sites: a few moves */
     b->len += n + 1;
     d[n + 1] = '\0';
 }
