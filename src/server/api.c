@@ -208,7 +208,9 @@ int ikd_api_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns
             check_request(&it->req, lim, (long)i, &it->err);
         if (it->err.code == IKD_E_OK) joints += it->req.problem.joint_count;
     }
-    b->poses = calloc(joints ? joints : 1, sizeof *b->poses);
+    /* not zeroed: ikd_solve writes every joint of an item it solves, and items
+     * that fail are answered with their error, never their pose */
+    b->poses = malloc((joints ? joints : 1) * sizeof *b->poses);
     if (!b->poses) goto nomem;
     for (size_t i = 0, at = 0; i < b->count; i++) {
         if (b->items[i].err.code != IKD_E_OK) continue;
