@@ -106,7 +106,6 @@ void ikd_buf_json_string(ikd_buf *b, const char *s)
     ikd_buf_putc(b, '"');
 }
 
-
 static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                   "8081828384858687888990919293949596979899";
@@ -173,7 +172,6 @@ static inline unsigned long long shr64(u128 x, int s)
 {
     return ((unsigned long long)x >> s) | ((unsigned long long)(x >> 64) << (64 - s));
 }
-
 
 /* The shortest decimal that reads back as the finite v, |v| in [1e-10, 1e15),
  * without printf: v = m / 2^s exactly, and so are the midpoints to its

@@ -10,7 +10,7 @@
  * The fast path takes only strings that are wholly (up to the NUL, as jansson
  * passes them) of the form  -?digits(.digits)?([eE][+-]?digits)?  with at most
  * 19 significant digits and a value w 10^e, |e| <= 27, with the locale's
- * decimal point '.'. The result is exact: w 5^e in 128 bits for e > 0, and for
+ * decimal point '.'. The result is exact: w 5^e in 128 bits for e >= 0, and for
  * e < 0 the 64-bit quotient (w 2^s) / 5^-e with its remainder as a sticky bit,
  * rounded once to 53 bits, ties to even. Everything else (more digits, other
  * exponents, leading space, '+', hex, inf/nan, a trailing character) goes to
@@ -111,40 +111,42 @@ static int64_t eight_digits(const char *p)
     return (int64_t)((x * 10000 + (x >> 32)) & 0xFFFFFFFFull);
 }
 
+/* Appends the digits at p to w (eight at a time while they fit), counting them
+ * in *nd; returns where they end, or NULL past 19 significant digits. */
+static inline __attribute__((always_inline)) const char *scan_digits(const char *p, const char *end, uint64_t *w, int *nd)
+{
+    int64_t eight;
+    for (; *nd <= 11 && end - p >= 8 && (eight = eight_digits(p)) >= 0; p += 8, *nd += 8)
+        *w = *w * 100000000ull + (uint64_t)eight;
+    for (; is_digit(*p); p++, ++*nd) {
+        if (*nd == 19) return NULL;
+        *w = *w * 10 + (uint64_t)(*p - '0');
+    }
+    return p;
+}
+
 size_t ikd_strtod_fast(const char *s, double *out)
 {
     const char *p = s, *end = s + strlen(s);
     int neg = *p == '-';
     p += neg;
     uint64_t w = 0;
-    int nd = 0, e10 = 0, any = 0;
-    int64_t eight;
-    while (*p == '0') {
-        p++;
-        any = 1;
-    }
-    for (; nd <= 11 && end - p >= 8 && (eight = eight_digits(p)) >= 0; p += 8, nd += 8, any = 1)
-        w = w * 100000000ull + (uint64_t)eight;
-    for (; is_digit(*p); p++, any = 1) {
-        if (nd == 19) return 0;
-        w = w * 10 + (uint64_t)(*p - '0');
-        nd++;
-    }
+    int nd = 0, e10 = 0;
+    const char *start = p;
+    while (*p == '0') p++; /* leading zeros are not significant */
+    if (!(p = scan_digits(p, end, &w, &nd))) return 0;
+    int any = p > start;
     if (*p == '.') {
         const char *radix = nl_langinfo(RADIXCHAR);
         if (radix[0] != '.' || radix[1] != '\0') return 0;
-        p++;
+        const char *frac = ++p;
         if (nd == 0)
-            for (; *p == '0'; p++, any = 1)
+            for (; *p == '0'; p++)
                 if (--e10 < -1000) return 0; /* far below the fast path's range anyway */
-        for (; nd <= 11 && end - p >= 8 && (eight = eight_digits(p)) >= 0; p += 8, nd += 8, e10 -= 8, any = 1)
-            w = w * 100000000ull + (uint64_t)eight;
-        for (; is_digit(*p); p++, any = 1) {
-            if (nd == 19) return 0;
-            w = w * 10 + (uint64_t)(*p - '0');
-            nd++;
-            e10--;
-        }
+        int before = nd;
+        if (!(p = scan_digits(p, end, &w, &nd))) return 0;
+        e10 -= nd - before; /* each fraction digit divides by ten */
+        any |= p > frac;
     }
     if (!any) return 0;
     if (*p == 'e' || *p == 'E') {
