@@ -36,9 +36,8 @@ const char *ikd_encoding_media_type(ikd_encoding enc)
 static void mp_str(ikd_emitter *e, const char *s)
 {
     size_t n = strlen(s);
-    if (n < 32) {
-        ikd_emit_mp_head(e->out, (unsigned char)(0xa0 | n));
-        ikd_buf_append(e->out, s, n);
+    if (n < 32) { /* a fixstr, written as a key is */
+        ikd_emit_keyn(e, s, n);
         return;
     }
     msgpack_pack_str(&e->mp, n);

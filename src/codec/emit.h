@@ -35,13 +35,8 @@ void ikd_emit_keyn_json(ikd_emitter *e, const char *key, size_t n);
 void ikd_emit_nums_any(ikd_emitter *e, const double *v, size_t n);
 void ikd_emit_mp_doubles(ikd_buf *b, const double *v, size_t n);
 
-/* One byte of MessagePack header (fixmap, fixarray). */
-static inline void ikd_emit_mp_head(ikd_buf *b, unsigned char c)
-{
-    if (b->len + 2 > b->cap && ikd_buf_reserve(b, 1) != 0) return;
-    b->data[b->len++] = (char)c;
-    b->data[b->len] = '\0';
-}
+/* One byte of MessagePack header (fixmap, fixarray, fixint, bool). */
+static inline void ikd_emit_mp_head(ikd_buf *b, unsigned char c) { ikd_buf_putc(b, (char)c); }
 
 static inline void ikd_emit_map(ikd_emitter *e, size_t n)
 {
@@ -64,7 +59,8 @@ static inline void ikd_emit_end(ikd_emitter *e)
 void ikd_emit_key(ikd_emitter *e, const char *key);
 /* A key known to need no escaping and shorter than 32 bytes, n = strlen(key):
  * written in one piece (MessagePack: a fixstr, as msgpack-c's packer writes
- * it). IKD_EMIT_KEY takes a literal. */
+ * it; the emitter's one fixstr writer, strings use it too). IKD_EMIT_KEY
+ * takes a literal. */
 static inline void ikd_emit_keyn(ikd_emitter *e, const char *key, size_t n)
 {
     ikd_buf *b = e->out;
