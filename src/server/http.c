@@ -512,25 +512,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return MHD_YES;
 }
 
-static void client_address(struct MHD_Connection *conn, char *out, size_t len)
-{
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    out[0] = '\0';
-    if (!ci || !ci->client_addr) return;
-    const struct sockaddr *sa = ci->client_addr;
-    if (sa->sa_family == AF_INET) inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)len);
-    else if (sa->sa_family == AF_INET6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)len);
-}
-
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
     ikd_http *h = cls;
     ikd_http_req *rq = *con_cls;
     if (!rq) return;
     if (ikd_log_enabled(IKD_LOG_INFO)) {
-        char client[INET6_ADDRSTRLEN];
-        client_address(conn, client, sizeof client);
+        /* the client's address, formatted once per connection (on_connection) */
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        const char *client = ci && ci->socket_context ? ci->socket_context : "";
         unsigned long long now = ikd_clock_ns();
         ikd_access a = {rq->method, rq->path, rq->request_id,
                         rq->outcome.solved ? ikd_solver_name(rq->outcome.solver) : NULL, client[0] ? client : NULL,
@@ -557,14 +547,35 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
  * test started twice) left the server refusing everyone for 30 s. libmicrohttpd
  * gets a limit no thread can reach; this policy closes a connection over ours
  * at once. */
+/* The client's address as text (empty when unknown), for the access log. */
+static void client_address(struct MHD_Connection *conn, char *out, size_t len)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    out[0] = '\0';
+    if (!ci || !ci->client_addr) return;
+    const struct sockaddr *sa = ci->client_addr;
+    if (sa->sa_family == AF_INET) inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)len);
+    else if (sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)len);
+}
+
+/* Counts open connections, and keeps each one's client address as text in its
+ * socket context (formatted here once, not in every request's log line; NULL
+ * when out of memory, and the log line then has no client). */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
     ikd_http *h = cls;
-    (void)conn;
-    (void)socket_context;
-    if (toe == MHD_CONNECTION_NOTIFY_STARTED) atomic_fetch_add(&h->connections, 1);
-    else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) atomic_fetch_sub(&h->connections, 1);
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        atomic_fetch_add(&h->connections, 1);
+        char *client = malloc(INET6_ADDRSTRLEN);
+        if (client) client_address(conn, client, INET6_ADDRSTRLEN);
+        *socket_context = client;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        atomic_fetch_sub(&h->connections, 1);
+        free(*socket_context);
+        *socket_context = NULL;
+    }
 }
 
 static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen)

@@ -532,6 +532,8 @@ START_TEST(request_ids_and_access_log)
             ck_assert(json_is_number(json_object_get(j, "duration_ms")));
             ck_assert(json_is_number(json_object_get(j, "queue_ms")));
             ck_assert(json_is_integer(json_object_get(j, "bytes")));
+            /* the address the request came from (kept per connection) */
+            ck_assert_str_eq(json_string_value(json_object_get(j, "client")), "127.0.0.1");
             if (!strcmp(json_string_value(json_object_get(j, "path")), "/v1/solve")) {
                 ck_assert_str_eq(json_string_value(json_object_get(j, "request_id")), "trace-42");
                 ck_assert_str_eq(json_string_value(json_object_get(j, "solver")), "two_bone");
