@@ -12,7 +12,10 @@ typedef enum ikd_solver {
     IKD_SOLVER_AUTO = 0, /* pick one from the problem (see ikd_solver_pick) */
     IKD_SOLVER_TWO_BONE, /* analytic, exactly 3 joints, no constraints */
     IKD_SOLVER_CCD,      /* cyclic coordinate descent; hinge and ball limits */
-    IKD_SOLVER_FABRIK,   /* forward and backward reaching; hinge and ball limits */
+    IKD_SOLVER_FABRIK,   /* forward and backward reaching; hinge and ball limits; a
+                            constrained chain stalled short of a target in reach
+                            starts again from up to five other start poses
+                            (within max_iterations) and keeps the closest end */
     IKD_SOLVER_JACOBIAN, /* damped least squares or transpose; limits; orientation goal */
     IKD_SOLVER__COUNT
 } ikd_solver;

@@ -2,6 +2,45 @@
 #include "iter.h"
 #include "solvers.h"
 
+/* Restarts. FABRIK on a constrained chain can settle where a limit holds one
+ * joint and the passes undo each other's moves, short of a target the chain
+ * could reach (a hinge chain bent the wrong way, most often). When it stalls
+ * there it starts again from the next of these poses, within the shared
+ * iteration budget and deadline, and the closest end of all is kept. Each
+ * start moves the problem's start positions about the root-target line:
+ * a joint's offset from the line becomes mirror * offset + turn * (u x offset)
+ * (u the line's direction), then the limits are applied from the root.
+ * Measured with `make bench` (1000 problems a set): reached targets on hinge
+ * chains of 4 / 8 / 16 joints 69.2 / 86.2 / 98.7% without restarts, 76.0 /
+ * 95.8 / 99.8% with the first two, 78.8 / 96.4 / 100% with all five; ball
+ * chains 99.2-100% -> 99.7-100%. */
+typedef struct restart_start {
+    double mirror, turn;
+} restart_start;
+
+static const restart_start restarts[] = {
+    {-1, 0}, /* the other bend: mirrored through the line */
+    {0, 1},  /* a quarter turn about the line */
+    {0, -1}, /* the other quarter turn */
+    {0, 0},  /* straight along the line (then bent slightly off it) */
+    {-3, 0}, /* mirrored and bent three times as far */
+};
+
+static void restart_pose(const ikd_ws *ws, const ikd_problem *p, const restart_start *r, ikd_pose_joint *pose)
+{
+    const ikd_joint *j = p->joints;
+    ikd_vec3 root = j[0].position;
+    ikd_vec3 u = ikd_vec3_norm_or(ikd_vec3_sub(p->target, root), ws->d0[0]);
+    for (size_t i = 0; i < ws->n; i++) {
+        ikd_vec3 rel = ikd_vec3_sub(j[i].position, root);
+        ikd_vec3 off = ikd_vec3_reject(rel, u);
+        ikd_vec3 moved = ikd_vec3_add(ikd_vec3_scale(off, r->mirror), ikd_vec3_scale(ikd_vec3_cross(u, off), r->turn));
+        pose[i].position = ikd_vec3_add(root, ikd_vec3_add(ikd_vec3_sub(rel, off), moved));
+    }
+    ikd_ws_unstraighten(ws, p, pose);
+    ikd_ws_enforce(ws, j, pose);
+}
+
 void ikd_fabrik_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_result *res)
 {
     const ikd_joint *j = p->joints;
@@ -18,6 +57,15 @@ void ikd_fabrik_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_
     }
     ikd_ws_unstraighten(ws, p, pose);
     ikd_ws_enforce(ws, j, pose); /* start from a pose within the limits */
+
+    /* a constrained chain can stall short of a target it could reach; it
+     * may then start again (see restarts), unless the target is out of reach
+     * (farther than the chain is long, or nearer than its longest bone folded
+     * back allows), where no start pose would help */
+    int may_restart = ws->constrained && dist <= ws->total && dist >= 2 * ws->longest - ws->total;
+    ikd_vec3 *best = ws->dir; /* the closest pose of the earlier starts (FABRIK leaves dir unused) */
+    double best_err = INFINITY;
+    size_t restart = 0;
 
     double err = ikd_vec3_dist(pose[n - 1].position, target), prev = INFINITY;
     int it = 0, timed_out = 0;
@@ -49,9 +97,22 @@ void ikd_fabrik_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_
         /* forward: root back in place, each bone within its limits */
         ikd_ws_enforce(ws, j, pose);
         err = ikd_vec3_dist(pose[n - 1].position, target);
-        /* stalled (a limit or the reach holds it): more passes will not help */
-        if (prev - err <= 1e-12 * ws->total && err >= prev - 1e-12 * ws->total && it > 1) break;
+        /* stalled (a limit or the reach holds it): more passes will not help
+         * from here; start again from the next start pose, if any is left */
+        if (prev - err <= 1e-12 * ws->total && err >= prev - 1e-12 * ws->total && it > 1) {
+            if (!may_restart || restart == sizeof restarts / sizeof restarts[0]) break;
+            if (err < best_err) {
+                best_err = err;
+                for (size_t i = 0; i < n; i++) best[i] = pose[i].position;
+            }
+            restart_pose(ws, p, &restarts[restart++], pose);
+            err = ikd_vec3_dist(pose[n - 1].position, target);
+            prev = INFINITY;
+            continue;
+        }
         prev = err;
     }
+    if (err > tol && best_err < err) /* an earlier start ended closer */
+        for (size_t i = 0; i < n; i++) pose[i].position = best[i];
     ikd_ws_finish_timed(ws, p, IKD_SOLVER_FABRIK, it, timed_out, pose, res);
 }

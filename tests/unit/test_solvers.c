@@ -123,6 +123,10 @@ START_TEST(constrained_chains)
             double need = 40.0;
             if (r->solver == IKD_SOLVER_AUTO) need = 95.0;
             if (r->solver == IKD_SOLVER_JACOBIAN) need = 90.0;
+            /* FABRIK with its restarts: 75.6 / 96.1 / 99.4% on hinge chains and
+             * 99.4-100% on ball chains in these sets (66.7 / 88.9 / 97.8% and
+             * 98.9-100% without restarts) */
+            if (r->solver == IKD_SOLVER_FABRIK) need = sizes[s] == 4 ? 72.0 : 93.0;
             ck_assert_msg(pct >= need, "%s %s n=%zu: %.1f%% reached", r->label, pset_name((pset_kind)kind), sizes[s],
                           pct);
         }
