@@ -173,45 +173,153 @@ static inline unsigned long long shr64(u128 x, int s)
     return ((unsigned long long)x >> s) | ((unsigned long long)(x >> 64) << (64 - s));
 }
 
-/* The shortest decimal that reads back as the finite v, |v| in [1e-10, 1e15),
- * without printf: v = m / 2^s exactly, and so are the midpoints to its
- * neighbours, (2m -+ 1) / 2^(s+1). Scaled by 10^k = 5^k 2^k so that v 10^k
- * has 17 digits before the point (m 5^k is exact in 128 bits), every integer
- * between the scaled midpoints reads back as v (the midpoints too when m is
- * even: ties go to the even neighbour). The most trailing digits that can be
- * dropped while some integer stays in that range give the length; the one
- * nearest v is written. Returns the length, or 0 when v is outside that range
- * (the caller then uses printf). */
-static size_t fmt_shortest(double v, char *out)
+/* The shortest decimal that reads back as a finite v, without printf.
+ * v = m / 2^s exactly, and so are the midpoints to its neighbours,
+ * (2m -+ 1) / 2^(s+1). Scaled by 10^k = 5^k 2^k so that v 10^k has 17 digits
+ * before the point (m 5^k is an exact integer), every integer strictly
+ * between the scaled midpoints reads back as v. The midpoints themselves,
+ * (4m -+ 2) 5^k / 2^(s+2) (4m - 1 for the lower one when m is a power of
+ * two), are never integers here: their numerators hold at most one factor 2
+ * and s + 2 >= 3; so which neighbour a tie would go to never matters. The most trailing digits that can be dropped while
+ * some integer stays in that range give the length; the one nearest v is
+ * written. Two front ends compute the scaled values: 128-bit arithmetic for
+ * |v| in [1e-10, 1e15) (k <= 27), 192-bit for [1e-37, 1e-10) (k <= 54: the
+ * rounding noise like 1e-17 that rotations and positions carry); one back end
+ * picks the digits. Outside both ranges the caller uses printf. */
+
+/* What the front ends hand over: v 10^k = t + frac, with frac classified
+ * (0: zero, 1: below one half, 2: one half, 3: above); [lo, hi] the integers
+ * that read back as v. */
+typedef struct scaled {
+    unsigned long long t, lo, hi;
+    int frac, k;
+} scaled;
+
+/* 64 * 3 bits, least significant word first. */
+typedef struct u192 {
+    unsigned long long w[3];
+} u192;
+
+static u192 u192_mul(unsigned long long m, u128 q)
 {
-    double a = fabs(v);
-    if (!(a >= 1e-10 && a < 1e15)) return 0; /* normal numbers, so the mantissa has its hidden bit */
-    unsigned long long bits;
-    memcpy(&bits, &a, sizeof bits);
-    int ex = (int)(bits >> 52) - 1022;                                 /* a = f 2^ex, f in [0.5, 1) */
-    unsigned long long m = (bits & ((1ull << 52) - 1)) | (1ull << 52); /* [2^52, 2^53) */
-    int d = ((ex - 1) * 78913) >> 18; /* floor((ex - 1) log10 2): floor(log10 a), or one less */
-    int k = 16 - d;                   /* in [2, 27]: v 10^k in [10^16, 10^18) */
-    int s = 53 - ex - k;              /* v 10^k = m 5^k / 2^s, s in [1, 60] */
+    u128 p0 = (u128)m * (unsigned long long)q;
+    u128 p1 = (u128)m * (unsigned long long)(q >> 64) + (p0 >> 64);
+    u192 r = {{(unsigned long long)p0, (unsigned long long)p1, (unsigned long long)(p1 >> 64)}};
+    return r;
+}
+
+static u192 u192_shl(u192 a, int s) /* 0 < s < 64 */
+{
+    u192 r = {{a.w[0] << s, (a.w[1] << s) | (a.w[0] >> (64 - s)), (a.w[2] << s) | (a.w[1] >> (64 - s))}};
+    return r;
+}
+
+static u192 u192_add(u192 a, u192 b)
+{
+    u192 r;
+    unsigned long long c = 0;
+    for (int i = 0; i < 3; i++) {
+        u128 x = (u128)a.w[i] + b.w[i] + c;
+        r.w[i] = (unsigned long long)x;
+        c = (unsigned long long)(x >> 64);
+    }
+    return r;
+}
+
+static u192 u192_sub(u192 a, u192 b) /* a >= b */
+{
+    u192 r;
+    unsigned long long borrow = 0;
+    for (int i = 0; i < 3; i++) {
+        u128 x = (u128)a.w[i] - b.w[i] - borrow; /* wraps to 2^128 - d when below */
+        r.w[i] = (unsigned long long)x;
+        borrow = (unsigned long long)(x >> 64) != 0;
+    }
+    return r;
+}
+
+/* The low 64 bits of floor(a / 2^s), 0 < s < 192. */
+static unsigned long long u192_shr64(u192 a, int s)
+{
+    int q = s / 64, r = s % 64;
+    unsigned long long lo = a.w[q], up = q + 1 < 3 ? a.w[q + 1] : 0;
+    return r ? (lo >> r) | (up << (64 - r)) : lo;
+}
+
+/* 1 when a's bits below bit s (0 < s < 192) are all zero. */
+static int u192_low_zero(u192 a, int s)
+{
+    for (int i = 0; i < 3 && s > 0; i++, s -= 64) {
+        unsigned long long mask = s >= 64 ? ~0ull : (1ull << s) - 1;
+        if (a.w[i] & mask) return 0;
+    }
+    return 1;
+}
+
+/* Bit s of a. */
+static int u192_bit(u192 a, int s) { return (int)((a.w[s / 64] >> (s % 64)) & 1); }
+
+/* a = m 2^(ex-53), m in [2^52, 2^53): the first guess of k (v 10^k in [10^16, 10^18)). */
+static int first_k(int ex) { return 16 - (((ex - 1) * 78913) >> 18); /* 16 - floor((ex - 1) log10 2) */ }
+
+/* Front end for |v| in [1e-10, 1e15): k in [2, 27], s in [1, 60]. */
+static inline __attribute__((always_inline)) void scale128(unsigned long long m, int ex, scaled *o)
+{
+    int k = first_k(ex);
+    int s = 53 - ex - k; /* v 10^k = m 5^k / 2^s */
     u128 P = (u128)m * ikd_pow5[k];
-    unsigned long long t = shr64(P, s); /* v 10^k = t + f / 2^s */
-    if (t >= ikd_pow10[17]) { /* d was one low */
+    unsigned long long t = shr64(P, s);
+    if (t >= ikd_pow10[17]) { /* the guess was one high */
         k--;
         s++;
         P = (u128)m * ikd_pow5[k];
         t = shr64(P, s);
     }
-    unsigned long long f = P & ((1ull << s) - 1);
-    int even = (m & 1) == 0;
-    /* the scaled midpoints, (4m +- 2) 5^k over 2^(s+2) (the lower one 4m - 1
-     * when m is a power of two: the gap below is half as wide) */
+    unsigned long long f = P & ((1ull << s) - 1), half = 1ull << (s - 1);
+    /* the scaled midpoints' numerators over 2^(s+2) (the lower one 4m - 1
+     * when m is a power of two: the gap below is half as wide); neither is a
+     * multiple of 2^(s+2), so hi is its floor and lo the lower one's ceiling */
     u128 step = (u128)ikd_pow5[k] << 1;
     u128 hi_n = (P << 2) + step, lo_n = (P << 2) - (m == (1ull << 52) ? step >> 1 : step);
-    int sh = s + 2;
-    unsigned long long hi = shr64(hi_n, sh);
-    if (((unsigned long long)hi_n & ((1ull << sh) - 1)) == 0 && !even) hi--;
-    unsigned long long lo = shr64(lo_n, sh);
-    if (((unsigned long long)lo_n & ((1ull << sh) - 1)) != 0 || !even) lo++;
+    o->hi = shr64(hi_n, s + 2);
+    o->lo = shr64(lo_n, s + 2) + 1;
+    o->t = t;
+    o->frac = (f != 0) + (f >= half) + (f > half);
+    o->k = k;
+}
+
+/* Front end for |v| in [1e-37, 1e-10): k in [26, 54] (5^k < 2^126, m 5^k
+ * 4 < 2^181), s up to about 125: the same steps in 192 bits. */
+static __attribute__((noinline)) void scale192(unsigned long long m, int ex, scaled *o)
+{
+    int k = first_k(ex);
+    u192 P;
+    unsigned long long t;
+    int s;
+    for (;;) {
+        s = 53 - ex - k;
+        u128 p5 = k <= 27 ? (u128)ikd_pow5[k] : (u128)ikd_pow5[27] * ikd_pow5[k - 27];
+        P = u192_mul(m, p5);
+        t = u192_shr64(P, s);
+        if (t < ikd_pow10[17]) break;
+        k--; /* the guess was one high */
+    }
+    u128 p5 = k <= 27 ? (u128)ikd_pow5[k] : (u128)ikd_pow5[27] * ikd_pow5[k - 27];
+    u192 five = u192_mul(1, p5), step = u192_shl(five, 1), P4 = u192_shl(P, 2);
+    u192 hi_n = u192_add(P4, step), lo_n = u192_sub(P4, m == (1ull << 52) ? five : step);
+    o->hi = u192_shr64(hi_n, s + 2);
+    o->lo = u192_shr64(lo_n, s + 2) + 1;
+    o->t = t;
+    int above = u192_bit(P, s - 1), rest = !u192_low_zero(P, s - 1);
+    o->frac = !above ? (rest ? 1 : 0) : (rest ? 3 : 2);
+    o->k = k;
+}
+
+/* Back end: the digits and the decimal point. */
+static inline __attribute__((always_inline)) size_t write_shortest(int negative, const scaled *sc, char *out)
+{
+    unsigned long long t = sc->t, lo = sc->lo, hi = sc->hi;
+    int k = sc->k;
     /* drop digits while a multiple of 10^(j+1) stays within [lo, hi]:
      * h = floor(hi / 10^j), l = floor((lo - 1) / 10^j) */
     int j = 0;
@@ -222,15 +330,15 @@ static size_t fmt_shortest(double v, char *out)
         j++;
     }
     /* the candidate nearest v at that length, kept within [l + 1, h]: c and
-     * the remainder r + f / 2^s against half of 10^j (all 64-bit) */
+     * the remainder r + frac against half of 10^j (all 64-bit) */
     unsigned long long c = t;
     for (int i = 0; i < j; i++) c /= 10;
     unsigned long long r2 = 2 * (t - c * ikd_pow10[j]);
     int up;
     if (j == 0)
-        up = f > (1ull << (s - 1)) || (f == (1ull << (s - 1)) && (c & 1));
-    else /* 10^j even: 2r below it is at least 2 below, so f cannot tip it */
-        up = r2 > ikd_pow10[j] || (r2 == ikd_pow10[j] && (f != 0 || (c & 1)));
+        up = sc->frac == 3 || (sc->frac == 2 && (c & 1));
+    else /* 10^j even: 2r below it is at least 2 below, so frac cannot tip it */
+        up = r2 > ikd_pow10[j] || (r2 == ikd_pow10[j] && (sc->frac != 0 || (c & 1)));
     c += (unsigned long long)up;
     if (c < l + 1) c = l + 1;
     if (c > h) c = h;
@@ -245,13 +353,25 @@ static size_t fmt_shortest(double v, char *out)
     const char *digits = dig + 18 - nd;
     int point = nd + j - k; /* digits before the decimal point */
     size_t n = 0;
-    if (v < 0) out[n++] = '-';
-    if (point <= 0) {
+    if (negative) out[n++] = '-';
+    if (point >= -9 && point <= 0) { /* 0.000ddd: |v| in [1e-10, 1) */
         out[n++] = '0';
         out[n++] = '.';
         for (int i = 0; i < -point; i++) out[n++] = '0';
         copy32(out + n, digits, (size_t)nd);
         n += (size_t)nd;
+    } else if (point < 0) { /* |v| below 1e-10: d.ddde-NN, as printf's %g writes it */
+        out[n++] = digits[0];
+        if (nd > 1) {
+            out[n++] = '.';
+            copy32(out + n, digits + 1, (size_t)(nd - 1));
+            n += (size_t)(nd - 1);
+        }
+        int e = 1 - point; /* 11 to 38 */
+        out[n++] = 'e';
+        out[n++] = '-';
+        out[n++] = (char)('0' + e / 10);
+        out[n++] = (char)('0' + e % 10);
     } else if (point < nd) {
         copy32(out + n, digits, (size_t)point);
         n += (size_t)point;
@@ -264,6 +384,22 @@ static size_t fmt_shortest(double v, char *out)
         for (int i = nd; i < point; i++) out[n++] = '0';
     }
     return n;
+}
+
+/* Returns the length, or 0 when v is outside both ranges (the caller then
+ * uses printf). */
+static size_t fmt_shortest(double v, char *out)
+{
+    double a = fabs(v);
+    if (!(a >= 1e-37 && a < 1e15)) return 0; /* normal numbers, so the mantissa has its hidden bit */
+    unsigned long long bits;
+    memcpy(&bits, &a, sizeof bits);
+    int ex = (int)(bits >> 52) - 1022;                                 /* a = f 2^ex, f in [0.5, 1) */
+    unsigned long long m = (bits & ((1ull << 52) - 1)) | (1ull << 52); /* [2^52, 2^53) */
+    scaled sc;
+    if (a >= 1e-10) scale128(m, ex, &sc);
+    else scale192(m, ex, &sc);
+    return write_shortest(v < 0, &sc, out);
 }
 
 void ikd_buf_json_int(ikd_buf *b, long long v)
@@ -300,8 +436,8 @@ void ikd_buf_json_number(ikd_buf *b, double v)
         ikd_buf_json_int(b, (long long)v);
         return;
     } else if (!(n = fmt_shortest(v, out))) {
-        /* far from 1 (rounding noise like 1e-17 in a rotation): the fewest printf
-         * digits that read back. The nearest 16-digit decimal decides: if it does
+        /* below 1e-37 or from 1e15 up (neither is met in a pose of sensible
+         * units): the fewest printf digits that read back. The nearest 16-digit decimal decides: if it does
          * not read back, no shorter one does (a shorter decimal is a 16-digit one
          * with zeros appended), so 17; if it does, 15 digits may too (%.15g drops
          * trailing zeros, so it is the shortest then). */

@@ -350,6 +350,20 @@ static int significant_digits(const char *s)
     return point ? n : n - trailing;
 }
 
+/* The significant digits of a decimal number's text, without leading or
+ * trailing zeros ("-0.001250" and "1.25e-3" both give "125"). */
+static void digits_of(const char *s, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *p = s; *p && *p != 'e' && *p != 'E' && n + 1 < size; p++) {
+        if (*p < '0' || *p > '9') continue;
+        if (n == 0 && *p == '0') continue;
+        out[n++] = *p;
+    }
+    while (n > 0 && out[n - 1] == '0') n--;
+    out[n] = '\0';
+}
+
 /* libc's own conversion, in the C locale: the oracle (strtod itself is ikd's in this process). */
 static double oracle_strtod(const char *s, char **end)
 {
@@ -366,7 +380,8 @@ START_TEST(number_writer_shortest_and_exact)
     } known[] = {{0.5, "0.5"}, {-3, "-3"}, {0.1, "0.1"}, {-0.0, "0"}, {0.3, "0.3"}, {0.1 + 0.2, "0.30000000000000004"},
                  {1e-5, "0.00001"}, {123456789012345.0, "123456789012345"}, {1.5e-7, "0.00000015"},
                  {0.712345678, "0.712345678"}, {2.220446049250313e-16, "2.220446049250313e-16"},
-                 {1e15, "1e+15"}, {-1e-300, "-1e-300"}};
+                 {1e15, "1e+15"}, {-1e-300, "-1e-300"}, {1.3877787807814457e-17, "1.3877787807814457e-17"},
+                 {1e-20, "1e-20"}, {-2.5e-11, "-2.5e-11"}, {1e-10, "0.0000000001"}, {1e-37, "1e-37"}};
     ikd_buf b;
     ikd_buf_init(&b);
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
@@ -380,11 +395,21 @@ START_TEST(number_writer_shortest_and_exact)
      * also one of those, with zeros appended. */
     tu_rng r;
     tu_seed(&r, 11);
-    for (int i = 0; i < 200000; i++) {
-        /* mostly the range the fast path covers, then anything, then short decimals */
-        double v = tu_uniform(&r, -1, 1) * pow(10, i % 4 ? tu_uniform(&r, -12, 16) : tu_uniform(&r, -300, 300));
+    for (int i = 0; i < 600000; i++) {
+        /* the range of the 128-bit path, anything, the 192-bit path's
+         * (1e-37..1e-10), short decimals, the ends of both ranges, and
+         * rounding noise (small multiples of powers of two, like 2^-56) */
+        double v = tu_uniform(&r, -1, 1) * pow(10, i % 4 == 0   ? tu_uniform(&r, -300, 300)
+                                                    : i % 4 == 1 ? tu_uniform(&r, -39, -9)
+                                                                 : tu_uniform(&r, -12, 16));
         if (i % 7 == 0) v = nextafter(v, 1e300);
         if (i % 5 == 0) v = round(v * 1e6) / pow(10, (double)(i % 11));
+        if (i % 13 == 0) v = ldexp((double)(tu_next(&r) % 64 + 1) * (i % 2 ? 1 : -1), -(int)(tu_next(&r) % 140));
+        if (i % 17 == 0) {
+            static const double ends[] = {1e-37, 1e-10, 1e15};
+            v = ends[tu_next(&r) % 3];
+            for (int step = (int)(tu_next(&r) % 5); step > 0; step--) v = nextafter(v, i % 2 ? 0 : 1e300);
+        }
         ikd_buf_reset(&b);
         ikd_buf_json_number(&b, v);
         ck_assert_msg(oracle_strtod(b.data, NULL) == v, "%.17g written as %s", v, b.data);
@@ -396,6 +421,15 @@ START_TEST(number_writer_shortest_and_exact)
             snprintf(shorter, sizeof shorter, "%.*e", sig - 2, v);
             ck_assert_msg(oracle_strtod(shorter, NULL) != v, "%.17g written as %s, but %s reads back too", v, b.data,
                           shorter);
+        }
+        /* at that length, the decimal nearest v (printf's, correctly
+         * rounded) whenever it reads back */
+        char nearest[40], want[40], got[40];
+        snprintf(nearest, sizeof nearest, "%.*e", sig - 1, v);
+        if (oracle_strtod(nearest, NULL) == v) {
+            digits_of(nearest, want, sizeof want);
+            digits_of(b.data, got, sizeof got);
+            ck_assert_msg(strcmp(want, got) == 0, "%.17g written as %s, nearest is %s", v, b.data, nearest);
         }
     }
     /* integers: what printf's %lld writes, over every length and both extremes */
