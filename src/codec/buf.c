@@ -180,9 +180,9 @@ static inline unsigned long long shr64(u128 x, int s)
  * between the scaled midpoints reads back as v. The midpoints themselves,
  * (4m -+ 2) 5^k / 2^(s+2) (4m - 1 for the lower one when m is a power of
  * two), are never integers here: their numerators hold at most one factor 2
- * and s + 2 >= 3; so which neighbour a tie would go to never matters. The most trailing digits that can be dropped while
- * some integer stays in that range give the length; the one nearest v is
- * written. Two front ends compute the scaled values: 128-bit arithmetic for
+ * and s + 2 >= 3; so which neighbour a tie would go to never matters. The
+ * most trailing digits that can be dropped while some integer stays in that
+ * range give the length; the one nearest v is written. Two front ends compute the scaled values: 128-bit arithmetic for
  * |v| in [1e-10, 1e15) (k <= 27), 192-bit for [1e-37, 1e-10) (k <= 54: the
  * rounding noise like 1e-17 that rotations and positions carry); one back end
  * picks the digits. Outside both ranges the caller uses printf. */
@@ -292,19 +292,18 @@ static inline __attribute__((always_inline)) void scale128(unsigned long long m,
  * 4 < 2^181), s up to about 125: the same steps in 192 bits. */
 static __attribute__((noinline)) void scale192(unsigned long long m, int ex, scaled *o)
 {
-    int k = first_k(ex);
+    int k = first_k(ex), s;
+    u128 p5; /* 5^k */
     u192 P;
     unsigned long long t;
-    int s;
     for (;;) {
         s = 53 - ex - k;
-        u128 p5 = k <= 27 ? (u128)ikd_pow5[k] : (u128)ikd_pow5[27] * ikd_pow5[k - 27];
+        p5 = k <= 27 ? (u128)ikd_pow5[k] : (u128)ikd_pow5[27] * ikd_pow5[k - 27];
         P = u192_mul(m, p5);
         t = u192_shr64(P, s);
         if (t < ikd_pow10[17]) break;
         k--; /* the guess was one high */
     }
-    u128 p5 = k <= 27 ? (u128)ikd_pow5[k] : (u128)ikd_pow5[27] * ikd_pow5[k - 27];
     u192 five = u192_mul(1, p5), step = u192_shl(five, 1), P4 = u192_shl(P, 2);
     u192 hi_n = u192_add(P4, step), lo_n = u192_sub(P4, m == (1ull << 52) ? five : step);
     o->hi = u192_shr64(hi_n, s + 2);
@@ -437,10 +436,11 @@ void ikd_buf_json_number(ikd_buf *b, double v)
         return;
     } else if (!(n = fmt_shortest(v, out))) {
         /* below 1e-37 or from 1e15 up (neither is met in a pose of sensible
-         * units): the fewest printf digits that read back. The nearest 16-digit decimal decides: if it does
-         * not read back, no shorter one does (a shorter decimal is a 16-digit one
-         * with zeros appended), so 17; if it does, 15 digits may too (%.15g drops
-         * trailing zeros, so it is the shortest then). */
+         * units): the fewest printf digits that read back. The nearest
+         * 16-digit decimal decides: if it does not read back, no shorter one
+         * does (a shorter decimal is a 16-digit one with zeros appended), so
+         * 17; if it does, 15 digits may too (%.15g drops trailing zeros, so it
+         * is the shortest then). */
         n = (size_t)snprintf(out, 40, "%.16g", v);
         if (strtod(out, NULL) != v) {
             n = (size_t)snprintf(out, 40, "%.17g", v);

@@ -539,14 +539,6 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     atomic_fetch_sub(&h->active, 1);
 }
 
-/* ---- the connection limit ----------------------------------------------
- * --max-connections is enforced here, not with libmicrohttpd's own limit:
- * that one is split evenly over the I/O threads, and in libmicrohttpd 0.9.75
- * (epoll, thread pool) a thread that reaches its share stops noticing its
- * closed connections until their timeout, so one burst of connections (a load
- * test started twice) left the server refusing everyone for 30 s. libmicrohttpd
- * gets a limit no thread can reach; this policy closes a connection over ours
- * at once. */
 /* The client's address as text (empty when unknown), for the access log. */
 static void client_address(struct MHD_Connection *conn, char *out, size_t len)
 {
@@ -559,6 +551,14 @@ static void client_address(struct MHD_Connection *conn, char *out, size_t len)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)len);
 }
 
+/* ---- the connection limit ----------------------------------------------
+ * --max-connections is enforced here, not with libmicrohttpd's own limit:
+ * that one is split evenly over the I/O threads, and in libmicrohttpd 0.9.75
+ * (epoll, thread pool) a thread that reaches its share stops noticing its
+ * closed connections until their timeout, so one burst of connections (a load
+ * test started twice) left the server refusing everyone for 30 s. libmicrohttpd
+ * gets a limit no thread can reach; this policy closes a connection over ours
+ * at once. */
 /* Counts open connections, and keeps each one's client address as text in its
  * socket context (formatted here once, not in every request's log line; NULL
  * when out of memory, and the log line then has no client). */

@@ -59,10 +59,9 @@ void ikd_fabrik_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_
     ikd_ws_enforce(ws, j, pose); /* start from a pose within the limits */
 
     /* a constrained chain can stall short of a target it could reach; it
-     * may then start again (see restarts), unless the target is out of reach
-     * (farther than the chain is long, or nearer than its longest bone folded
-     * back allows), where no start pose would help */
-    int may_restart = ws->constrained && dist <= ws->total && dist >= 2 * ws->longest - ws->total;
+     * may then start again (see restarts), unless the target is out of reach,
+     * where no start pose would help */
+    int may_restart = ws->constrained && !ikd_ws_out_of_reach(ws, p);
     ikd_vec3 *best = ws->dir; /* the closest pose of the earlier starts (FABRIK leaves dir unused) */
     double best_err = INFINITY;
     size_t restart = 0;

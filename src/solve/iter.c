@@ -96,6 +96,12 @@ void ikd_ws_unstraighten(const ikd_ws *ws, const ikd_problem *p, ikd_pose_joint 
     }
 }
 
+int ikd_ws_out_of_reach(const ikd_ws *ws, const ikd_problem *p)
+{
+    double dist = ikd_vec3_dist(p->target, p->joints[0].position);
+    return dist > ws->total || dist < 2 * ws->longest - ws->total;
+}
+
 void ikd_ws_finish(const ikd_ws *ws, const ikd_problem *p, ikd_solver solver, int iterations, ikd_pose_joint *pose,
                    ikd_result *res)
 {
@@ -107,14 +113,7 @@ void ikd_ws_finish(const ikd_ws *ws, const ikd_problem *p, ikd_solver solver, in
     if (res->reached) {
         res->status = IKD_STATUS_REACHED;
     } else {
-        /* Geometrically out of reach: farther than the chain is long, or
-         * nearer than its shortest reach (the longest bone folded back). */
-        double dist = ikd_vec3_dist(p->target, p->joints[0].position);
-        double min_reach = 2 * ws->longest - ws->total;
-        if (dist > ws->total || dist < min_reach)
-            res->status = IKD_STATUS_UNREACHABLE;
-        else
-            res->status = IKD_STATUS_MAX_ITERATIONS;
+        res->status = ikd_ws_out_of_reach(ws, p) ? IKD_STATUS_UNREACHABLE : IKD_STATUS_MAX_ITERATIONS;
     }
     ikd_chain_pose_rotations(p->joints, n, p->has_target_rotation ? &p->target_rotation : NULL, pose);
 }

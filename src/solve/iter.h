@@ -57,6 +57,10 @@ static inline int ikd_ws_out_of_time(const ikd_problem *p)
     return p->deadline_ns && ikd_clock_ns() > p->deadline_ns;
 }
 
+/* 1 when no pose reaches the target: farther from the root than the chain is
+ * long, or nearer than its shortest reach (the longest bone folded back). */
+int ikd_ws_out_of_reach(const ikd_ws *ws, const ikd_problem *p);
+
 /* Fill res->status/reached/error/iterations and the pose rotations. */
 void ikd_ws_finish(const ikd_ws *ws, const ikd_problem *p, ikd_solver solver, int iterations, ikd_pose_joint *pose,
                    ikd_result *res);
