@@ -223,6 +223,44 @@ static void strtod_bench(void)
            libc_ns[RUNS / 2] / ikd_ns[RUNS / 2], sink == 0.123 ? " " : "");
 }
 
+/* The JSON number writer by kind of value, ns per number: ordinary
+ * coordinates, the rounding noise poses carry (small multiples of 2^-50 and
+ * below), tiny random values, and values below 1e-37 (still written through
+ * printf: the cost the other tiny kinds had before they got their own path). */
+static void number_writer_bench(void)
+{
+    enum { N = 4096, RUNS = 9, REPS = 20, KINDS = 4 };
+    static double vals[KINDS][N];
+    static const char *names[KINDS] = {"coordinates in [-1, 1]", "noise, k * 2^-(50..59)", "random in [-5e-13, 5e-13]",
+                                       "below 1e-37 (printf)"};
+    unsigned long long st = 4242;
+    for (int i = 0; i < N; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)(st >> 11) / 9007199254740992.0;
+        vals[0][i] = 2 * u - 1;
+        vals[1][i] = ldexp((double)(st % 64 + 1), -50 - (int)(st / 64 % 10));
+        vals[2][i] = (u - 0.5) * 1e-12;
+        vals[3][i] = u * 1e-38;
+    }
+    ikd_buf b;
+    ikd_buf_init(&b);
+    printf("\nJSON number writer, ns per number (median of %d runs of %d)\n", RUNS, N * REPS);
+    for (int k = 0; k < KINDS; k++) {
+        double ns[RUNS];
+        for (int run = 0; run < RUNS; run++) {
+            double t0 = now_ns();
+            for (int r = 0; r < REPS; r++) {
+                ikd_buf_reset(&b);
+                for (int i = 0; i < N; i++) ikd_buf_json_number(&b, vals[k][i]);
+            }
+            ns[run] = (now_ns() - t0) / (N * REPS);
+        }
+        qsort(ns, RUNS, sizeof(double), cmp_double);
+        printf("%-28s %8.1f\n", names[k], ns[RUNS / 2]);
+    }
+    ikd_buf_destroy(&b);
+}
+
 int main(int argc, char **argv)
 {
     /* the daemon's heap settings (src/server/main.c): batches' buffers stay in the heap
@@ -318,6 +356,7 @@ int main(int argc, char **argv)
     /* IKD_BENCH_BATCH_ONLY=1: the batch handler alone (with IKD_BENCH_BATCH_ENC=json|msgpack, one encoding) */
     if (!getenv("IKD_BENCH_BATCH_ONLY")) codec_bench();
     if (!getenv("IKD_BENCH_BATCH_ONLY")) strtod_bench();
+    if (!getenv("IKD_BENCH_BATCH_ONLY")) number_writer_bench();
     batch_bench();
     free(joints);
     free(targets);
