@@ -114,19 +114,25 @@ def write_bodies(path, items):
 
 # ---- processes ----------------------------------------------------------------------
 
+# `taskset -c LIST` prefixes for the servers and for wrk (--server-cpus, --wrk-cpus): on a
+# machine with cores to spare, the load generator can be kept off the servers' cores.
+SERVER_PREFIX, WRK_PREFIX = [], []
+
+
 def start(cmd, marker):
+    name, cmd = cmd[0], SERVER_PREFIX + cmd  # taskset execs the server: the pid is the server's
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = p.stdout.readline()
     if marker not in line:
         p.kill()
-        sys.exit(f"load: {cmd[0]} did not start: {line!r}")
+        sys.exit(f"load: {name} did not start: {line!r}")
     return p, line.strip().split(" on ")[1]
 
 
 def wrk(url, path, ctype, bodies_file, connections, threads, seconds, count_statuses=False):
     env = dict(os.environ, IKD_LOAD_BODIES=bodies_file, IKD_LOAD_PATH=path, IKD_LOAD_CTYPE=ctype,
                IKD_LOAD_COUNT_STATUSES="1" if count_statuses else "0")
-    cmd = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{seconds}s", "--timeout", "10s",
+    cmd = WRK_PREFIX + ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{seconds}s", "--timeout", "10s",
            "-s", os.path.join(HERE, "wrk.lua"), url + path]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
 
@@ -231,7 +237,15 @@ def main():
     ap.add_argument("--baseline", default=os.path.join(ROOT, "build", "baseline"))
     ap.add_argument("--no-baseline", action="store_true", help="skip the HTTP ceiling run")
     ap.add_argument("--ikd-args", default="", help="extra flags for the started ikd")
+    ap.add_argument("--server-cpus", default="", help="CPU list (taskset -c) for the started ikd and baseline")
+    ap.add_argument("--wrk-cpus", default="", help="CPU list (taskset -c) for wrk, e.g. to keep it off the "
+                                                    "servers' cores on a larger machine")
     args = ap.parse_args()
+    global SERVER_PREFIX, WRK_PREFIX
+    if (args.server_cpus or args.wrk_cpus) and not shutil.which("taskset"):
+        sys.exit("load: taskset not found (apt-get install util-linux)")
+    SERVER_PREFIX = ["taskset", "-c", args.server_cpus] if args.server_cpus else []
+    WRK_PREFIX = ["taskset", "-c", args.wrk_cpus] if args.wrk_cpus else []
     if not shutil.which("wrk"):
         sys.exit("load: wrk not found (apt-get install wrk)")
     os.makedirs(args.out, exist_ok=True)
