@@ -183,11 +183,12 @@ load:
 	python3 tests/load/load.py $(LOAD_ARGS)
 
 # Everything built with AddressSanitizer + UndefinedBehaviorSanitizer into build-asan/, then
-# every libcheck suite (unit and end-to-end, the daemon included) run under them.
+# every libcheck suite (unit and end-to-end, the daemon included) run under them. Sanitized
+# builds run several times slower: CK_TIMEOUT_MULTIPLIER scales every test case's timeout.
 asan: deps-test
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
 	  SAN="-fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-	  ASAN_OPTIONS=quarantine_size_mb=1:detect_leaks=1 IKD_TEST_SANITIZED=1 check-suites
+	  ASAN_OPTIONS=quarantine_size_mb=1:detect_leaks=1 IKD_TEST_SANITIZED=1 CK_TIMEOUT_MULTIPLIER=10 check-suites
 
 # libFuzzer harnesses (tests/fuzz/) built with clang, ASan and UBSan; each runs FUZZ_SECONDS
 # after replaying tests/fuzz/regressions/. Seeds come from the request fixtures.
@@ -229,7 +230,7 @@ scale-test:
 valgrind: deps-test
 	$(call install_missing,valgrind)
 	@$(MAKE) --no-print-directory $(BUILD)/ikd $(BUILD)/tests/run_e2e
-	IKD_BIN=$(BUILD)/ikd IKD_TEST_FIXTURES=tests/fixtures \
+	IKD_BIN=$(BUILD)/ikd IKD_TEST_FIXTURES=tests/fixtures CK_TIMEOUT_MULTIPLIER=10 \
 	IKD_TEST_WRAPPER="valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect" \
 	  $(BUILD)/tests/run_e2e
 

@@ -645,6 +645,7 @@ int main(void)
 {
     Suite *s = suite_create("codec");
     TCase *tc = tcase_create("json");
+    tcase_set_timeout(tc, 60); /* the number writer and strtod checks take seconds (13 s under ASan) */
     tcase_add_test(tc, fixtures_through_the_handler);
     tcase_add_test(tc, max_joints_limit);
     tcase_add_test(tc, fixtures_in_msgpack_give_the_same_replies);
