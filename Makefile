@@ -20,9 +20,10 @@ CHECK_LIBS    := $(shell pkg-config --libs check 2>/dev/null)
 
 LIB_SRC    := $(wildcard src/solve/*.c)
 CODEC_SRC  := $(wildcard src/codec/*.c)
+SERVICE_SRC := $(wildcard src/service/*.c)
 SERVER_SRC := $(filter-out src/server/main.c,$(wildcard src/server/*.c))
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
-CODEC_OBJ  := $(CODEC_SRC:%.c=$(BUILD)/%.o)
+CODEC_OBJ  := $(CODEC_SRC:%.c=$(BUILD)/%.o) $(SERVICE_SRC:%.c=$(BUILD)/%.o)
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ   := $(BUILD)/src/server/main.o
 
@@ -196,7 +197,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_PKGS := clang libclang-rt-14-dev python3
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-std=c11 -D_GNU_SOURCE -Iinclude -Isrc
-FUZZ_SRC := $(LIB_SRC) $(CODEC_SRC) src/server/api.c
+FUZZ_SRC := $(LIB_SRC) $(CODEC_SRC) $(SERVICE_SRC)
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) $(wildcard include/ikd/*.h src/*/*.h)
 	@mkdir -p $(@D)

@@ -72,7 +72,8 @@ typedef struct ikd_pose_joint {
  * IKD_MAX_JOINTS, finite positions, non-zero bones (see IKD_MIN_BONE_RATIO
  * and IKD_MIN_BONE_PRECISION), a total length below IKD_MAX_EXTENT,
  * unit rotations, well-formed constraints, none on the effector.
- * Normalises rotations and constraint axes in place. On failure fills `err`
+ * Normalises in place the rotations (accepted within 1e-3 of unit length)
+ * and the constraint axes and reference directions (any non-zero length). On failure fills `err`
  * with a field path like "chain.joints[2].position" and returns its code. */
 ikd_code ikd_chain_validate(ikd_joint *joints, size_t count, size_t min_joints, ikd_error *err);
 

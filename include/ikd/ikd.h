@@ -3,6 +3,7 @@
 #define IKD_IKD_H
 
 #include "ikd/chain.h"
+#include "ikd/constraint.h"
 #include "ikd/error.h"
 #include "ikd/math.h"
 #include "ikd/solve.h"

@@ -150,14 +150,24 @@ ikd_solver ikd_solver_pick(const ikd_problem *p);
 size_t ikd_workspace_size(size_t joint_count);
 
 /* Validate a problem: chain (ikd_chain_validate), target, pole, options and
- * the solver's own needs. Normalises rotations and axes in place. Field
- * paths in `err` follow the HTTP API's JSON names ("target.position"). */
+ * the solver's own needs. On success it has also normalised, in place,
+ * the joint rotations and the target rotation (accepted within 1e-3 of unit
+ * length) and the constraint axes and reference directions (any non-zero
+ * length), so call it
+ * on memory you may write, once per problem: solving a validated problem
+ * again needs no new validation. Field paths in `err` follow the HTTP API's
+ * JSON names ("target.position"); `err` may be NULL. */
 ikd_code ikd_validate(ikd_problem *p, ikd_error *err);
 
 /* Solve a validated problem. `pose` receives joint_count joints; `work` is
  * scratch of at least ikd_workspace_size(joint_count) bytes (may be NULL
- * when that is 0). Never allocates, deterministic. Returns IKD_E_OK, or an
- * error code (with `err` filled) when the problem is not valid. */
+ * when that is 0, as for two_bone). Never allocates, deterministic.
+ * It checks what it is given, without writing to it: every rule of
+ * ikd_validate, with rotations and axes required to be unit already
+ * (within 1e-12, as ikd_validate leaves them), and the workspace size.
+ * Returns IKD_E_OK; IKD_E_INVALID with `err` filled when the problem is
+ * not valid (or not normalised: call ikd_validate first); IKD_E_INTERNAL
+ * when the workspace is too small. `err` may be NULL. */
 ikd_code ikd_solve(const ikd_problem *p, void *work, size_t work_size, ikd_pose_joint *pose,
                    ikd_result *res, ikd_error *err);
 

@@ -1,4 +1,4 @@
-/* codec.c - document loading for both encodings (jansson, msgpack-c), media types, and the reply layouts. */
+/* codec.c - document loading for both encodings (jansson, msgpack-c) and media types. */
 #include "codec.h"
 
 #include <jansson.h>
@@ -360,7 +360,7 @@ static int mp_plausible(const unsigned char *p, size_t len)
 
 /* ---- loading ---- */
 
-ikd_code ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t len, ikd_error *err)
+int ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t len, ikd_error *err)
 {
     memset(doc, 0, sizeof *doc);
     doc->enc = enc;
@@ -439,64 +439,4 @@ ikd_encoding ikd_encoding_from_accept(const char *accept, ikd_encoding fallback)
         p += strcspn(p, ",");
     }
     return fallback;
-}
-
-/* ---- reply layouts ---- */
-
-void ikd_reply_solve(ikd_emitter *e, const ikd_request *req, const ikd_result *res, const ikd_pose_joint *pose,
-                     double solve_us)
-{
-    int rot = res->solver == IKD_SOLVER_JACOBIAN && req->problem.has_target_rotation;
-    ikd_emit_map(e, 7 + (size_t)rot);
-    IKD_EMIT_KEY(e, "solver");
-    ikd_emit_str(e, ikd_solver_name(res->solver));
-    IKD_EMIT_KEY(e, "status");
-    ikd_emit_str(e, ikd_status_name(res->status));
-    IKD_EMIT_KEY(e, "reached");
-    ikd_emit_bool(e, res->reached);
-    IKD_EMIT_KEY(e, "error");
-    ikd_emit_num(e, res->error);
-    IKD_EMIT_KEY(e, "iterations");
-    ikd_emit_int(e, res->iterations);
-    if (rot) {
-        IKD_EMIT_KEY(e, "rotation_error_deg");
-        ikd_emit_num(e, res->rotation_error_deg);
-    }
-    IKD_EMIT_KEY(e, "joints");
-    ikd_emit_array(e, req->problem.joint_count);
-    for (size_t i = 0; i < req->problem.joint_count; i++) {
-        const ikd_pose_joint *j = &pose[i];
-        const char *name = req->names ? req->names[i] : NULL;
-        ikd_emit_map(e, name ? 4 : 3);
-        if (name) {
-            IKD_EMIT_KEY(e, "name");
-            ikd_emit_str(e, name);
-        }
-        IKD_EMIT_KEY(e, "position");
-        ikd_emit_nums(e, &j->position.x, 3);
-        IKD_EMIT_KEY(e, "rotation");
-        ikd_emit_nums(e, &j->rotation.x, 4);
-        IKD_EMIT_KEY(e, "local_rotation");
-        ikd_emit_nums(e, &j->local_rotation.x, 4);
-        ikd_emit_end(e);
-    }
-    ikd_emit_end(e);
-    IKD_EMIT_KEY(e, "solve_us");
-    ikd_emit_num(e, solve_us);
-    ikd_emit_end(e);
-}
-
-void ikd_reply_error(ikd_emitter *e, const ikd_error *err)
-{
-    ikd_emit_map(e, 1);
-    IKD_EMIT_KEY(e, "error");
-    ikd_emit_map(e, 3);
-    IKD_EMIT_KEY(e, "code");
-    ikd_emit_str(e, ikd_code_name(err->code));
-    IKD_EMIT_KEY(e, "message");
-    ikd_emit_str(e, err->message[0] ? err->message : ikd_strerror(err->code));
-    IKD_EMIT_KEY(e, "field");
-    ikd_emit_str(e, err->field);
-    ikd_emit_end(e);
-    ikd_emit_end(e);
 }

@@ -1,4 +1,4 @@
-/* codec.h - bodies in, replies out, in either encoding: load a document, write solve replies and errors. */
+/* codec.h - bodies in either encoding: load a document, tell encodings from media types. */
 #ifndef IKD_CODEC_H
 #define IKD_CODEC_H
 
@@ -22,7 +22,7 @@ typedef struct ikd_doc {
  * where. Free the document with ikd_doc_free whatever this returns, on the
  * same thread, before loading another (JSON values come from a per-thread
  * arena, MessagePack objects from a per-thread msgpack-c zone, in between). */
-ikd_code ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t len, ikd_error *err);
+int ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t len, ikd_error *err);
 void ikd_doc_free(ikd_doc *doc);
 
 /* The encoding a Content-Type names: JSON (application/json, or absent) or
@@ -32,11 +32,5 @@ int ikd_encoding_from_content_type(const char *content_type);
 /* The reply encoding an Accept header asks for; `fallback` when it names
  * neither (or is absent, or is a wildcard). */
 ikd_encoding ikd_encoding_from_accept(const char *accept, ikd_encoding fallback);
-
-/* {"solver","status","reached","error","iterations",["rotation_error_deg"],"joints","solve_us"} */
-void ikd_reply_solve(ikd_emitter *e, const ikd_request *req, const ikd_result *res, const ikd_pose_joint *pose,
-                     double solve_us);
-/* {"error":{"code","message","field"}} */
-void ikd_reply_error(ikd_emitter *e, const ikd_error *err);
 
 #endif

@@ -42,14 +42,14 @@ static size_t path_render(const path *p, char *out, size_t size)
     return n;
 }
 
-static ikd_code fail(ikd_error *err, ikd_code code, const path *p, const char *msg)
+static int fail(ikd_error *err, int code, const path *p, const char *msg)
 {
     char f[IKD_ERROR_FIELD_MAX] = "";
     path_render(p, f, sizeof f);
     return ikd_error_set(err, code, f, "%s", msg);
 }
 
-static ikd_code bad(ikd_error *err, const path *p, const char *msg) { return fail(err, IKD_E_INVALID, p, msg); }
+static int bad(ikd_error *err, const path *p, const char *msg) { return fail(err, IKD_E_INVALID, p, msg); }
 
 /* A field name and its length, for gather. */
 typedef struct field {
@@ -61,7 +61,7 @@ typedef struct field {
 /* One pass over an object's members: every key must be one of the `n`
  * allowed (at most 8), none twice (MessagePack maps can carry duplicates);
  * out[a] is the value of allowed[a] (v = NULL when absent or null). */
-static ikd_code gather(ikd_val obj, const path *parent, const field *allowed, int na, ikd_val *out, ikd_error *err)
+static int gather(ikd_val obj, const path *parent, const field *allowed, int na, ikd_val *out, ikd_error *err)
 {
     size_t n = obj.ops->size(obj.v);
     for (int a = 0; a < na; a++) out[a] = (ikd_val){obj.ops, NULL};
@@ -85,7 +85,7 @@ static ikd_code gather(ikd_val obj, const path *parent, const field *allowed, in
 }
 #define GATHER(obj, parent, keys, out, err) gather(obj, parent, keys, (int)(sizeof keys / sizeof keys[0]), out, err)
 
-static ikd_code get_number(ikd_val x, const path *f, double *out, ikd_error *err)
+static int get_number(ikd_val x, const path *f, double *out, ikd_error *err)
 {
     if (!ikd_val_is_number(x)) return bad(err, f, "must be a number");
     *out = x.ops->real(x.v);
@@ -93,7 +93,7 @@ static ikd_code get_number(ikd_val x, const path *f, double *out, ikd_error *err
     return IKD_E_OK;
 }
 
-static ikd_code get_numbers(ikd_val x, const path *f, double *out, size_t n, ikd_error *err)
+static int get_numbers(ikd_val x, const path *f, double *out, size_t n, ikd_error *err)
 {
     const char *msg = n == 3 ? "must be an array of 3 numbers" : "must be an array of 4 numbers";
     if (x.v && x.ops->reals(x.v, out, n)) { /* the usual case, in one call */
@@ -111,18 +111,18 @@ static ikd_code get_numbers(ikd_val x, const path *f, double *out, size_t n, ikd
     return IKD_E_OK;
 }
 
-static ikd_code get_vec3(ikd_val x, const path *f, ikd_vec3 *out, ikd_error *err)
+static int get_vec3(ikd_val x, const path *f, ikd_vec3 *out, ikd_error *err)
 {
     double a[3];
-    ikd_code rc = get_numbers(x, f, a, 3, err);
+    int rc = get_numbers(x, f, a, 3, err);
     if (rc == IKD_E_OK) *out = ikd_vec3_make(a[0], a[1], a[2]);
     return rc;
 }
 
-static ikd_code get_quat(ikd_val x, const path *f, ikd_quat *out, ikd_error *err)
+static int get_quat(ikd_val x, const path *f, ikd_quat *out, ikd_error *err)
 {
     double a[4];
-    ikd_code rc = get_numbers(x, f, a, 4, err);
+    int rc = get_numbers(x, f, a, 4, err);
     if (rc == IKD_E_OK) *out = ikd_quat_make(a[0], a[1], a[2], a[3]);
     return rc;
 }
@@ -135,13 +135,13 @@ static int str_is(ikd_val x, const char *s)
     return len == strlen(s) && memcmp(v, s, len) == 0;
 }
 
-static ikd_code parse_constraint(ikd_val v, const path *f, ikd_constraint *c, ikd_error *err)
+static int parse_constraint(ikd_val v, const path *f, ikd_constraint *c, ikd_error *err)
 {
     static const field keys[] = {FIELD("type"), FIELD("axis"), FIELD("min_deg"), FIELD("max_deg"), FIELD("reference")};
     enum { TYPE, AXIS, MIN, MAX, REF };
     ikd_val m[5];
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return bad(err, f, "must be an object");
-    ikd_code rc = GATHER(v, f, keys, m, err);
+    int rc = GATHER(v, f, keys, m, err);
     if (rc) return rc;
     path ft = key_path(f, "type");
     ikd_val type = m[TYPE];
@@ -178,7 +178,7 @@ static ikd_code parse_constraint(ikd_val v, const path *f, ikd_constraint *c, ik
     return IKD_E_OK;
 }
 
-static ikd_code parse_joint(ikd_val v, const path *f, ikd_request *req, size_t index, ikd_error *err)
+static int parse_joint(ikd_val v, const path *f, ikd_request *req, size_t index, ikd_error *err)
 {
     static const field keys[] = {FIELD("name"), FIELD("position"), FIELD("rotation"), FIELD("constraint")};
     enum { NAME, POS, ROT, CONS };
@@ -187,7 +187,7 @@ static ikd_code parse_joint(ikd_val v, const path *f, ikd_request *req, size_t i
     ikd_doc_type t = ikd_val_type(v);
     if (t == IKD_DOC_ARRAY) return get_vec3(v, f, &j->position, err);
     if (t != IKD_DOC_OBJECT) return bad(err, f, "must be an object or an array of 3 numbers");
-    ikd_code rc = GATHER(v, f, keys, m, err);
+    int rc = GATHER(v, f, keys, m, err);
     if (rc) return rc;
     ikd_val x;
     if ((x = m[NAME]).v) {
@@ -213,14 +213,14 @@ static ikd_code parse_joint(ikd_val v, const path *f, ikd_request *req, size_t i
     return IKD_E_OK;
 }
 
-static ikd_code parse_chain(ikd_val v, const path *pre, ikd_request *req, ikd_error *err)
+static int parse_chain(ikd_val v, const path *pre, ikd_request *req, ikd_error *err)
 {
     static const field keys[] = {FIELD("joints")};
     path fc = key_path(pre, "chain"), fj = key_path(&fc, "joints");
     if (!v.v) return bad(err, &fc, "is required");
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return bad(err, &fc, "must be an object with \"joints\"");
     ikd_val joints;
-    ikd_code rc = GATHER(v, &fc, keys, &joints, err);
+    int rc = GATHER(v, &fc, keys, &joints, err);
     if (rc) return rc;
     if (!joints.v) return bad(err, &fj, "is required");
     if (ikd_val_type(joints) != IKD_DOC_ARRAY) return bad(err, &fj, "must be an array of joints");
@@ -234,7 +234,7 @@ static ikd_code parse_chain(ikd_val v, const path *pre, ikd_request *req, ikd_er
     return IKD_E_OK;
 }
 
-static ikd_code parse_target(ikd_val v, const path *pre, ikd_problem *p, ikd_error *err)
+static int parse_target(ikd_val v, const path *pre, ikd_problem *p, ikd_error *err)
 {
     static const field keys[] = {FIELD("position"), FIELD("rotation")};
     path ft = key_path(pre, "target");
@@ -243,7 +243,7 @@ static ikd_code parse_target(ikd_val v, const path *pre, ikd_problem *p, ikd_err
     if (t == IKD_DOC_ARRAY) return get_vec3(v, &ft, &p->target, err);
     if (t != IKD_DOC_OBJECT) return bad(err, &ft, "must be an object or an array of 3 numbers");
     ikd_val m[2];
-    ikd_code rc = GATHER(v, &ft, keys, m, err);
+    int rc = GATHER(v, &ft, keys, m, err);
     if (rc) return rc;
     path fp = key_path(&ft, "position"), fr = key_path(&ft, "rotation");
     ikd_val x = m[0];
@@ -257,7 +257,7 @@ static ikd_code parse_target(ikd_val v, const path *pre, ikd_problem *p, ikd_err
 }
 
 /* "options": every key must be a row of the library's options table. */
-static ikd_code parse_options(ikd_val v, const path *pre, ikd_options *o, ikd_error *err)
+static int parse_options(ikd_val v, const path *pre, ikd_options *o, ikd_error *err)
 {
     size_t n;
     const ikd_option_info *table = ikd_options_table(&n);
@@ -293,7 +293,7 @@ static ikd_code parse_options(ikd_val v, const path *pre, ikd_options *o, ikd_er
             break;
         }
         case IKD_OPT_NUMBER: {
-            ikd_code rc = get_number(x, &f, (double *)dst, err);
+            int rc = get_number(x, &f, (double *)dst, err);
             if (rc) return rc;
             break;
         }
@@ -318,7 +318,7 @@ static ikd_code parse_options(ikd_val v, const path *pre, ikd_options *o, ikd_er
     return IKD_E_OK;
 }
 
-ikd_code ikd_decode_solve(ikd_val root, long item, ikd_request *req, ikd_error *err)
+int ikd_decode_solve(ikd_val root, long item, ikd_request *req, ikd_error *err)
 {
     static const field keys[] = {FIELD("solver"), FIELD("chain"), FIELD("target"), FIELD("pole"), FIELD("options")};
     path body = key_path(NULL, ""), batch = key_path(NULL, "problems"), in_batch = index_path(&batch, (size_t)item);
@@ -326,7 +326,7 @@ ikd_code ikd_decode_solve(ikd_val root, long item, ikd_request *req, ikd_error *
     if (ikd_val_type(root) != IKD_DOC_OBJECT) return bad(err, pre, item >= 0 ? "must be an object" : "the body must be an object");
     enum { SOLVER, CHAIN, TARGET, POLE, OPTIONS };
     ikd_val m[5];
-    ikd_code rc = GATHER(root, pre, keys, m, err);
+    int rc = GATHER(root, pre, keys, m, err);
     if (rc) return rc;
     ikd_problem *p = &req->problem;
     ikd_val x;
@@ -351,12 +351,12 @@ ikd_code ikd_decode_solve(ikd_val root, long item, ikd_request *req, ikd_error *
     return parse_options(m[OPTIONS], pre, &p->options, err);
 }
 
-ikd_code ikd_decode_batch(ikd_val root, ikd_val *items, ikd_error *err)
+int ikd_decode_batch(ikd_val root, ikd_val *items, ikd_error *err)
 {
     static const field keys[] = {FIELD("problems")};
     path fp = key_path(NULL, "problems");
     if (ikd_val_type(root) != IKD_DOC_OBJECT) return bad(err, NULL, "the body must be an object with \"problems\"");
-    ikd_code rc = GATHER(root, NULL, keys, items, err);
+    int rc = GATHER(root, NULL, keys, items, err);
     if (rc) return rc;
     if (!items->v) return bad(err, &fp, "is required");
     if (ikd_val_type(*items) != IKD_DOC_ARRAY) return bad(err, &fp, "must be an array of solve requests");

@@ -11,9 +11,9 @@
  * of a batch and error field paths start with "problems[item]". Joint names
  * are copied into the request. Checks shapes and types; ikd_validate checks
  * values. */
-ikd_code ikd_decode_solve(ikd_val root, long item, ikd_request *req, ikd_error *err);
+int ikd_decode_solve(ikd_val root, long item, ikd_request *req, ikd_error *err);
 
 /* The "problems" array of a batch envelope {"problems": [...]}. */
-ikd_code ikd_decode_batch(ikd_val root, ikd_val *items, ikd_error *err);
+int ikd_decode_batch(ikd_val root, ikd_val *items, ikd_error *err);
 
 #endif

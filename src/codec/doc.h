@@ -4,6 +4,15 @@
 
 #include <stddef.h>
 
+#include "ikd/error.h"
+
+/* The codec's error code, numbered after the library's (the service's
+ * table, src/service/wire.c, gives it its wire name and HTTP status). */
+enum ikd_codec_code {
+    IKD_E_MALFORMED = IKD_E__COUNT, /* the body is not a well-formed document */
+    IKD_E__CODEC_END
+};
+
 typedef enum {
     IKD_DOC_NULL,
     IKD_DOC_BOOL,

@@ -1,40 +1,33 @@
-/* http.h - the libmicrohttpd front end: listening socket, request life cycle, hand-off to the worker pool. */
+/* http.h - the libmicrohttpd front end: requests to and from the service layer, connection limits, start and stop. */
 #ifndef IKD_HTTP_H
 #define IKD_HTTP_H
 
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "api.h"
+#include "../service/call.h"
 #include "config.h"
 #include "metrics.h"
 #include "pool.h"
 
 struct MHD_Daemon;
 
-#define IKD_HTTP_MAX_ORIGINS 32
-
 typedef struct ikd_http {
     const ikd_config *cfg;
     struct MHD_Daemon *daemon;
+    ikd_service service;
+    int service_started;
     ikd_pool pool;
     int pool_started;
     int nworkers;
     int listen_fd;
-    atomic_long active;   /* requests begun and not yet completed */
+    atomic_long active;      /* requests begun and not yet completed */
     atomic_long connections; /* open client connections (checked against --max-connections) */
-    atomic_int draining;  /* set by ikd_http_drain */
-    atomic_int ready;     /* set once serving; cleared when draining */
-    atomic_ulong next_id; /* for generated request ids */
-    unsigned long id_salt;
-    ikd_api_limits limits;
+    atomic_int draining;     /* set by ikd_http_drain */
+    atomic_int ready;        /* set once serving; cleared when draining */
     ikd_metrics metrics;
-    ikd_buf solvers_doc[2]; /* GET /v1/solvers, rendered once per encoding */
     char *tls_cert, *tls_key; /* PEM contents when serving HTTPS */
-    int cors_any;         /* --cors-origins "*" */
-    int cors_count;
-    char cors[IKD_HTTP_MAX_ORIGINS][256];
-    char url[320];        /* http(s)://HOST:PORT actually bound */
+    char url[320];           /* http(s)://HOST:PORT actually bound */
 } ikd_http;
 
 /* Bind, start the pool and the HTTP daemon. 0, or -1 with a message in errbuf

@@ -6,21 +6,14 @@
 #include <stddef.h>
 
 #include "../codec/buf.h"
+#include "../service/call.h"
 #include "ikd/solve.h"
 
-#define IKD_METRICS_ROUTES 8 /* route slots: the routing table's indices, the last for "unmatched" */
+#define IKD_METRICS_ROUTES (IKD_ROUTE__COUNT + 1) /* route slots: the routing table's indices, then "unmatched" */
 #define IKD_METRICS_CODES 13
 #define IKD_METRICS_BUCKETS 16
 
-typedef enum {
-    IKD_REJECT_QUEUE_FULL,
-    IKD_REJECT_TOO_LARGE,
-    IKD_REJECT_DEADLINE,
-    IKD_REJECT_DRAINING,
-    IKD_REJECT_CONNECTIONS, /* a connection over --max-connections, closed at once */
-    IKD_REJECT__COUNT
-} ikd_reject_reason;
-
+/* ikd_reject_reason (src/service/call.h) indexes the rejections. */
 typedef struct ikd_metrics {
     atomic_ulong requests[IKD_METRICS_ROUTES][IKD_METRICS_CODES];
     atomic_ulong solve_buckets[IKD_SOLVER__COUNT][IKD_METRICS_BUCKETS]; /* not cumulative */

@@ -5,11 +5,10 @@
 #include <pthread.h>
 #include <stddef.h>
 
-typedef struct ikd_pool_job ikd_pool_job;
-struct ikd_pool_job {
-    /* Runs on a worker; `worker_data` is what worker_init returned for it. */
-    void (*run)(ikd_pool_job *job, void *worker_data);
-};
+#include "../service/task.h"
+
+/* A job runs on a worker; `worker_data` is what worker_init returned for it. */
+typedef ikd_task ikd_pool_job;
 
 typedef struct ikd_pool {
     pthread_mutex_t lock;

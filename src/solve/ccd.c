@@ -12,17 +12,17 @@ static void rotate_subtree(ikd_pose_joint *pose, size_t n, size_t i, ikd_quat q)
 
 /* The rotation at joint i that best turns the effector toward the target,
  * within the step cap and the joint's limits. */
-static ikd_quat ccd_step(const ikd_problem *p, const ikd_ws *ws, const ikd_pose_joint *pose, size_t i, double max_step)
+static ikd_quat ccd_step(const ikd_problem *p, const ikd__ws *ws, const ikd_pose_joint *pose, size_t i, double max_step)
 {
     const ikd_joint *j = p->joints;
     size_t n = ws->n;
     const ikd_constraint *c = &j[i].constraint;
     ikd_vec3 pi = pose[i].position;
     ikd_vec3 v1 = ikd_vec3_sub(pose[n - 1].position, pi), v2 = ikd_vec3_sub(p->target, pi);
-    ikd_vec3 d = ikd_ws_bone_dir(ws, pose, i);
+    ikd_vec3 d = ikd__ws_bone_dir(ws, pose, i);
     ikd_quat r;
     if (c->type == IKD_CONSTRAINT_HINGE) {
-        ikd_limit_frame f = ikd_ws_frame(ws, j, pose, i);
+        ikd_limit_frame f = ikd__ws_frame(ws, j, pose, i);
         ikd_vec3 axis = ikd_constraint_axis(c, f);
         ikd_vec3 a = ikd_vec3_reject(v1, axis), b = ikd_vec3_reject(v2, axis);
         double ang = 0;
@@ -46,7 +46,7 @@ static ikd_quat ccd_step(const ikd_problem *p, const ikd_ws *ws, const ikd_pose_
     r = ikd_quat_axis_angle(axis, ang);
     if (c->type == IKD_CONSTRAINT_BALL) {
         ikd_vec3 nd = ikd_quat_rotate(r, d);
-        ikd_vec3 want = ikd_constraint_apply(c, ikd_ws_frame(ws, j, pose, i), nd);
+        ikd_vec3 want = ikd_constraint_apply(c, ikd__ws_frame(ws, j, pose, i), nd);
         r = ikd_quat_mul(ikd_quat_arc(nd, want), r);
     }
     return r;
@@ -57,7 +57,7 @@ static ikd_quat ccd_step(const ikd_problem *p, const ikd_ws *ws, const ikd_pose_
  * cosines in its current bend plane (the target clamped into the pair's
  * reach). This is what lets CCD extend a nearly straight chain quickly, where
  * single-joint steps only creep. */
-static void ccd_pair(const ikd_ws *ws, ikd_pose_joint *pose, size_t i, ikd_vec3 target)
+static void ccd_pair(const ikd__ws *ws, ikd_pose_joint *pose, size_t i, ikd_vec3 target)
 {
     size_t n = ws->n;
     ikd_vec3 a = pose[i].position, b = pose[i + 1].position, e = pose[n - 1].position;
@@ -66,19 +66,10 @@ static void ccd_pair(const ikd_ws *ws, ikd_pose_joint *pose, size_t i, ikd_vec3 
     double dist = ikd_vec3_len(d);
     if (lb < eps || dist < eps) return;
     ikd_vec3 u = ikd_vec3_scale(d, 1.0 / dist);
-    double dmin = fabs(la - lb), dmax = la + lb;
-    double D = dist < dmin ? dmin : (dist > dmax ? dmax : dist);
+    double x, h, D = ikd__two_bone_reach(la, lb, dist, &x, &h);
     ikd_vec3 w = ikd_vec3_reject(ikd_vec3_sub(b, a), u);
     if (ikd_vec3_len(w) < 1e-9 * la) w = ikd_vec3_reject(ikd_vec3_sub(e, b), u);
     w = ikd_vec3_len(w) < 1e-9 * la ? ikd_vec3_any_perp(u) : ikd_vec3_norm_or(w, ikd_vec3_any_perp(u));
-    double x, h;
-    if (D >= dmax || (dmin > 0 && D <= dmin)) {
-        x = (D >= dmax || la >= lb) ? la : -la;
-        h = 0;
-    } else {
-        x = (la * la - lb * lb + D * D) / (2 * D);
-        h = sqrt(fmax(0.0, (la - x) * (la + x)));
-    }
     ikd_vec3 b2 = ikd_vec3_add(ikd_vec3_mad(a, u, x), ikd_vec3_scale(w, h));
     ikd_vec3 e2 = ikd_vec3_mad(a, u, D);
     rotate_subtree(pose, n, i, ikd_quat_arc(ikd_vec3_sub(b, a), ikd_vec3_sub(b2, a)));
@@ -86,13 +77,13 @@ static void ccd_pair(const ikd_ws *ws, ikd_pose_joint *pose, size_t i, ikd_vec3 
     rotate_subtree(pose, n, i + 1, ikd_quat_arc(ikd_vec3_sub(pose[n - 1].position, b2), ikd_vec3_sub(e2, b2)));
 }
 
-static void ccd_single(const ikd_problem *p, const ikd_ws *ws, ikd_pose_joint *pose, size_t i, double max_step)
+static void ccd_single(const ikd_problem *p, const ikd__ws *ws, ikd_pose_joint *pose, size_t i, double max_step)
 {
     ikd_quat q = ccd_step(p, ws, pose, i, max_step);
     if (1.0 - fabs(q.w) > 1e-18) rotate_subtree(pose, ws->n, i, q);
 }
 
-void ikd_ccd_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_result *res)
+void ikd__ccd_run(const ikd_problem *p, ikd__ws *ws, ikd_pose_joint *pose, ikd_result *res)
 {
     const ikd_joint *j = p->joints;
     size_t n = ws->n;
@@ -103,16 +94,16 @@ void ikd_ccd_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_res
     int pairs = p->options.max_step_deg >= 180.0;
 
     if (!ws->constrained && ikd_vec3_dist(root, target) >= ws->total) {
-        ikd_ws_straighten(ws, root, target, pose);
-        ikd_ws_finish(ws, p, IKD_SOLVER_CCD, 1, pose, res);
+        ikd__ws_straighten(ws, root, target, pose);
+        ikd__ws_finish(ws, p, IKD_SOLVER_CCD, 1, pose, res);
         return;
     }
-    ikd_ws_unstraighten(ws, p, pose);
-    ikd_ws_enforce(ws, j, pose);
+    ikd__ws_unstraighten(ws, p, pose);
+    ikd__ws_enforce(ws, j, pose);
     double err = ikd_vec3_dist(pose[n - 1].position, target), prev = INFINITY;
     int it = 0, timed_out = 0;
     while (err > tol && it < p->options.max_iterations) {
-        if ((timed_out = ikd_ws_out_of_time(p))) break;
+        if ((timed_out = ikd__ws_out_of_time(p))) break;
         it++;
         /* effector side first: joint i+1 (alone, or with joint i as a free pair) */
         int root_done = 0;
@@ -132,6 +123,6 @@ void ikd_ccd_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_res
         prev = err;
     }
     /* exact lengths and limits for the returned pose (rotations accumulate rounding) */
-    ikd_ws_enforce(ws, j, pose);
-    ikd_ws_finish_timed(ws, p, IKD_SOLVER_CCD, it, timed_out, pose, res);
+    ikd__ws_enforce(ws, j, pose);
+    ikd__ws_finish_timed(ws, p, IKD_SOLVER_CCD, it, timed_out, pose, res);
 }

@@ -1,9 +1,14 @@
 /* chain.c - chain validation, forward kinematics and shortest-arc pose rotations. */
 #include "ikd/chain.h"
 
+#include "solvers.h"
+
 #include <stdio.h>
 
 #define IKD_UNIT_QUAT_SLACK 1e-3
+/* What ikd_solve accepts as unit (validation leaves every unit value within
+ * 4e-16 of 1). */
+#define IKD_UNIT_CHECKED 1e-12
 
 static void ikd_joint_field(char *buf, size_t size, size_t i, const char *leaf)
 {
@@ -19,9 +24,11 @@ static ikd_code ikd_joint_error(ikd_error *err, size_t i, const char *leaf, cons
 
 /* v / |v| computed after scaling by the largest component, so that tiny
  * vectors (1e-161, whose squared length underflows) normalise exactly.
- * 0 when v is zero or not finite. */
-static int unit_robust(ikd_vec3 *v)
+ * 0 when v is zero or not finite. Without `fix`, v is left alone and must
+ * be unit already. */
+static int unit_robust(ikd_vec3 *v, int fix)
 {
+    if (!fix) return ikd_vec3_isfinite(*v) && fabs(ikd_vec3_len(*v) - 1.0) <= IKD_UNIT_CHECKED;
     double m = fmax(fabs(v->x), fmax(fabs(v->y), fabs(v->z)));
     if (!(m > 0.0) || !isfinite(m)) return 0;
     ikd_vec3 w = ikd_vec3_make(v->x / m, v->y / m, v->z / m); /* divide: 1/m overflows for denormal m */
@@ -30,7 +37,7 @@ static int unit_robust(ikd_vec3 *v)
     return 1;
 }
 
-static ikd_code ikd_constraint_validate(ikd_constraint *c, size_t i, size_t count, ikd_error *err)
+static ikd_code ikd_constraint_validate(ikd_constraint *c, size_t i, size_t count, int fix, ikd_error *err)
 {
     if (c->type == IKD_CONSTRAINT_NONE) {
         if (c->has_reference) return ikd_joint_error(err, i, "constraint.reference", "a reference needs a hinge or ball constraint");
@@ -42,11 +49,11 @@ static ikd_code ikd_constraint_validate(ikd_constraint *c, size_t i, size_t coun
         return ikd_joint_error(err, i, "constraint", "the effector (last joint) has no bone to constrain");
     if (c->has_reference) {
         if (i != 0) return ikd_joint_error(err, i, "constraint.reference", "only the root joint takes a reference direction");
-        if (!ikd_vec3_isfinite(c->reference) || !unit_robust(&c->reference))
+        if (!ikd_vec3_isfinite(c->reference) || !unit_robust(&c->reference, fix))
             return ikd_joint_error(err, i, "constraint.reference", "must be a finite, non-zero direction");
     }
     if (c->type == IKD_CONSTRAINT_HINGE) {
-        if (!ikd_vec3_isfinite(c->axis) || !unit_robust(&c->axis))
+        if (!ikd_vec3_isfinite(c->axis) || !unit_robust(&c->axis, fix))
             return ikd_joint_error(err, i, "constraint.axis", "must be a finite, non-zero direction");
         if (!isfinite(c->min_deg) || c->min_deg < -180.0 || c->min_deg > 180.0)
             return ikd_joint_error(err, i, "constraint.min_deg", "must be a number in [-180, 180]");
@@ -63,6 +70,11 @@ static ikd_code ikd_constraint_validate(ikd_constraint *c, size_t i, size_t coun
 
 ikd_code ikd_chain_validate(ikd_joint *joints, size_t count, size_t min_joints, ikd_error *err)
 {
+    return ikd__chain_check(joints, count, min_joints, 1, err);
+}
+
+ikd_code ikd__chain_check(ikd_joint *joints, size_t count, size_t min_joints, int fix, ikd_error *err)
+{
     if (min_joints < 2) min_joints = 2;
     if (count < min_joints) {
         return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "needs at least %zu joints, got %zu", min_joints,
@@ -75,10 +87,10 @@ ikd_code ikd_chain_validate(ikd_joint *joints, size_t count, size_t min_joints, 
         ikd_joint *j = &joints[i];
         if (!ikd_vec3_isfinite(j->position)) return ikd_joint_error(err, i, "position", "must be finite numbers");
         double ql = ikd_quat_len(j->rotation);
-        if (!ikd_quat_isfinite(j->rotation) || !(fabs(ql - 1.0) <= IKD_UNIT_QUAT_SLACK))
+        if (!ikd_quat_isfinite(j->rotation) || !(fabs(ql - 1.0) <= (fix ? IKD_UNIT_QUAT_SLACK : IKD_UNIT_CHECKED)))
             return ikd_joint_error(err, i, "rotation", "must be a unit quaternion [x, y, z, w]");
-        if (fabs(ql - 1.0) > 4e-16) j->rotation = ikd_quat_norm(j->rotation); /* idempotent on re-validation */
-        ikd_code rc = ikd_constraint_validate(&j->constraint, i, count, err);
+        if (fix && fabs(ql - 1.0) > 4e-16) j->rotation = ikd_quat_norm(j->rotation); /* idempotent on re-validation */
+        ikd_code rc = ikd_constraint_validate(&j->constraint, i, count, fix, err);
         if (rc != IKD_E_OK) return rc;
         if (i > 0) {
             double l = ikd_vec3_dist(joints[i - 1].position, j->position);

@@ -1,14 +1,17 @@
 /* constraint.c - hinge and ball limits measured against the parent bone, projection and checks. */
 #include "ikd/constraint.h"
 
+#include "bone.h"
+
+/* Bone i's unit direction in a pose, and in the start pose (fallback +x). */
 static ikd_vec3 bone_dir(const ikd_pose_joint *pose, size_t i)
 {
-    return ikd_vec3_norm_or(ikd_vec3_sub(pose[i + 1].position, pose[i].position), ikd_vec3_make(1, 0, 0));
+    return ikd__bone_dir(pose[i].position, pose[i + 1].position, ikd_vec3_make(1, 0, 0));
 }
 
 static ikd_vec3 start_dir(const ikd_joint *joints, size_t i)
 {
-    return ikd_vec3_norm_or(ikd_vec3_sub(joints[i + 1].position, joints[i].position), ikd_vec3_make(1, 0, 0));
+    return ikd__bone_dir(joints[i].position, joints[i + 1].position, ikd_vec3_make(1, 0, 0));
 }
 
 ikd_limit_frame ikd_constraint_frame_of(const ikd_constraint *c, size_t i, ikd_vec3 parent_start,

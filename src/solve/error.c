@@ -1,4 +1,4 @@
-/* error.c - names, messages and HTTP statuses of the ikd error codes, from the one table. */
+/* error.c - names and messages of the library's error codes, from the one table; the error detail setters. */
 #include "ikd/error.h"
 
 #include <stdarg.h>
@@ -6,20 +6,18 @@
 #include <string.h>
 
 static const struct {
-    const char *wire;
-    int http;
+    const char *name;
     const char *message;
 } ikd_error_rows[] = {
-#define IKD_X_ROW(name, wire, http, msg) {wire, http, msg},
+#define IKD_X_ROW(code, str, msg) [IKD_E_##code] = {str, msg},
     IKD_ERROR_TABLE(IKD_X_ROW)
 #undef IKD_X_ROW
 };
 
-static int ikd_code_valid(ikd_code code) { return (int)code >= 0 && code < IKD_E__COUNT; }
+static int ikd_code_valid(int code) { return code >= 0 && code < IKD_E__COUNT; }
 
-const char *ikd_code_name(ikd_code code) { return ikd_code_valid(code) ? ikd_error_rows[code].wire : "internal_error"; }
-const char *ikd_strerror(ikd_code code) { return ikd_code_valid(code) ? ikd_error_rows[code].message : "internal error"; }
-int ikd_code_http_status(ikd_code code) { return ikd_code_valid(code) ? ikd_error_rows[code].http : 500; }
+const char *ikd_code_name(int code) { return ikd_code_valid(code) ? ikd_error_rows[code].name : "unknown"; }
+const char *ikd_strerror(int code) { return ikd_code_valid(code) ? ikd_error_rows[code].message : ""; }
 
 void ikd_error_clear(ikd_error *err)
 {
@@ -29,7 +27,7 @@ void ikd_error_clear(ikd_error *err)
     err->message[0] = '\0';
 }
 
-ikd_code ikd_error_set(ikd_error *err, ikd_code code, const char *field, const char *fmt, ...)
+int ikd_error_set(ikd_error *err, int code, const char *field, const char *fmt, ...)
 {
     if (!err) return code;
     err->code = code;

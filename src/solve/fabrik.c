@@ -26,7 +26,7 @@ static const restart_start restarts[] = {
     {-3, 0}, /* mirrored and bent three times as far */
 };
 
-static void restart_pose(const ikd_ws *ws, const ikd_problem *p, const restart_start *r, ikd_pose_joint *pose)
+static void restart_pose(const ikd__ws *ws, const ikd_problem *p, const restart_start *r, ikd_pose_joint *pose)
 {
     const ikd_joint *j = p->joints;
     ikd_vec3 root = j[0].position;
@@ -37,11 +37,11 @@ static void restart_pose(const ikd_ws *ws, const ikd_problem *p, const restart_s
         ikd_vec3 moved = ikd_vec3_add(ikd_vec3_scale(off, r->mirror), ikd_vec3_scale(ikd_vec3_cross(u, off), r->turn));
         pose[i].position = ikd_vec3_add(root, ikd_vec3_add(ikd_vec3_sub(rel, off), moved));
     }
-    ikd_ws_unstraighten(ws, p, pose);
-    ikd_ws_enforce(ws, j, pose);
+    ikd__ws_unstraighten(ws, p, pose);
+    ikd__ws_enforce(ws, j, pose);
 }
 
-void ikd_fabrik_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_result *res)
+void ikd__fabrik_run(const ikd_problem *p, ikd__ws *ws, ikd_pose_joint *pose, ikd_result *res)
 {
     const ikd_joint *j = p->joints;
     size_t n = ws->n;
@@ -51,17 +51,17 @@ void ikd_fabrik_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_
 
     if (!ws->constrained && dist >= ws->total) {
         /* Out of reach and free to point anywhere: straight at it, in one step. */
-        ikd_ws_straighten(ws, root, target, pose);
-        ikd_ws_finish(ws, p, IKD_SOLVER_FABRIK, 1, pose, res);
+        ikd__ws_straighten(ws, root, target, pose);
+        ikd__ws_finish(ws, p, IKD_SOLVER_FABRIK, 1, pose, res);
         return;
     }
-    ikd_ws_unstraighten(ws, p, pose);
-    ikd_ws_enforce(ws, j, pose); /* start from a pose within the limits */
+    ikd__ws_unstraighten(ws, p, pose);
+    ikd__ws_enforce(ws, j, pose); /* start from a pose within the limits */
 
     /* a constrained chain can stall short of a target it could reach; it
      * may then start again (see restarts), unless the target is out of reach,
      * where no start pose would help */
-    int may_restart = ws->constrained && !ikd_ws_out_of_reach(ws, p);
+    int may_restart = ws->constrained && !ikd__ws_out_of_reach(ws, p);
     ikd_vec3 *best = ws->dir; /* the closest pose of the earlier starts (FABRIK leaves dir unused) */
     double best_err = INFINITY;
     size_t restart = 0;
@@ -69,7 +69,7 @@ void ikd_fabrik_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_
     double err = ikd_vec3_dist(pose[n - 1].position, target), prev = INFINITY;
     int it = 0, timed_out = 0;
     while (err > tol && it < p->options.max_iterations) {
-        if ((timed_out = ikd_ws_out_of_time(p))) break;
+        if ((timed_out = ikd__ws_out_of_time(p))) break;
         it++;
         /* backward: effector onto the target, each joint pulled toward its child */
         pose[n - 1].position = target;
@@ -79,7 +79,7 @@ void ikd_fabrik_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_
             if (child->type == IKD_CONSTRAINT_BALL) {
                 /* a cone is symmetric: bone i must lie within the child's
                  * cone around bone i+1 just as bone i+1 around bone i */
-                ikd_limit_frame f = {ikd_ws_bone_dir(ws, pose, i + 1), ikd_quat_identity()};
+                ikd_limit_frame f = {ikd__ws_bone_dir(ws, pose, i + 1), ikd_quat_identity()};
                 d = ikd_constraint_apply(child, f, d);
             } else if (child->type == IKD_CONSTRAINT_HINGE) {
                 /* the child's hinge seen from bone i+1: bone i turned back by
@@ -88,13 +88,13 @@ void ikd_fabrik_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_
                 ikd_constraint mirror = *child;
                 mirror.min_deg = -child->max_deg;
                 mirror.max_deg = -child->min_deg;
-                ikd_limit_frame f = {ikd_ws_bone_dir(ws, pose, i + 1), ikd_quat_arc(ws->d0[i], d)};
+                ikd_limit_frame f = {ikd__ws_bone_dir(ws, pose, i + 1), ikd_quat_arc(ws->d0[i], d)};
                 d = ikd_constraint_apply(&mirror, f, d);
             }
             pose[i].position = ikd_vec3_mad(pose[i + 1].position, d, -ws->len[i]);
         }
         /* forward: root back in place, each bone within its limits */
-        ikd_ws_enforce(ws, j, pose);
+        ikd__ws_enforce(ws, j, pose);
         err = ikd_vec3_dist(pose[n - 1].position, target);
         /* stalled (a limit or the reach holds it): more passes will not help
          * from here; start again from the next start pose, if any is left */
@@ -113,5 +113,5 @@ void ikd_fabrik_run(const ikd_problem *p, ikd_ws *ws, ikd_pose_joint *pose, ikd_
     }
     if (err > tol && best_err < err) /* an earlier start ended closer */
         for (size_t i = 0; i < n; i++) pose[i].position = best[i];
-    ikd_ws_finish_timed(ws, p, IKD_SOLVER_FABRIK, it, timed_out, pose, res);
+    ikd__ws_finish_timed(ws, p, IKD_SOLVER_FABRIK, it, timed_out, pose, res);
 }

@@ -1,32 +1,16 @@
 /* iter.c - shared machinery of the iterative solvers: workspace, enforcement pass, straightening, status. */
 #include "iter.h"
 
-void ikd_ws_setup(ikd_ws *ws, void *mem, const ikd_problem *p, ikd_pose_joint *pose)
+void ikd__ws_setup(ikd__ws *ws, void *mem, const ikd_problem *p, ikd_pose_joint *pose)
 {
     size_t n = p->joint_count;
     double *d = mem;
     ws->n = n;
-    ws->len = d;
-    d += n;
-    ws->d0 = (ikd_vec3 *)d;
-    d += 3 * n;
-    ws->dir = (ikd_vec3 *)d;
-    d += 3 * n;
-    ws->jac = d;
-    d += 18 * n;
-    ws->dq = d;
-    d += 3 * n;
-    ws->tmp = d;
-    d += 3 * n;
-    ws->dof = (int *)d;
-    d += n;
-    ws->active = (unsigned char *)d;
-    d += n;
-    ws->saved = (ikd_vec3 *)d;
-    d += 3 * n;
-    ws->axis = (ikd_vec3 *)d;
-    d += 3 * n;
-    ws->theta = d;
+#define IKD__WS_CARVE(name, type, per_joint) \
+    ws->name = (type *)(void *)d;            \
+    d += (per_joint) * n;
+    IKD__WS_LAYOUT(IKD__WS_CARVE)
+#undef IKD__WS_CARVE
     ws->total = 0;
     ws->longest = 0;
     ws->constrained = 0;
@@ -45,25 +29,18 @@ void ikd_ws_setup(ikd_ws *ws, void *mem, const ikd_problem *p, ikd_pose_joint *p
     }
 }
 
-ikd_limit_frame ikd_ws_frame(const ikd_ws *ws, const ikd_joint *joints, const ikd_pose_joint *pose, size_t i)
-{
-    size_t parent = i ? i - 1 : 0;
-    return ikd_constraint_frame_of(&joints[i].constraint, i, ws->d0[parent],
-                                   i ? ikd_ws_bone_dir(ws, pose, parent) : ws->d0[0]);
-}
-
-void ikd_ws_enforce(const ikd_ws *ws, const ikd_joint *joints, ikd_pose_joint *pose)
+void ikd__ws_enforce(const ikd__ws *ws, const ikd_joint *joints, ikd_pose_joint *pose)
 {
     pose[0].position = joints[0].position;
     for (size_t i = 0; i + 1 < ws->n; i++) {
-        ikd_vec3 d = ikd_ws_bone_dir(ws, pose, i);
+        ikd_vec3 d = ikd__ws_bone_dir(ws, pose, i);
         if (joints[i].constraint.type != IKD_CONSTRAINT_NONE)
-            d = ikd_constraint_apply(&joints[i].constraint, ikd_ws_frame(ws, joints, pose, i), d);
+            d = ikd_constraint_apply(&joints[i].constraint, ikd__ws_frame(ws, joints, pose, i), d);
         pose[i + 1].position = ikd_vec3_mad(pose[i].position, d, ws->len[i]);
     }
 }
 
-void ikd_ws_straighten(const ikd_ws *ws, ikd_vec3 root, ikd_vec3 target, ikd_pose_joint *pose)
+void ikd__ws_straighten(const ikd__ws *ws, ikd_vec3 root, ikd_vec3 target, ikd_pose_joint *pose)
 {
     ikd_vec3 u = ikd_vec3_norm_or(ikd_vec3_sub(target, root), ws->d0[0]);
     double along = 0;
@@ -74,7 +51,7 @@ void ikd_ws_straighten(const ikd_ws *ws, ikd_vec3 root, ikd_vec3 target, ikd_pos
     }
 }
 
-void ikd_ws_unstraighten(const ikd_ws *ws, const ikd_problem *p, ikd_pose_joint *pose)
+void ikd__ws_unstraighten(const ikd__ws *ws, const ikd_problem *p, ikd_pose_joint *pose)
 {
     size_t n = ws->n;
     if (n < 3) return;
@@ -96,13 +73,13 @@ void ikd_ws_unstraighten(const ikd_ws *ws, const ikd_problem *p, ikd_pose_joint 
     }
 }
 
-int ikd_ws_out_of_reach(const ikd_ws *ws, const ikd_problem *p)
+int ikd__ws_out_of_reach(const ikd__ws *ws, const ikd_problem *p)
 {
     double dist = ikd_vec3_dist(p->target, p->joints[0].position);
     return dist > ws->total || dist < 2 * ws->longest - ws->total;
 }
 
-void ikd_ws_finish(const ikd_ws *ws, const ikd_problem *p, ikd_solver solver, int iterations, ikd_pose_joint *pose,
+void ikd__ws_finish(const ikd__ws *ws, const ikd_problem *p, ikd_solver solver, int iterations, ikd_pose_joint *pose,
                    ikd_result *res)
 {
     size_t n = ws->n;
@@ -113,14 +90,14 @@ void ikd_ws_finish(const ikd_ws *ws, const ikd_problem *p, ikd_solver solver, in
     if (res->reached) {
         res->status = IKD_STATUS_REACHED;
     } else {
-        res->status = ikd_ws_out_of_reach(ws, p) ? IKD_STATUS_UNREACHABLE : IKD_STATUS_MAX_ITERATIONS;
+        res->status = ikd__ws_out_of_reach(ws, p) ? IKD_STATUS_UNREACHABLE : IKD_STATUS_MAX_ITERATIONS;
     }
     ikd_chain_pose_rotations(p->joints, n, p->has_target_rotation ? &p->target_rotation : NULL, pose);
 }
 
-void ikd_ws_finish_timed(const ikd_ws *ws, const ikd_problem *p, ikd_solver solver, int iterations, int timed_out,
+void ikd__ws_finish_timed(const ikd__ws *ws, const ikd_problem *p, ikd_solver solver, int iterations, int timed_out,
                          ikd_pose_joint *pose, ikd_result *res)
 {
-    ikd_ws_finish(ws, p, solver, iterations, pose, res);
+    ikd__ws_finish(ws, p, solver, iterations, pose, res);
     if (timed_out && !res->reached) res->status = IKD_STATUS_DEADLINE;
 }

@@ -160,7 +160,7 @@ ikd_solver ikd_solver_pick(const ikd_problem *p)
 
 size_t ikd_workspace_size(size_t joint_count)
 {
-    return joint_count * IKD_WS_DOUBLES_PER_JOINT * sizeof(double);
+    return joint_count * IKD__WS_DOUBLES_PER_JOINT * sizeof(double);
 }
 
 /* Check every option against its row of the table. */
@@ -185,14 +185,16 @@ static ikd_code check_options(const ikd_options *opt, ikd_error *err)
     return IKD_E_OK;
 }
 
-ikd_code ikd_validate(ikd_problem *p, ikd_error *err)
+ikd_code ikd_validate(ikd_problem *p, ikd_error *err) { return ikd__problem_check(p, 1, err); }
+
+ikd_code ikd__problem_check(ikd_problem *p, int fix, ikd_error *err)
 {
     ikd_error_clear(err);
     if ((int)p->solver < 0 || p->solver >= IKD_SOLVER__COUNT)
         return ikd_error_set(err, IKD_E_INVALID, "solver", "unknown solver");
     if (!p->joints && p->joint_count > 0) return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "missing");
     size_t min_joints = p->solver == IKD_SOLVER_TWO_BONE ? 3 : 2;
-    ikd_code rc = ikd_chain_validate(p->joints, p->joint_count, min_joints, err);
+    ikd_code rc = ikd__chain_check(p->joints, p->joint_count, min_joints, fix, err);
     if (rc != IKD_E_OK) return rc;
     if (!ikd_vec3_isfinite(p->target))
         return ikd_error_set(err, IKD_E_INVALID, "target.position", "must be finite numbers");
@@ -202,9 +204,9 @@ ikd_code ikd_validate(ikd_problem *p, ikd_error *err)
                              "is too far from the root (distances must stay below 1e150)");
     if (p->has_target_rotation) {
         double ql = ikd_quat_len(p->target_rotation);
-        if (!ikd_quat_isfinite(p->target_rotation) || !(fabs(ql - 1.0) <= 1e-3))
+        if (!ikd_quat_isfinite(p->target_rotation) || !(fabs(ql - 1.0) <= (fix ? 1e-3 : 1e-12)))
             return ikd_error_set(err, IKD_E_INVALID, "target.rotation", "must be a unit quaternion [x, y, z, w]");
-        if (fabs(ql - 1.0) > 4e-16) p->target_rotation = ikd_quat_norm(p->target_rotation);
+        if (fix && fabs(ql - 1.0) > 4e-16) p->target_rotation = ikd_quat_norm(p->target_rotation);
     }
     if (p->has_pole && (!ikd_vec3_isfinite(p->pole) || !(ikd_vec3_dist(p->pole, p->joints[0].position) < IKD_MAX_EXTENT)))
         return ikd_error_set(err, IKD_E_INVALID, "pole", "must be finite numbers within 1e150 of the root");
@@ -224,13 +226,13 @@ ikd_code ikd_validate(ikd_problem *p, ikd_error *err)
 
 /* Run one iterative solver from the start pose. */
 static void run_iterative(ikd_solver s, const ikd_problem *p, void *work, ikd_pose_joint *pose, ikd_result *res,
-                          ikd_ws *ws)
+                          ikd__ws *ws)
 {
-    ikd_ws_setup(ws, work, p, pose);
+    ikd__ws_setup(ws, work, p, pose);
     switch (s) {
-    case IKD_SOLVER_CCD: ikd_ccd_run(p, ws, pose, res); break;
-    case IKD_SOLVER_JACOBIAN: ikd_jacobian_run(p, ws, pose, res); break;
-    default: ikd_fabrik_run(p, ws, pose, res); break;
+    case IKD_SOLVER_CCD: ikd__ccd_run(p, ws, pose, res); break;
+    case IKD_SOLVER_JACOBIAN: ikd__jacobian_run(p, ws, pose, res); break;
+    default: ikd__fabrik_run(p, ws, pose, res); break;
     }
 }
 
@@ -238,6 +240,10 @@ ikd_code ikd_solve(const ikd_problem *p, void *work, size_t work_size, ikd_pose_
                    ikd_error *err)
 {
     memset(res, 0, sizeof *res);
+    /* check what we are given, writing nothing (the cast drops const for a
+     * function that does not write with fix = 0) */
+    ikd_code rc = ikd__problem_check((ikd_problem *)p, 0, err);
+    if (rc != IKD_E_OK) return rc;
     if (work_size < ikd_workspace_size(p->joint_count) || (!work && ikd_workspace_size(p->joint_count) > 0)) {
         if (!(p->solver == IKD_SOLVER_TWO_BONE ||
               (p->solver == IKD_SOLVER_AUTO && ikd_solver_pick(p) == IKD_SOLVER_TWO_BONE)))
@@ -245,10 +251,10 @@ ikd_code ikd_solve(const ikd_problem *p, void *work, size_t work_size, ikd_pose_
     }
     ikd_solver s = p->solver == IKD_SOLVER_AUTO ? ikd_solver_pick(p) : p->solver;
     if (s == IKD_SOLVER_TWO_BONE) {
-        ikd_two_bone_run(p, pose, res);
+        ikd__two_bone_run(p, pose, res);
         return IKD_E_OK;
     }
-    ikd_ws ws;
+    ikd__ws ws;
     if (p->solver != IKD_SOLVER_AUTO) {
         run_iterative(s, p, work, pose, res, &ws);
         return IKD_E_OK;

@@ -4,12 +4,26 @@
 
 #include "ikd/solve.h"
 
-/* Each runs on a problem that ikd_validate accepted; never allocates. */
-void ikd_two_bone_run(const ikd_problem *p, ikd_pose_joint *pose, ikd_result *res);
+/* ikd_chain_validate and ikd_validate; with `fix` 0 they write nothing and
+ * require rotations and axes to be unit already (within 1e-12, as
+ * validation leaves them): ikd_solve's check of what it is given. */
+ikd_code ikd__chain_check(ikd_joint *joints, size_t count, size_t min_joints, int fix, ikd_error *err);
+ikd_code ikd__problem_check(ikd_problem *p, int fix, ikd_error *err);
 
-struct ikd_ws;
-void ikd_ccd_run(const ikd_problem *p, struct ikd_ws *ws, ikd_pose_joint *pose, ikd_result *res);
-void ikd_fabrik_run(const ikd_problem *p, struct ikd_ws *ws, ikd_pose_joint *pose, ikd_result *res);
-void ikd_jacobian_run(const ikd_problem *p, struct ikd_ws *ws, ikd_pose_joint *pose, ikd_result *res);
+/* The law of cosines for a pair of bones of lengths l1 and l2 whose free
+ * end should lie `dist` from the pair's root: returns that distance clamped
+ * into the pair's reach [|l1 - l2|, l1 + l2] (the closest pose when out of
+ * reach), and the middle joint's distance along the root-target line
+ * (`*along`, negative when folded back) and off it (`*height`, >= 0). At or
+ * past a reach limit the pair is set exactly straight or folded flat. */
+double ikd__two_bone_reach(double l1, double l2, double dist, double *along, double *height);
+
+/* Each runs on a problem that ikd_validate accepted; never allocates. */
+void ikd__two_bone_run(const ikd_problem *p, ikd_pose_joint *pose, ikd_result *res);
+
+struct ikd__ws;
+void ikd__ccd_run(const ikd_problem *p, struct ikd__ws *ws, ikd_pose_joint *pose, ikd_result *res);
+void ikd__fabrik_run(const ikd_problem *p, struct ikd__ws *ws, ikd_pose_joint *pose, ikd_result *res);
+void ikd__jacobian_run(const ikd_problem *p, struct ikd__ws *ws, ikd_pose_joint *pose, ikd_result *res);
 
 #endif

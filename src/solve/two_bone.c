@@ -46,7 +46,28 @@ static ikd_vec3 two_bone_bend(const ikd_problem *p, ikd_vec3 u, double scale)
     return ikd_vec3_any_perp(u);
 }
 
-void ikd_two_bone_run(const ikd_problem *p, ikd_pose_joint *pose, ikd_result *res)
+double ikd__two_bone_reach(double l1, double l2, double dist, double *along, double *height)
+{
+    double dmin = fabs(l1 - l2), dmax = l1 + l2;
+    double d = dist < dmin ? dmin : (dist > dmax ? dmax : dist);
+    double a, h;
+    if (dist >= dmax || (dmin > 0.0 && dist <= dmin)) {
+        /* On or past a reach limit the pair is straight (or folded flat):
+         * set it exactly rather than through the ill-conditioned sqrt. */
+        a = (dist >= dmax || l1 >= l2) ? l1 : -l1;
+        h = 0.0;
+    } else {
+        a = d > 0.0 ? (l1 * l1 - l2 * l2 + d * d) / (2.0 * d) : 0.0; /* d = 0 only when l1 == l2 */
+        if (a > l1) a = l1;
+        if (a < -l1) a = -l1;
+        h = sqrt(fmax(0.0, (l1 - a) * (l1 + a)));
+    }
+    *along = a;
+    *height = h;
+    return d;
+}
+
+void ikd__two_bone_run(const ikd_problem *p, ikd_pose_joint *pose, ikd_result *res)
 {
     const ikd_joint *j = p->joints;
     ikd_vec3 root = j[0].position;
@@ -57,22 +78,7 @@ void ikd_two_bone_run(const ikd_problem *p, ikd_pose_joint *pose, ikd_result *re
     ikd_vec3 u = two_bone_aim(root, to_target, dist, j, scale);
     ikd_vec3 w = two_bone_bend(p, u, scale);
 
-    /* Clamp the reach into [|l1 - l2|, l1 + l2]: the closest pose when out of reach. */
-    double dmin = fabs(l1 - l2), dmax = l1 + l2;
-    double d = dist < dmin ? dmin : (dist > dmax ? dmax : dist);
-    /* Law of cosines: the middle joint's distance along u and its height off the line. */
-    double a, h;
-    if (dist >= dmax || (dmin > 0.0 && dist <= dmin)) {
-        /* On or past a reach limit the chain is straight (or folded flat):
-         * set it exactly rather than through the ill-conditioned sqrt. */
-        a = (dist >= dmax || l1 >= l2) ? l1 : -l1;
-        h = 0.0;
-    } else {
-        a = d > 0.0 ? (l1 * l1 - l2 * l2 + d * d) / (2.0 * d) : 0.0; /* d = 0 only when l1 == l2 */
-        if (a > l1) a = l1;
-        if (a < -l1) a = -l1;
-        h = sqrt(fmax(0.0, (l1 - a) * (l1 + a)));
-    }
+    double a, h, d = ikd__two_bone_reach(l1, l2, dist, &a, &h);
 
     pose[0].position = root;
     pose[1].position = ikd_vec3_add(ikd_vec3_mad(root, u, a), ikd_vec3_scale(w, h));

@@ -9,7 +9,9 @@
 #include "codec/buf.h"
 #include "codec/codec.h"
 #include "ikd/constraint.h"
-#include "server/api.h"
+#include "service/api.h"
+#include "service/reply.h"
+#include "service/route.h"
 #include "../unit/problems.h"
 
 static double now_ns(void)

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/api.h"
+#include "service/api.h"
+#include "service/reply.h"
+#include "service/route.h"
 
 static int known_status(int s)
 {

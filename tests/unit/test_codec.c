@@ -14,7 +14,9 @@
 #include "codec/buf.h"
 #include "codec/codec.h"
 #include "codec/strtod.h"
-#include "server/api.h"
+#include "service/api.h"
+#include "service/reply.h"
+#include "service/route.h"
 #include "testutil.h"
 
 static json_t *load_cases(void)
@@ -631,13 +633,13 @@ START_TEST(content_type_and_routes)
     ck_assert_int_eq(ikd_encoding_from_accept("*/*", IKD_ENC_JSON), IKD_ENC_JSON);
     ck_assert_int_eq(ikd_encoding_from_accept("text/html, application/msgpack;q=0.9", IKD_ENC_JSON), IKD_ENC_MSGPACK);
     ck_assert_int_eq(ikd_encoding_from_accept("application/json", IKD_ENC_MSGPACK), IKD_ENC_JSON);
-    const ikd_route *r = ikd_api_route("/v1/solve");
+    const ikd_route *r = ikd_route_find("/v1/solve");
     ck_assert_ptr_nonnull(r);
-    ck_assert(ikd_api_method_allowed(r, "POST"));
-    ck_assert(!ikd_api_method_allowed(r, "GET"));
-    ck_assert(!ikd_api_method_allowed(r, "POS"));
-    ck_assert_ptr_null(ikd_api_route("/v1/solve/"));
-    ck_assert(ikd_api_method_allowed(ikd_api_route("/healthz"), "HEAD"));
+    ck_assert(ikd_route_allows(r, "POST"));
+    ck_assert(!ikd_route_allows(r, "GET"));
+    ck_assert(!ikd_route_allows(r, "POS"));
+    ck_assert_ptr_null(ikd_route_find("/v1/solve/"));
+    ck_assert(ikd_route_allows(ikd_route_find("/healthz"), "HEAD"));
 }
 END_TEST
 

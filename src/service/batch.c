@@ -1,0 +1,116 @@
+/* batch.c - POST /v1/solve/batch: decode every item, solve ranges of items, write the replies in order. */
+#include "batch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "reply.h"
+#include "wire.h"
+
+int ikd_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc,
+                       ikd_encoding out_enc, const char *body, size_t len, ikd_batch *b, ikd_buf *out)
+{
+    ikd_error err;
+    ikd_doc doc;
+    ikd_val items;
+    int status = 0;
+    memset(b, 0, sizeof *b);
+    b->deadline_ns = deadline_ns;
+    if (ikd_doc_load(&doc, in_enc, body, len, &err) != IKD_E_OK || ikd_decode_batch(doc.root, &items, &err) != IKD_E_OK) {
+        status = ikd_reply_error_body(out, out_enc, &err);
+        goto done;
+    }
+    b->count = items.ops->size(items.v);
+    if (b->count > lim->max_batch) {
+        status = ikd_reply_errorf(out, out_enc, IKD_E_TOO_LARGE, "problems",
+                               "at most %zu problems per batch (--max-batch), got %zu", lim->max_batch, b->count);
+        b->count = 0;
+        goto done;
+    }
+    size_t joints = 0;
+    b->items = malloc((b->count ? b->count : 1) * sizeof *b->items); /* every item is set up below */
+    b->joints.cap = 3 * b->count;
+    b->joints.joints = malloc((b->joints.cap ? b->joints.cap : 1) * sizeof *b->joints.joints);
+    if (!b->items || !b->joints.joints) {
+        b->count = 0; /* no item set up yet: nothing for destroy to walk */
+        goto nomem;
+    }
+    ikd_request fresh; /* set up once, copied into every item */
+    ikd_api_request_init(&fresh, lim);
+    fresh.pool = &b->joints;
+    for (size_t i = 0; i < b->count; i++) {
+        ikd_batch_item *it = &b->items[i];
+        it->req = fresh;
+        ikd_error_clear(&it->err);
+        if (ikd_decode_solve(ikd_val_at(items, i), (long)i, &it->req, &it->err) == IKD_E_OK)
+            ikd_api_check(&it->req, lim, (long)i, &it->err);
+        if (it->err.code == IKD_E_OK) joints += it->req.problem.joint_count;
+    }
+    /* not zeroed: ikd_solve writes every joint of an item it solves, and items
+     * that fail are answered with their error, never their pose */
+    b->poses = malloc((joints ? joints : 1) * sizeof *b->poses);
+    if (!b->poses) goto nomem;
+    for (size_t i = 0, at = 0; i < b->count; i++) {
+        if (b->items[i].err.code != IKD_E_OK) continue;
+        b->items[i].pose = b->poses + at;
+        at += b->items[i].req.problem.joint_count;
+    }
+    goto done;
+nomem:
+    ikd_batch_destroy(b);
+    status = ikd_reply_errorf(out, out_enc, IKD_E_NOMEM, "", NULL);
+done:
+    ikd_doc_free(&doc);
+    return status;
+}
+
+void ikd_batch_solve(ikd_batch *b, size_t lo, size_t hi, ikd_api_scratch *s)
+{
+    unsigned long long t0 = ikd_clock_ns(); /* one clock read per item: each solve ends where the next begins */
+    for (size_t i = lo; i < hi && i < b->count; i++) {
+        ikd_batch_item *it = &b->items[i];
+        if (it->err.code != IKD_E_OK) continue;
+        it->req.problem.deadline_ns = b->deadline_ns;
+        ikd_solve(&it->req.problem, s->work, s->work_size, it->pose, &it->res, &it->err);
+        unsigned long long t1 = ikd_clock_ns();
+        it->solve_us = (double)(t1 - t0) / 1e3;
+        t0 = t1;
+    }
+}
+
+int ikd_batch_write(const ikd_batch *b, ikd_encoding out_enc, ikd_buf *out)
+{
+    ikd_emitter e;
+    ikd_emit_reply(&e, out_enc, out);
+    /* room for a two-bone reply per item up front (about 500 bytes in
+     * MessagePack, 800 in JSON): no copying as the reply grows */
+    ikd_buf_reserve(out, b->count * (out_enc == IKD_ENC_MSGPACK ? 512 : 832));
+    ikd_emit_map(&e, 1);
+    ikd_emit_key(&e, "results");
+    ikd_emit_array(&e, b->count);
+    for (size_t i = 0; i < b->count; i++) {
+        const ikd_batch_item *it = &b->items[i];
+        if (it->err.code != IKD_E_OK) ikd_reply_error(&e, &it->err);
+        else ikd_reply_solve(&e, &it->req, &it->res, it->pose, it->solve_us);
+    }
+    ikd_emit_end(&e);
+    ikd_emit_end(&e);
+    if (out->failed) return ikd_reply_errorf(out, out_enc, IKD_E_NOMEM, "", "the reply could not be built");
+    return 200;
+}
+
+void ikd_batch_destroy(ikd_batch *b)
+{
+    for (size_t i = 0; b->items && i < b->count; i++) ikd_request_destroy(&b->items[i].req);
+    free(b->items);
+    free(b->joints.joints);
+    free(b->poses);
+    memset(b, 0, sizeof *b);
+}
+
+size_t ikd_batch_slices(size_t n, size_t idle)
+{
+    size_t slices = (n + IKD_BATCH_SLICE - 1) / IKD_BATCH_SLICE;
+    if (slices > 1 + idle) slices = 1 + idle;
+    return slices ? slices : 1;
+}

@@ -1,0 +1,395 @@
+/* call.c - one request through the API: head checks, body limits, inline or pooled solving, batch fan-out, deadlines. */
+#include "call.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reply.h"
+#include "wire.h"
+
+/* Bodies up to this size are decoded on the transport's thread (so that
+ * analytic solves can be answered there); larger ones by a worker. */
+#define IKD_INLINE_DECODE_MAX 8192
+
+/* One slice of a batch, run by whichever worker takes it. */
+typedef struct ikd_call_slice {
+    ikd_task task; /* first member: the pool hands it back */
+    ikd_call *call;
+    size_t lo, hi;
+} ikd_call_slice;
+
+/* ---- the service ------------------------------------------------------- */
+
+int ikd_service_init(ikd_service *s, const ikd_service_settings *set, const ikd_service_hooks *hooks)
+{
+    memset(s, 0, sizeof *s);
+    s->limits = set->limits;
+    s->max_body = set->max_body;
+    s->deadline_ms = set->deadline_ms;
+    s->debug_delay_ms = set->debug_delay_ms;
+    s->hooks = *hooks;
+    ikd_guard_init(&s->guard, set->cors_origins ? set->cors_origins : "", set->api_token ? set->api_token : "");
+    atomic_init(&s->next_id, 1);
+    s->id_salt = (unsigned long)time(NULL) ^ ((unsigned long)getpid() << 16);
+    for (int e = 0; e < 2; e++) {
+        ikd_buf_init(&s->solvers_doc[e]);
+        ikd_api_solvers(&s->limits, (ikd_encoding)e, &s->solvers_doc[e]);
+        if (s->solvers_doc[e].failed) {
+            ikd_service_destroy(s);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void ikd_service_destroy(ikd_service *s)
+{
+    for (int e = 0; e < 2; e++) ikd_buf_destroy(&s->solvers_doc[e]);
+}
+
+/* ---- replies ----------------------------------------------------------- */
+
+static ikd_call_next answer(ikd_call *c, int status)
+{
+    c->status = status;
+    return IKD_CALL_ANSWER;
+}
+
+static ikd_call_next answer_error(ikd_call *c, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static ikd_call_next answer_error(ikd_call *c, int code, const char *fmt, ...)
+{
+    ikd_error err;
+    ikd_error_clear(&err);
+    err.code = code;
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err.message, sizeof err.message, fmt, ap);
+        va_end(ap);
+    }
+    c->reply_type = NULL;
+    return answer(c, ikd_reply_error_body(&c->reply, c->out_enc, &err));
+}
+
+size_t ikd_call_headers(const ikd_call *c, int draining, ikd_header out[IKD_CALL_MAX_HEADERS])
+{
+    size_t n = 0;
+    if (c->reply.len || c->status != 204)
+        out[n++] = (ikd_header){"Content-Type", c->reply_type ? c->reply_type : ikd_encoding_media_type(c->out_enc)};
+    out[n++] = (ikd_header){"X-Request-Id", c->request_id};
+    if (c->allow) out[n++] = (ikd_header){"Allow", c->allow};
+    if (c->status == 503) out[n++] = (ikd_header){"Retry-After", "1"};
+    if (c->status == 401) out[n++] = (ikd_header){"WWW-Authenticate", "Bearer realm=\"ikd\""};
+    if (c->close || draining) out[n++] = (ikd_header){"Connection", "close"};
+    if (c->preflight) {
+        out[n++] = (ikd_header){"Access-Control-Allow-Methods", c->route->allow_all};
+        out[n++] = (ikd_header){"Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, X-Request-Id"};
+        out[n++] = (ikd_header){"Access-Control-Max-Age", "600"};
+    }
+    if (ikd_guard_cors(&c->svc->guard)) {
+        out[n++] = (ikd_header){"Vary", "Origin"};
+        if (c->cors_ok) {
+            out[n++] = (ikd_header){"Access-Control-Allow-Origin", c->svc->guard.cors_any ? "*" : c->origin};
+            out[n++] = (ikd_header){"Access-Control-Expose-Headers", "X-Request-Id, Retry-After"};
+        }
+    }
+    return n;
+}
+
+int ikd_call_route_slot(const ikd_call *c) { return c->route ? (int)c->route->id : IKD_ROUTE__COUNT; }
+
+/* ---- the head ---------------------------------------------------------- */
+
+void ikd_call_init(ikd_call *c, ikd_service *s, unsigned long long now)
+{
+    memset(c, 0, sizeof *c);
+    c->svc = s;
+    c->t_start = now;
+    if (s->deadline_ms > 0) c->deadline_ns = now + (unsigned long long)s->deadline_ms * 1000000ull;
+    ikd_buf_init(&c->body);
+    ikd_buf_init(&c->reply);
+    ikd_request_init(&c->req);
+    c->in_enc = c->out_enc = IKD_ENC_JSON;
+}
+
+void ikd_call_destroy(ikd_call *c)
+{
+    ikd_buf_destroy(&c->body);
+    ikd_buf_destroy(&c->reply);
+    ikd_request_destroy(&c->req);
+    free(c->slices);
+    c->slices = NULL;
+}
+
+/* The client's X-Request-Id when it is 1-64 characters of [0-9A-Za-z-_.:],
+ * else "SALT-COUNTER" in hex. */
+static void set_request_id(ikd_call *c, const char *given)
+{
+    if (given) {
+        size_t n = strlen(given);
+        int ok = n > 0 && n <= 64;
+        for (size_t i = 0; ok && i < n; i++) {
+            char ch = given[i];
+            ok = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '-' ||
+                 ch == '_' || ch == '.' || ch == ':';
+        }
+        if (ok) {
+            memcpy(c->request_id, given, n + 1);
+            return;
+        }
+    }
+    unsigned long id = atomic_fetch_add(&c->svc->next_id, 1);
+    static const char hex[] = "0123456789abcdef";
+    unsigned long parts[2] = {c->svc->id_salt & 0xfffffffful, id & 0xfffffffful};
+    char *o = c->request_id; /* "%08lx-%08lx" */
+    for (int p = 0; p < 2; p++) {
+        for (int k = 7; k >= 0; k--) *o++ = hex[(parts[p] >> (4 * k)) & 15];
+        *o++ = p ? '\0' : '-';
+    }
+}
+
+static ikd_call_next head_options(ikd_call *c, const ikd_head *h)
+{
+    if (!c->origin[0] || !h->cors_request_method) { /* plain OPTIONS */
+        c->allow = c->route->allow_all;
+        return answer(c, 204);
+    }
+    if (!c->cors_ok) return answer_error(c, IKD_E_FORBIDDEN_ORIGIN, NULL);
+    c->preflight = 1;
+    return answer(c, 204);
+}
+
+/* GET /v1/solvers, /healthz, /readyz, /metrics. */
+static ikd_call_next head_get(ikd_call *c)
+{
+    ikd_service *s = c->svc;
+    switch (c->route->id) {
+    case IKD_ROUTE_HEALTHZ: return answer(c, ikd_api_healthz(&c->reply, c->out_enc));
+    case IKD_ROUTE_READYZ: return answer(c, ikd_api_readyz(&c->reply, c->out_enc, s->hooks.ready(s->hooks.ctx)));
+    case IKD_ROUTE_SOLVERS: {
+        const ikd_buf *cat = &s->solvers_doc[c->out_enc];
+        ikd_buf_append(&c->reply, cat->data, cat->len);
+        return answer(c, c->reply.failed ? 500 : 200);
+    }
+    case IKD_ROUTE_METRICS:
+        s->hooks.metrics(s->hooks.ctx, &c->reply);
+        c->reply_type = "text/plain; version=0.0.4; charset=utf-8";
+        return answer(c, 200);
+    default: return answer_error(c, IKD_E_INTERNAL, NULL);
+    }
+}
+
+static ikd_call_next too_large(ikd_call *c)
+{
+    c->svc->hooks.rejected(c->svc->hooks.ctx, IKD_REJECT_TOO_LARGE);
+    return answer_error(c, IKD_E_TOO_LARGE, "the body is larger than %ld bytes (--max-body)", c->svc->max_body);
+}
+
+ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
+{
+    ikd_service *s = c->svc;
+    c->route = ikd_route_find(h->path);
+    c->out_enc = ikd_encoding_from_accept(h->accept, IKD_ENC_JSON);
+    set_request_id(c, h->request_id);
+    if (h->origin) snprintf(c->origin, sizeof c->origin, "%s", h->origin);
+    c->cors_ok = ikd_guard_origin_allowed(&s->guard, h->origin);
+    c->has_body = (h->content_length && strtoull(h->content_length, NULL, 10) > 0) ||
+                  (h->transfer_encoding && strcasestr(h->transfer_encoding, "chunked"));
+    if (!c->route) return answer_error(c, IKD_E_NOT_FOUND, "no such endpoint (see openapi.yaml)");
+    if (strcmp(h->method, "OPTIONS") == 0) return head_options(c, h);
+    if (!c->route->open && !ikd_guard_token_ok(&s->guard, h->authorization))
+        return answer_error(c, IKD_E_UNAUTHORIZED, "send Authorization: Bearer <token> (--api-token)");
+    if (!ikd_route_allows(c->route, h->method)) {
+        c->allow = c->route->allow_all;
+        return answer_error(c, IKD_E_METHOD, "%s takes %s", c->route->path, c->route->allow);
+    }
+    if (!c->route->has_body) return head_get(c);
+    int enc = ikd_encoding_from_content_type(h->content_type);
+    if (enc < 0) {
+        c->close = 1; /* the body is not read */
+        return answer_error(c, IKD_E_MEDIA_TYPE, NULL);
+    }
+    c->in_enc = (ikd_encoding)enc;
+    c->out_enc = ikd_encoding_from_accept(h->accept, c->in_enc);
+    if (h->content_length) {
+        char *end;
+        errno = 0;
+        unsigned long long declared = strtoull(h->content_length, &end, 10);
+        if (errno || end == h->content_length || (unsigned long long)s->max_body < declared) {
+            c->close = 1;
+            return too_large(c);
+        }
+        if (declared) ikd_buf_reserve(&c->body, (size_t)declared);
+    }
+    return IKD_CALL_READ;
+}
+
+/* ---- the body ---------------------------------------------------------- */
+
+void ikd_call_body(ikd_call *c, const char *data, size_t n)
+{
+    if (c->too_large) return;
+    if (c->body.len + n > (size_t)c->svc->max_body) {
+        c->too_large = 1;
+        ikd_buf_destroy(&c->body);
+        return;
+    }
+    ikd_buf_append(&c->body, data, n);
+}
+
+static void record_solve(ikd_call *c)
+{
+    if (c->outcome.solved)
+        c->svc->hooks.solved(c->svc->hooks.ctx, c->outcome.solver, c->outcome.status, c->outcome.solve_s);
+}
+
+ikd_call_next ikd_call_body_end(ikd_call *c)
+{
+    ikd_service *s = c->svc;
+    if (c->too_large) return too_large(c);
+    if (c->body.failed) return answer_error(c, IKD_E_NOMEM, NULL);
+    if (c->route->id != IKD_ROUTE_SOLVE || c->body.len > IKD_INLINE_DECODE_MAX) return IKD_CALL_POOL;
+    /* decode here; an analytic solve is answered here too (it costs less
+     * than the hand-off), everything else goes to the pool decoded */
+    ikd_error err;
+    if (ikd_api_decode(&s->limits, c->in_enc, c->body.data ? c->body.data : "", c->body.len, &c->req, &err) !=
+        IKD_E_OK)
+        return answer(c, ikd_reply_error_body(&c->reply, c->out_enc, &err));
+    c->req_ready = 1;
+    ikd_solver solver = c->req.problem.solver;
+    if (solver == IKD_SOLVER_AUTO) solver = ikd_solver_pick(&c->req.problem);
+    if (solver != IKD_SOLVER_TWO_BONE || s->debug_delay_ms != 0) return IKD_CALL_POOL;
+    ikd_pose_joint pose[3];
+    ikd_api_scratch scratch = {3, pose, NULL, 0};
+    c->status = ikd_api_run(&scratch, &c->req, c->deadline_ns, c->out_enc, &c->reply, &c->outcome);
+    record_solve(c);
+    return IKD_CALL_ANSWER;
+}
+
+/* ---- on the pool ------------------------------------------------------- */
+
+static void debug_delay(const ikd_service *s)
+{
+    long delay = s->debug_delay_ms;
+    if (delay > 0) {
+        struct timespec ts = {delay / 1000, (delay % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* A call taken by a worker: the debug delay, then the deadline policy (a
+ * request that waited in the queue past its deadline is refused). 1 when
+ * it may go on. */
+static int worker_start(ikd_call *c)
+{
+    c->t_worker = ikd_clock_ns();
+    debug_delay(c->svc);
+    if (!c->deadline_ns || ikd_clock_ns() <= c->deadline_ns) return 1;
+    c->svc->hooks.rejected(c->svc->hooks.ctx, IKD_REJECT_DEADLINE);
+    answer_error(c, IKD_E_DEADLINE, "the request waited %.0f ms, past --deadline-ms",
+                 (double)(ikd_clock_ns() - c->t_start) / 1e6);
+    return 0;
+}
+
+static void solve_task(ikd_task *task, void *worker_data)
+{
+    ikd_call *c = (ikd_call *)task;
+    ikd_service *s = c->svc;
+    if (worker_start(c)) {
+        if (c->req_ready)
+            c->status = ikd_api_run(worker_data, &c->req, c->deadline_ns, c->out_enc, &c->reply, &c->outcome);
+        else
+            c->status = ikd_api_solve(worker_data, &s->limits, c->deadline_ns, c->in_enc, c->out_enc,
+                                      c->body.data ? c->body.data : "", c->body.len, &c->reply, &c->outcome);
+        record_solve(c);
+    }
+    s->hooks.finished(c);
+}
+
+/* The last slice of a batch to finish writes the reply. */
+static void slice_finished(ikd_call *c)
+{
+    if (atomic_fetch_sub(&c->slices_left, 1) != 1) return;
+    ikd_service *s = c->svc;
+    for (size_t i = 0; i < c->batch.count; i++) {
+        const ikd_batch_item *it = &c->batch.items[i];
+        if (it->err.code == IKD_E_OK) s->hooks.solved(s->hooks.ctx, it->res.solver, it->res.status, it->solve_us / 1e6);
+    }
+    c->status = ikd_batch_write(&c->batch, c->out_enc, &c->reply);
+    ikd_batch_destroy(&c->batch);
+    s->hooks.finished(c);
+}
+
+static void slice_task(ikd_task *task, void *worker_data)
+{
+    ikd_call_slice *sl = (ikd_call_slice *)task;
+    ikd_batch_solve(&sl->call->batch, sl->lo, sl->hi, worker_data);
+    slice_finished(sl->call);
+}
+
+/* Decode the batch here, then spread its items over idle workers in
+ * slices; slices the queue cannot take run on this worker. */
+static void batch_task(ikd_task *task, void *worker_data)
+{
+    ikd_call *c = (ikd_call *)task;
+    ikd_service *s = c->svc;
+    if (!worker_start(c)) {
+        s->hooks.finished(c);
+        return;
+    }
+    int status = ikd_batch_open(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, c->body.data ? c->body.data : "",
+                                c->body.len, &c->batch, &c->reply);
+    if (status) {
+        c->status = status;
+        s->hooks.finished(c);
+        return;
+    }
+    size_t n = c->batch.count, nslices = ikd_batch_slices(n, s->hooks.idle(s->hooks.ctx));
+    c->slices = calloc(nslices, sizeof *c->slices);
+    if (!c->slices) {
+        atomic_store(&c->slices_left, 1);
+        ikd_batch_solve(&c->batch, 0, n, worker_data);
+        slice_finished(c);
+        return;
+    }
+    atomic_store(&c->slices_left, (int)nslices);
+    for (size_t k = 0, lo = 0; k < nslices; k++) {
+        size_t hi = lo + (n - lo) / (nslices - k);
+        c->slices[k] = (ikd_call_slice){{slice_task}, c, lo, hi};
+        lo = hi;
+    }
+    /* slice 0 stays here; the others go to the pool while it has room */
+    size_t inline_from = nslices;
+    for (size_t k = 1; k < nslices; k++) {
+        if (s->hooks.submit(s->hooks.ctx, &c->slices[k].task) != 0) {
+            inline_from = k;
+            break;
+        }
+    }
+    /* run the ones the pool did not take first, then ours, so that our own
+     * finishing (which may end the call) comes last */
+    for (size_t k = inline_from; k < nslices; k++) slice_task(&c->slices[k].task, worker_data);
+    slice_task(&c->slices[0].task, worker_data);
+}
+
+void ikd_call_submit(ikd_call *c)
+{
+    ikd_service *s = c->svc;
+    c->task.run = c->route->id == IKD_ROUTE_BATCH ? batch_task : solve_task;
+    int rc = s->hooks.submit(s->hooks.ctx, &c->task);
+    if (rc == 0) return;
+    s->hooks.rejected(s->hooks.ctx, rc == -1 ? IKD_REJECT_QUEUE_FULL : IKD_REJECT_DRAINING);
+    answer_error(c, rc == -1 ? IKD_E_OVERLOADED : IKD_E_DRAINING, NULL);
+    s->hooks.finished(c);
+}

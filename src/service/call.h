@@ -1,0 +1,129 @@
+/* call.h - one request through the API without a transport: head checks, body, inline or pooled solving, reply headers. */
+#ifndef IKD_CALL_H
+#define IKD_CALL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "api.h"
+#include "batch.h"
+#include "guard.h"
+#include "route.h"
+#include "task.h"
+
+/* Why a request or connection was refused (ikd_rejections_total{reason}). */
+typedef enum ikd_reject_reason {
+    IKD_REJECT_QUEUE_FULL,
+    IKD_REJECT_TOO_LARGE,
+    IKD_REJECT_DEADLINE,
+    IKD_REJECT_DRAINING,
+    IKD_REJECT_CONNECTIONS, /* a connection over --max-connections, closed at once */
+    IKD_REJECT__COUNT
+} ikd_reject_reason;
+
+typedef struct ikd_call ikd_call;
+
+/* What the service needs from the server around it; every hook is called
+ * from I/O or worker threads alike. */
+typedef struct ikd_service_hooks {
+    void *ctx;
+    void (*solved)(void *ctx, ikd_solver solver, ikd_status status, double seconds); /* one solve done */
+    void (*rejected)(void *ctx, ikd_reject_reason why);                            /* one refusal */
+    int (*submit)(void *ctx, ikd_task *task);  /* queue a task: 0, -1 queue full, -2 stopping */
+    size_t (*idle)(void *ctx);                 /* workers neither running nor about to run a job */
+    int (*ready)(void *ctx);                   /* serving and not draining (GET /readyz) */
+    void (*metrics)(void *ctx, ikd_buf *out);  /* GET /metrics: the Prometheus text */
+    void (*finished)(ikd_call *call);          /* a pooled call has its reply (any thread) */
+} ikd_service_hooks;
+
+/* The service's settings (the daemon fills them from its flags). */
+typedef struct ikd_service_settings {
+    ikd_api_limits limits;
+    long max_body;       /* bytes; a larger body gets 413 */
+    long deadline_ms;    /* from arrival; 0 = none */
+    long debug_delay_ms; /* testing: every pooled job sleeps this long first */
+    const char *cors_origins;
+    const char *api_token;
+} ikd_service_settings;
+
+typedef struct ikd_service {
+    ikd_api_limits limits;
+    long max_body, deadline_ms, debug_delay_ms;
+    ikd_guard guard;
+    ikd_buf solvers_doc[2]; /* GET /v1/solvers, rendered once per encoding */
+    ikd_service_hooks hooks;
+    atomic_ulong next_id;   /* for generated request ids */
+    unsigned long id_salt;
+} ikd_service;
+
+/* 0, or -1 when out of memory (nothing left to destroy). */
+int ikd_service_init(ikd_service *s, const ikd_service_settings *set, const ikd_service_hooks *hooks);
+void ikd_service_destroy(ikd_service *s);
+
+/* The request head as the transport read it; NULL = header absent. */
+typedef struct ikd_head {
+    const char *method, *path;
+    const char *content_type, *content_length, *transfer_encoding, *accept;
+    const char *authorization, *origin, *request_id, *cors_request_method;
+} ikd_head;
+
+/* What the transport does next. */
+typedef enum ikd_call_next {
+    IKD_CALL_ANSWER, /* the reply is ready (status, reply, headers): send it */
+    IKD_CALL_READ,   /* read the body into ikd_call_body, then ikd_call_body_end */
+    IKD_CALL_POOL    /* park the connection, then ikd_call_submit; hooks.finished follows */
+} ikd_call_next;
+
+typedef struct ikd_header {
+    const char *name, *value;
+} ikd_header;
+#define IKD_CALL_MAX_HEADERS 12
+
+struct ikd_call {
+    ikd_task task;          /* first member: the pool hands it back */
+    ikd_service *svc;
+    const ikd_route *route; /* NULL: no such path */
+    unsigned long long t_start, t_worker, deadline_ns; /* ikd_clock_ns; t_worker 0 until a worker takes it */
+    ikd_encoding in_enc;    /* the body's (Content-Type) */
+    ikd_encoding out_enc;   /* the reply's (Accept, else in_enc) */
+    int has_body;           /* the head declares a body (Content-Length > 0 or chunked) */
+    int too_large;          /* the body passed max_body: the rest is dropped */
+    int status;             /* the reply's HTTP status */
+    const char *reply_type; /* the reply's media type; NULL = out_enc's */
+    const char *allow;      /* an Allow header, or NULL */
+    int close;              /* close the connection after the reply (its body was not read) */
+    int preflight;          /* a CORS preflight: send the Access-Control-Allow-* headers */
+    int cors_ok;            /* the Origin is allowed: send the CORS headers */
+    ikd_buf body, reply;
+    ikd_api_outcome outcome; /* the solve, for the log (batches: outcome.solved stays 0) */
+    ikd_request req;        /* a solve decoded on the transport's thread */
+    int req_ready;
+    ikd_batch batch;
+    struct ikd_call_slice *slices;
+    atomic_int slices_left;
+    char origin[IKD_GUARD_ORIGIN_MAX];
+    char request_id[72];
+};
+
+/* A fresh call that arrived at `now` (ikd_clock_ns). */
+void ikd_call_init(ikd_call *c, ikd_service *s, unsigned long long now);
+void ikd_call_destroy(ikd_call *c);
+/* The head's checks, in order: route (404), CORS preflight and OPTIONS,
+ * token (401), method (405), GET endpoints answered at once, media type
+ * (415), declared length (413). */
+ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h);
+/* A piece of the body (beyond max_body it is dropped and 413 follows). */
+void ikd_call_body(ikd_call *c, const char *data, size_t n);
+/* The whole body is in: ANSWER (an error, or an analytic solve answered on
+ * this thread, which costs less than the hand-off) or POOL. */
+ikd_call_next ikd_call_body_end(ikd_call *c);
+/* Hand a POOL call to the workers; when the pool refuses it the reply is a
+ * 503 and hooks.finished is called at once. */
+void ikd_call_submit(ikd_call *c);
+/* The reply's headers (besides Content-Length); `draining` adds
+ * Connection: close. Returns how many were written to `out`. */
+size_t ikd_call_headers(const ikd_call *c, int draining, ikd_header out[IKD_CALL_MAX_HEADERS]);
+/* The metrics slot of the call's route (IKD_ROUTE__COUNT = unmatched). */
+int ikd_call_route_slot(const ikd_call *c);
+
+#endif

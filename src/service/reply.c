@@ -1,0 +1,98 @@
+/* reply.c - the reply layouts of the API: solve results, errors with their HTTP status, health. */
+#include "reply.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "wire.h"
+
+void ikd_reply_solve(ikd_emitter *e, const ikd_request *req, const ikd_result *res, const ikd_pose_joint *pose,
+                     double solve_us)
+{
+    int rot = res->solver == IKD_SOLVER_JACOBIAN && req->problem.has_target_rotation;
+    ikd_emit_map(e, 7 + (size_t)rot);
+    IKD_EMIT_KEY(e, "solver");
+    ikd_emit_str(e, ikd_solver_name(res->solver));
+    IKD_EMIT_KEY(e, "status");
+    ikd_emit_str(e, ikd_status_name(res->status));
+    IKD_EMIT_KEY(e, "reached");
+    ikd_emit_bool(e, res->reached);
+    IKD_EMIT_KEY(e, "error");
+    ikd_emit_num(e, res->error);
+    IKD_EMIT_KEY(e, "iterations");
+    ikd_emit_int(e, res->iterations);
+    if (rot) {
+        IKD_EMIT_KEY(e, "rotation_error_deg");
+        ikd_emit_num(e, res->rotation_error_deg);
+    }
+    IKD_EMIT_KEY(e, "joints");
+    ikd_emit_array(e, req->problem.joint_count);
+    for (size_t i = 0; i < req->problem.joint_count; i++) {
+        const ikd_pose_joint *j = &pose[i];
+        const char *name = req->names ? req->names[i] : NULL;
+        ikd_emit_map(e, name ? 4 : 3);
+        if (name) {
+            IKD_EMIT_KEY(e, "name");
+            ikd_emit_str(e, name);
+        }
+        IKD_EMIT_KEY(e, "position");
+        ikd_emit_nums(e, &j->position.x, 3);
+        IKD_EMIT_KEY(e, "rotation");
+        ikd_emit_nums(e, &j->rotation.x, 4);
+        IKD_EMIT_KEY(e, "local_rotation");
+        ikd_emit_nums(e, &j->local_rotation.x, 4);
+        ikd_emit_end(e);
+    }
+    ikd_emit_end(e);
+    IKD_EMIT_KEY(e, "solve_us");
+    ikd_emit_num(e, solve_us);
+    ikd_emit_end(e);
+}
+
+void ikd_reply_error(ikd_emitter *e, const ikd_error *err)
+{
+    ikd_emit_map(e, 1);
+    IKD_EMIT_KEY(e, "error");
+    ikd_emit_map(e, 3);
+    IKD_EMIT_KEY(e, "code");
+    ikd_emit_str(e, ikd_wire_code(err->code));
+    IKD_EMIT_KEY(e, "message");
+    ikd_emit_str(e, err->message[0] ? err->message : ikd_wire_message(err->code));
+    IKD_EMIT_KEY(e, "field");
+    ikd_emit_str(e, err->field);
+    ikd_emit_end(e);
+    ikd_emit_end(e);
+}
+
+int ikd_reply_error_body(ikd_buf *out, ikd_encoding enc, const ikd_error *err)
+{
+    ikd_emitter e;
+    ikd_emit_reply(&e, enc, out);
+    ikd_reply_error(&e, err);
+    return ikd_wire_status(err->code);
+}
+
+int ikd_reply_errorf(ikd_buf *out, ikd_encoding enc, int code, const char *field, const char *fmt, ...)
+{
+    ikd_error err;
+    ikd_error_clear(&err);
+    err.code = code;
+    snprintf(err.field, sizeof err.field, "%s", field ? field : "");
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err.message, sizeof err.message, fmt, ap);
+        va_end(ap);
+    }
+    return ikd_reply_error_body(out, enc, &err);
+}
+
+void ikd_reply_status(ikd_buf *out, ikd_encoding enc, const char *status)
+{
+    ikd_emitter e;
+    ikd_emit_reply(&e, enc, out);
+    ikd_emit_map(&e, 1);
+    ikd_emit_key(&e, "status");
+    ikd_emit_str(&e, status);
+    ikd_emit_end(&e);
+}

@@ -1,0 +1,30 @@
+/* reply.h - the reply layouts of the API (solve results, errors, health) in either encoding. */
+#ifndef IKD_REPLY_H
+#define IKD_REPLY_H
+
+#include "../codec/buf.h"
+#include "../codec/emit.h"
+#include "../codec/request.h"
+#include "ikd/solve.h"
+
+/* {"solver","status","reached","error","iterations",["rotation_error_deg"],"joints","solve_us"} */
+void ikd_reply_solve(ikd_emitter *e, const ikd_request *req, const ikd_result *res, const ikd_pose_joint *pose,
+                     double solve_us);
+/* {"error":{"code","message","field"}}: the wire code of err->code, its
+ * message (the code's default when empty) and field path. */
+void ikd_reply_error(ikd_emitter *e, const ikd_error *err);
+
+/* A whole error body in `out` (emptied first); returns the code's HTTP status. */
+int ikd_reply_error_body(ikd_buf *out, ikd_encoding enc, const ikd_error *err);
+/* The same for `code` with a printf-style message (fmt NULL = the code's
+ * default message) and a field (NULL = ""). */
+int ikd_reply_errorf(ikd_buf *out, ikd_encoding enc, int code, const char *field, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+/* {"status": status} in `out` (emptied first). */
+void ikd_reply_status(ikd_buf *out, ikd_encoding enc, const char *status);
+
+#endif
