@@ -11,7 +11,7 @@ BUILD   ?= build
 
 # Debian packages: what the daemon needs to build (make run), and what the tests add (make test).
 RUN_PKGS  := gcc make pkg-config libmicrohttpd-dev libjansson-dev libmsgpack-dev
-TEST_PKGS := $(RUN_PKGS) check curl openssl prometheus systemd
+TEST_PKGS := $(RUN_PKGS) check curl openssl prometheus systemd python3 binutils
 
 SERVER_CFLAGS := $(shell pkg-config --cflags libmicrohttpd jansson msgpack 2>/dev/null)
 SERVER_LIBS   := $(shell pkg-config --libs libmicrohttpd jansson msgpack 2>/dev/null)
@@ -33,7 +33,7 @@ TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o $(BUILD)/tests/unit/problems.o
 
 LISTEN ?= 127.0.0.1:8080
 
-.PHONY: all deps deps-test build run test check check-suites unit e2e lint-openapi deploy-checks clean bench load asan fuzz soak install scale-test valgrind
+.PHONY: lint-structure readme-example all deps deps-test build run test check check-suites unit e2e lint-openapi deploy-checks clean bench load asan fuzz soak install scale-test valgrind
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/libikd.a $(BUILD)/ikd
@@ -71,7 +71,17 @@ test: deps-test
 	@$(MAKE) --no-print-directory check
 
 check: check-suites
-	@$(MAKE) --no-print-directory lint-openapi deploy-checks
+	@$(MAKE) --no-print-directory lint-structure readme-example lint-openapi deploy-checks
+
+# README's library example, built through pkg-config and run (tests/deploy/readme_example.sh).
+readme-example: $(BUILD)/libikd.a
+	@echo "== README library example"
+	@tests/deploy/readme_example.sh README.md
+
+# The layering and size rules of src/ and include/ (tests/lint/structure.py).
+lint-structure: $(BUILD)/libikd.a
+	@echo "== structure"
+	@python3 tests/lint/structure.py $(BUILD)/libikd.a
 
 # deploy/: the systemd unit (systemd-analyze verify), the Kubernetes manifests against the
 # Kubernetes schemas and the Dockerfile with a linter (pinned npm tools in tests/deploy), and

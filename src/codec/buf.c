@@ -9,8 +9,21 @@
 
 void ikd_buf_init(ikd_buf *b) { memset(b, 0, sizeof *b); }
 
+void ikd_buf_init_fixed(ikd_buf *b, char *storage, size_t cap)
+{
+    ikd_buf_init(b);
+    b->data = storage;
+    b->cap = cap;
+    b->fixed = 1;
+    if (cap) storage[0] = '\0';
+}
+
 void ikd_buf_destroy(ikd_buf *b)
 {
+    if (b->fixed) {
+        ikd_buf_reset(b);
+        return;
+    }
     free(b->data);
     ikd_buf_init(b);
 }
@@ -26,6 +39,10 @@ int ikd_buf_reserve(ikd_buf *b, size_t extra)
 {
     if (b->failed) return -1;
     if (b->len + extra + 1 <= b->cap) return 0;
+    if (b->fixed) {
+        b->failed = 1;
+        return -1;
+    }
     size_t cap = b->cap ? b->cap : 1024;
     while (cap < b->len + extra + 1) {
         if (cap > ((size_t)-1) / 2) { b->failed = 1; return -1; }
@@ -47,7 +64,6 @@ void ikd_buf_append_slow(ikd_buf *b, const char *s, size_t n)
 }
 
 void ikd_buf_puts(ikd_buf *b, const char *s) { ikd_buf_append(b, s, strlen(s)); }
-
 
 /* Length of the valid UTF-8 sequence starting at p (lead byte >= 0x80), 0 if invalid. */
 static size_t utf8_seq_len(const unsigned char *p)

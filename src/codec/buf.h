@@ -8,10 +8,15 @@ typedef struct ikd_buf {
     char *data;   /* NUL-terminated when len > 0 */
     size_t len;
     size_t cap;
-    int failed;   /* set once an allocation failed; later appends are ignored */
+    int failed;   /* set once an allocation failed (or fixed storage ran out);
+                     later appends are ignored */
+    int fixed;    /* the storage is the caller's (ikd_buf_init_fixed): never grown or freed */
 } ikd_buf;
 
 void ikd_buf_init(ikd_buf *b);
+/* A buffer on the caller's storage of `cap` bytes (e.g. on the stack): it
+ * never allocates; what does not fit sets `failed`. */
+void ikd_buf_init_fixed(ikd_buf *b, char *storage, size_t cap);
 void ikd_buf_destroy(ikd_buf *b);
 /* Forget the contents, keep the storage. */
 void ikd_buf_reset(ikd_buf *b);

@@ -157,8 +157,7 @@ static const ikd_doc_ops msgpack_ops = {mp_type, mp_size, mp_at, mp_member, mp_r
  * jansson allocation on this thread is bumped from a chain of blocks: the
  * first block is kept for the thread's life, the others (a big document's)
  * are freed when the document is. Freeing the document is then a reset: no
- * walk over jansson's tree (that walk was 16% of a 256-problem batch's
- * instructions under callgrind).
+ * walk over jansson's tree (docs/performance.md has its measured share).
  * Outside a load, jansson allocates with malloc as usual. */
 #define ARENA_BLOCK (256 * 1024)
 

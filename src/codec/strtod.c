@@ -1,6 +1,6 @@
-/* strtod.c - a correctly rounded strtod for plain decimals, interposed on libc's for the whole process.
- *
- * Why: jansson converts every JSON number with strtod, and glibc's takes its
+/* strtod.c - a correctly rounded strtod for plain decimals, interposed on libc's for the whole process. */
+
+/* Why: jansson converts every JSON number with strtod, and glibc's takes its
  * multi-precision path for the 17-digit numbers clients send (a full-precision
  * double printed shortest): in a JSON batch that conversion was the largest
  * single cost after jansson's own lexer (perf, make bench's batch). jansson

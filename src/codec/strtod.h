@@ -1,4 +1,5 @@
-/* strtod.h - a correctly rounded strtod for plain decimals; strtod.c also defines strtod itself, so that
+/* strtod.h - a correctly rounded strtod for plain decimals, also interposed as strtod itself. */
+/* strtod.c defines strtod itself, so that
  * jansson's number conversions (and every other strtod call in the process) take it. */
 #ifndef IKD_STRTOD_H
 #define IKD_STRTOD_H

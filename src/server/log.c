@@ -1,5 +1,7 @@
-/* log.c - JSON log lines built on the stack and written to stderr with one write(2) each. */
+/* log.c - JSON log lines built on the stack, buffered per thread and written to stderr. */
 #include "log.h"
+
+#include "../codec/buf.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,60 +28,17 @@ int ikd_log_level_from_name(const char *name, ikd_log_level *out)
 void ikd_log_set_level(ikd_log_level level) { atomic_store(&current, (int)level); }
 int ikd_log_enabled(ikd_log_level level) { return (int)level >= atomic_load(&current) && level != IKD_LOG_OFF; }
 
+/* A line is built in a buffer on the stack with the codec's JSON writers
+ * (strings escaped and invalid UTF-8 replaced, integers without printf). */
 typedef struct line {
-    char buf[2048];
-    size_t len;
+    ikd_buf b;
+    char storage[4096]; /* a line's strings are bounded: a path of 255 bytes escapes to 1,530 */
 } line;
 
-static void put(line *l, const char *s, size_t n)
-{
-    if (n > sizeof l->buf - 2 - l->len) n = sizeof l->buf - 2 - l->len;
-    memcpy(l->buf + l->len, s, n);
-    l->len += n;
-}
-
-static void puts_(line *l, const char *s) { put(l, s, strlen(s)); }
-
-/* A JSON string, escaped, at most 256 bytes of input. */
-static void str(line *l, const char *s)
-{
-    static const char hex[] = "0123456789abcdef";
-    put(l, "\"", 1);
-    for (size_t i = 0; s && s[i] && i < 256; i++) {
-        unsigned char c = (unsigned char)s[i];
-        size_t run = i; /* a run of bytes that need no escaping, copied at once */
-        while (run < 256 && s[run] && (unsigned char)s[run] >= 0x20 && (unsigned char)s[run] < 0x7f && s[run] != '"' &&
-               s[run] != '\\')
-            run++;
-        if (run > i) {
-            put(l, s + i, run - i);
-            i = run - 1;
-            continue;
-        }
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            put(l, e, 2);
-        } else if (c < 0x20 || c >= 0x7f) {
-            char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            put(l, e, 6); /* bytes >= 0x7f as \u00XX: keeps the line valid JSON whatever the input */
-        } else {
-            put(l, (const char *)&c, 1);
-        }
-    }
-    put(l, "\"", 1);
-}
-
-/* An unsigned integer in decimal, at least `width` digits (zero-padded). */
-static void put_uint(line *l, unsigned long long v, int width)
-{
-    char tmp[24];
-    int n = 0;
-    do {
-        tmp[sizeof tmp - 1 - n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v || n < width);
-    put(l, tmp + sizeof tmp - n, (size_t)n);
-}
+static void line_init(line *l) { ikd_buf_init_fixed(&l->b, l->storage, sizeof l->storage); }
+static void puts_(line *l, const char *s) { ikd_buf_puts(&l->b, s); }
+static void str(line *l, const char *s) { ikd_buf_json_string(&l->b, s ? s : ""); }
+static void put_int(line *l, long long v) { ikd_buf_json_int(&l->b, v); }
 
 /* Milliseconds with three decimals ("%.3f" without printf: one line per
  * request at the default level). */
@@ -87,10 +46,10 @@ static void put_ms(line *l, double ms)
 {
     if (!(ms >= 0)) ms = 0;
     if (ms > 1e12) ms = 1e12;
-    unsigned long long us = (unsigned long long)(ms * 1000.0 + 0.5);
-    put_uint(l, us / 1000, 1);
-    put(l, ".", 1);
-    put_uint(l, us % 1000, 3);
+    long long us = (long long)(ms * 1000.0 + 0.5);
+    char frac[5] = {'.', (char)('0' + us % 1000 / 100), (char)('0' + us % 100 / 10), (char)('0' + us % 10), 0};
+    put_int(l, us / 1000);
+    puts_(l, frac);
 }
 
 static void start(line *l, ikd_log_level level)
@@ -107,12 +66,14 @@ static void start(line *l, ikd_log_level level)
                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
         cached_sec = ts.tv_sec;
     }
-    l->len = 0;
+    line_init(l);
     puts_(l, cached);
-    put_uint(l, (unsigned long long)(ts.tv_nsec / 1000000), 3);
+    long ms = ts.tv_nsec / 1000000;
+    char msbuf[4] = {(char)('0' + ms / 100), (char)('0' + ms / 10 % 10), (char)('0' + ms % 10), 0};
+    puts_(l, msbuf);
     puts_(l, "Z\",\"level\":\"");
     puts_(l, names[level]);
-    put(l, "\"", 1);
+    puts_(l, "\"");
 }
 
 /* Access lines are collected per thread and written in blocks (one write(2)
@@ -187,9 +148,9 @@ static void emit(const char *p, size_t n, int buffered)
 
 static void finish(line *l, int buffered)
 {
-    l->buf[l->len++] = '}';
-    l->buf[l->len++] = '\n';
-    emit(l->buf, l->len, buffered);
+    puts_(l, "}\n");
+    if (l->b.failed) return; /* cannot happen with bounded strings; never write half a line */
+    emit(l->b.data, l->b.len, buffered);
 }
 
 void ikd_log_access(const ikd_access *a)
@@ -203,9 +164,9 @@ void ikd_log_access(const ikd_access *a)
     puts_(&l, ",\"path\":");
     str(&l, a->path);
     puts_(&l, ",\"status\":");
-    put_uint(&l, (unsigned long long)(a->status > 0 ? a->status : 0), 1);
+    put_int(&l, a->status > 0 ? a->status : 0);
     puts_(&l, ",\"bytes\":");
-    put_uint(&l, a->bytes, 1);
+    put_int(&l, (long long)a->bytes);
     puts_(&l, ",\"duration_ms\":");
     put_ms(&l, a->duration_ms);
     puts_(&l, ",\"queue_ms\":");

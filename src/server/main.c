@@ -23,9 +23,9 @@ int main(int argc, char **argv)
     /* Requests allocate and free blocks of up to a few hundred kB (batch items,
      * msgpack-c's zone, big replies). By default glibc hands such memory back
      * to the kernel on free (heap trim above 128 kB, mmap above its dynamic
-     * threshold) and faults the pages in again on the next request (measured:
-     * 27-31% of a loop of MessagePack batches went to sys). Up to 4 MB of free heap now stays with each
-     * malloc arena; beyond that, and for blocks over 4 MB (huge bodies), memory
+     * threshold) and faults the pages in again on the next request (a large
+     * share of a batch loop's time went to sys: docs/performance.md). Up to
+     * 4 MB of free heap now stays with each malloc arena; beyond that, and for blocks over 4 MB (huge bodies), memory
      * goes back at once, and the periodic malloc_trim below returns the rest
      * of what lies free inside the heaps. */
     mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);

@@ -10,10 +10,7 @@
  * start moves the problem's start positions about the root-target line:
  * a joint's offset from the line becomes mirror * offset + turn * (u x offset)
  * (u the line's direction), then the limits are applied from the root.
- * Measured with `make bench` (1000 problems a set): reached targets on hinge
- * chains of 4 / 8 / 16 joints 69.2 / 86.2 / 98.7% without restarts, 76.0 /
- * 95.8 / 99.8% with the first two, 78.8 / 96.4 / 100% with all five; ball
- * chains 99.2-100% -> 99.7-100%. */
+ * What they gain is measured by `make bench` (docs/performance.md). */
 typedef struct restart_start {
     double mirror, turn;
 } restart_start;
