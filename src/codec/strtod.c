@@ -16,7 +16,7 @@
  * exponents, leading space, '+', hex, inf/nan, a trailing character) goes to
  * libc's strtod unchanged, so the end pointer, errno and every result are
  * libc's. Like every conversion in ikd it assumes the default rounding mode
- * (ikd never changes it). tests/unit/test_codec.c compares the two over
+ * (ikd never changes it). tests/unit/test_emit.c compares the two over
  * millions of generated strings. */
 #include "strtod.h"
 #include "pow.h"

@@ -138,13 +138,38 @@ static void *counting_init(void *arg, int index)
     return (void *)(long)(index + 1);
 }
 
+/* A job that records the worker data it was handed. */
+typedef struct seen_job {
+    ikd_pool_job job;
+    atomic_long data;
+} seen_job;
+
+static void seen_run(ikd_pool_job *job, void *worker_data) { atomic_store(&((seen_job *)job)->data, (long)worker_data); }
+
+static atomic_int destroyed_mask;
+static void mark_destroyed(void *data) { atomic_fetch_or(&destroyed_mask, 1 << (int)(long)data); }
+
+/* Every job runs with the data worker_init made for the worker running it
+ * (1..4 here), and worker_destroy gets each worker's data back. */
 START_TEST(pool_worker_data)
 {
     atomic_int n = 0;
     ikd_pool pool;
-    ck_assert_int_eq(ikd_pool_init(&pool, 4, 8, counting_init, NULL, &n), 0);
+    atomic_store(&destroyed_mask, 0);
+    ck_assert_int_eq(ikd_pool_init(&pool, 4, 64, counting_init, mark_destroyed, &n), 0);
     ck_assert_int_eq(atomic_load(&n), 4);
-    ikd_pool_destroy(&pool);
+    seen_job jobs[40];
+    for (int i = 0; i < 40; i++) {
+        jobs[i].job.run = seen_run;
+        atomic_init(&jobs[i].data, 0);
+        ck_assert_int_eq(ikd_pool_submit(&pool, &jobs[i].job), 0);
+    }
+    ikd_pool_destroy(&pool); /* runs every queued job first */
+    for (int i = 0; i < 40; i++) {
+        long d = atomic_load(&jobs[i].data);
+        ck_assert_msg(d >= 1 && d <= 4, "job %d got worker data %ld", i, d);
+    }
+    ck_assert_int_eq(atomic_load(&destroyed_mask), 0x1e); /* bits 1..4 */
     ck_assert_int_eq(ikd_pool_init(&pool, 0, 8, NULL, NULL, NULL), -1);
 }
 END_TEST

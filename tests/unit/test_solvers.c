@@ -20,6 +20,7 @@ static const runner runners[] = {
     {IKD_SOLVER_CCD, IKD_JACOBIAN_DLS, "ccd"},
     {IKD_SOLVER_FABRIK, IKD_JACOBIAN_DLS, "fabrik"},
     {IKD_SOLVER_JACOBIAN, IKD_JACOBIAN_DLS, "jacobian-dls"},
+    {IKD_SOLVER_JACOBIAN, IKD_JACOBIAN_TRANSPOSE, "jacobian-transpose"},
     {IKD_SOLVER_AUTO, IKD_JACOBIAN_DLS, "auto"},
 };
 #define NRUNNERS (sizeof runners / sizeof runners[0])
@@ -104,6 +105,10 @@ START_TEST(free_chains)
         int far_ok, far_n;
         double pct = run_set(r, PSET_FREE, sizes[s], 500, 77 + sizes[s], &far_ok, &far_n);
         double need = r->solver == IKD_SOLVER_CCD ? 99.0 : 100.0;
+        /* the transpose creeps (measured on these sets: 100 / 84.2 / 92.7 / 95.6 / 95.6%) */
+        static const double transpose_need[] = {95, 80, 88, 90, 90};
+        if (r->method == IKD_JACOBIAN_TRANSPOSE) need = transpose_need[s];
+        if (getenv("IKD_TEST_PRINT_REACH")) fprintf(stderr, "%s free %zu %.1f\n", r->label, sizes[s], pct);
         ck_assert_msg(pct >= need, "%s free n=%zu: %.1f%% reached", r->label, sizes[s], pct);
         ck_assert_msg(far_ok == far_n, "%s free n=%zu: %d of %d far targets straight", r->label, sizes[s], far_ok, far_n);
     }
@@ -120,13 +125,21 @@ START_TEST(constrained_chains)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             int far_ok, far_n;
             double pct = run_set(r, (pset_kind)kind, sizes[s], 200, 900 + (uint64_t)kind * 31 + sizes[s], &far_ok, &far_n);
-            double need = 40.0;
+            double need = 100.0; /* every runner has its floor below */
             if (r->solver == IKD_SOLVER_AUTO) need = 95.0;
             if (r->solver == IKD_SOLVER_JACOBIAN) need = 90.0;
             /* FABRIK with its restarts: 75.6 / 96.1 / 99.4% on hinge chains and
              * 99.4-100% on ball chains in these sets (66.7 / 88.9 / 97.8% and
              * 98.9-100% without restarts) */
             if (r->solver == IKD_SOLVER_FABRIK) need = sizes[s] == 4 ? 72.0 : 93.0;
+            /* CCD: 91.1 / 96.7 / 100% on hinge and 82.8 / 98.3 / 99.4% on ball
+             * chains in these sets; the transpose 92.2 / 98.9 / 100% and 71.1 /
+             * 93.3 / 96.1%: the floors are the lower of each, less about 5 */
+            static const double ccd_need[] = {78, 92, 95}, transpose_need[] = {66, 88, 91};
+            if (r->solver == IKD_SOLVER_CCD) need = ccd_need[s];
+            if (r->method == IKD_JACOBIAN_TRANSPOSE) need = transpose_need[s];
+            if (getenv("IKD_TEST_PRINT_REACH"))
+                fprintf(stderr, "%s %s %zu %.1f\n", r->label, pset_name((pset_kind)kind), sizes[s], pct);
             ck_assert_msg(pct >= need, "%s %s n=%zu: %.1f%% reached", r->label, pset_name((pset_kind)kind), sizes[s],
                           pct);
         }
