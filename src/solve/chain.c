@@ -70,41 +70,37 @@ static ikd_code ikd_constraint_validate(ikd_constraint *c, size_t i, size_t coun
 
 ikd_code ikd_chain_validate(ikd_joint *joints, size_t count, size_t min_joints, ikd_error *err)
 {
-    return ikd__chain_check(joints, count, min_joints, 1, err);
+    return ikd__chain_check(joints, count, min_joints, 1, NULL, err);
 }
 
-ikd_code ikd__chain_check(ikd_joint *joints, size_t count, size_t min_joints, int fix, ikd_error *err)
+/* The joint rotation rule: unit within the slack (validation normalises it)
+ * or, checking only, within IKD_UNIT_CHECKED. 0 when it fails. */
+static int rotation_ok(ikd_joint *j, int fix)
 {
-    if (min_joints < 2) min_joints = 2;
-    if (count < min_joints) {
-        return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "needs at least %zu joints, got %zu", min_joints,
-                             count);
+    if (!ikd_quat_isfinite(j->rotation)) return 0;
+    if (!fix) { /* |q|^2 - 1 is about 2 (|q| - 1) near 1: no sqrt on the solve path */
+        ikd_quat q = j->rotation;
+        return fabs(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w - 1.0) <= 2 * IKD_UNIT_CHECKED;
     }
-    if (count > IKD_MAX_JOINTS)
-        return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "at most %d joints are allowed", IKD_MAX_JOINTS);
-    double longest = 0.0;
-    for (size_t i = 0; i < count; i++) {
-        ikd_joint *j = &joints[i];
-        if (!ikd_vec3_isfinite(j->position)) return ikd_joint_error(err, i, "position", "must be finite numbers");
-        double ql = ikd_quat_len(j->rotation);
-        if (!ikd_quat_isfinite(j->rotation) || !(fabs(ql - 1.0) <= (fix ? IKD_UNIT_QUAT_SLACK : IKD_UNIT_CHECKED)))
-            return ikd_joint_error(err, i, "rotation", "must be a unit quaternion [x, y, z, w]");
-        if (fix && fabs(ql - 1.0) > 4e-16) j->rotation = ikd_quat_norm(j->rotation); /* idempotent on re-validation */
-        ikd_code rc = ikd_constraint_validate(&j->constraint, i, count, fix, err);
-        if (rc != IKD_E_OK) return rc;
-        if (i > 0) {
-            double l = ikd_vec3_dist(joints[i - 1].position, j->position);
-            if (!isfinite(l)) return ikd_joint_error(err, i, "position", "is too far from the previous joint");
-            if (l > longest) longest = l;
-        }
-    }
-    /* A bone must also be long against the size of its coordinates, or its
-     * direction drowns in rounding (a 1e-12 bone at x = 1). */
-    double extent = 0.0;
-    for (size_t i = 0; i < count; i++) {
-        ikd_vec3 q = joints[i].position;
-        extent = fmax(extent, fmax(fabs(q.x), fmax(fabs(q.y), fabs(q.z))));
-    }
+    double ql = ikd_quat_len(j->rotation);
+    if (!(fabs(ql - 1.0) <= IKD_UNIT_QUAT_SLACK)) return 0;
+    if (fabs(ql - 1.0) > 4e-16) j->rotation = ikd_quat_norm(j->rotation); /* idempotent on re-validation */
+    return 1;
+}
+
+static double max_abs(ikd_vec3 q, double m)
+{
+    double a = fabs(q.x), b = fabs(q.y), c = fabs(q.z);
+    if (a > m) m = a;
+    if (b > m) m = b;
+    return c > m ? c : m;
+}
+
+/* The first bone too short against the longest bone or against the size of
+ * the coordinates (its direction would drown in rounding: a 1e-12 bone at
+ * x = 1), as an error. */
+static ikd_code short_bone_error(const ikd_joint *joints, size_t count, double longest, double extent, ikd_error *err)
+{
     for (size_t i = 1; i < count; i++) {
         double l = ikd_vec3_dist(joints[i - 1].position, joints[i].position);
         if (!(l > IKD_MIN_BONE_RATIO * longest))
@@ -113,9 +109,41 @@ ikd_code ikd__chain_check(ikd_joint *joints, size_t count, size_t min_joints, in
             return ikd_joint_error(err, i, "position",
                                    "is too close to the previous joint for the size of the coordinates (bone below 1e-7 of them)");
     }
-    double total = ikd_chain_length(joints, count);
+    return ikd_error_set(err, IKD_E_INTERNAL, "chain.joints", "inconsistent bone length check");
+}
+
+ikd_code ikd__chain_check(ikd_joint *joints, size_t count, size_t min_joints, int fix, double *length,
+                          ikd_error *err)
+{
+    if (min_joints < 2) min_joints = 2;
+    if (count < min_joints) {
+        return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "needs at least %zu joints, got %zu", min_joints,
+                             count);
+    }
+    if (count > IKD_MAX_JOINTS)
+        return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "at most %d joints are allowed", IKD_MAX_JOINTS);
+    /* one pass: each joint's own fields, each bone's length once */
+    double longest = 0.0, shortest = INFINITY, extent = 0.0, total = 0.0;
+    for (size_t i = 0; i < count; i++) {
+        ikd_joint *j = &joints[i];
+        if (!ikd_vec3_isfinite(j->position)) return ikd_joint_error(err, i, "position", "must be finite numbers");
+        if (!rotation_ok(j, fix)) return ikd_joint_error(err, i, "rotation", "must be a unit quaternion [x, y, z, w]");
+        ikd_code rc = ikd_constraint_validate(&j->constraint, i, count, fix, err);
+        if (rc != IKD_E_OK) return rc;
+        extent = max_abs(j->position, extent);
+        if (i > 0) {
+            double l = ikd_vec3_dist(joints[i - 1].position, j->position);
+            if (!isfinite(l)) return ikd_joint_error(err, i, "position", "is too far from the previous joint");
+            if (l > longest) longest = l;
+            if (l < shortest) shortest = l;
+            total += l;
+        }
+    }
+    if (!(shortest > IKD_MIN_BONE_RATIO * longest) || !(shortest > IKD_MIN_BONE_PRECISION * extent))
+        return short_bone_error(joints, count, longest, extent, err);
     if (!(total < IKD_MAX_EXTENT))
         return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "the chain is too long (bone lengths must add up to below 1e150)");
+    if (length) *length = total;
     return IKD_E_OK;
 }
 

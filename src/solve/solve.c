@@ -194,12 +194,13 @@ ikd_code ikd__problem_check(ikd_problem *p, int fix, ikd_error *err)
         return ikd_error_set(err, IKD_E_INVALID, "solver", "unknown solver");
     if (!p->joints && p->joint_count > 0) return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "missing");
     size_t min_joints = p->solver == IKD_SOLVER_TWO_BONE ? 3 : 2;
-    ikd_code rc = ikd__chain_check(p->joints, p->joint_count, min_joints, fix, err);
+    double length;
+    ikd_code rc = ikd__chain_check(p->joints, p->joint_count, min_joints, fix, &length, err);
     if (rc != IKD_E_OK) return rc;
     if (!ikd_vec3_isfinite(p->target))
         return ikd_error_set(err, IKD_E_INVALID, "target.position", "must be finite numbers");
     /* every distance the solvers compute (squared on the way) must stay a finite double */
-    if (!(ikd_vec3_dist(p->target, p->joints[0].position) + ikd_chain_length(p->joints, p->joint_count) < IKD_MAX_EXTENT))
+    if (!(ikd_vec3_dist(p->target, p->joints[0].position) + length < IKD_MAX_EXTENT))
         return ikd_error_set(err, IKD_E_INVALID, "target.position",
                              "is too far from the root (distances must stay below 1e150)");
     if (p->has_target_rotation) {

@@ -6,8 +6,10 @@
 
 /* ikd_chain_validate and ikd_validate; with `fix` 0 they write nothing and
  * require rotations and axes to be unit already (within 1e-12, as
- * validation leaves them): ikd_solve's check of what it is given. */
-ikd_code ikd__chain_check(ikd_joint *joints, size_t count, size_t min_joints, int fix, ikd_error *err);
+ * validation leaves them): ikd_solve's check of what it is given. The
+ * chain check also gives the chain's length (`length` may be NULL). */
+ikd_code ikd__chain_check(ikd_joint *joints, size_t count, size_t min_joints, int fix, double *length,
+                          ikd_error *err);
 ikd_code ikd__problem_check(ikd_problem *p, int fix, ikd_error *err);
 
 /* The law of cosines for a pair of bones of lengths l1 and l2 whose free
