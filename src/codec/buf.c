@@ -83,6 +83,27 @@ static size_t utf8_seq_len(const unsigned char *p)
     return n;
 }
 
+int ikd_utf8_valid(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    while (p < end) {
+        if (*p < 0x80) {
+            p++;
+            continue;
+        }
+        size_t k = (size_t)(end - p) >= 4 ? utf8_seq_len(p) : 0;
+        if (!k && (size_t)(end - p) < 4) { /* near the end: check on a padded copy */
+            unsigned char tmp[4] = {0, 0, 0, 0};
+            memcpy(tmp, p, (size_t)(end - p));
+            k = utf8_seq_len(tmp);
+            if (k > (size_t)(end - p)) k = 0;
+        }
+        if (!k) return 0;
+        p += k;
+    }
+    return 1;
+}
+
 void ikd_buf_json_string(ikd_buf *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";

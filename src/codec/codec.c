@@ -315,22 +315,29 @@ static void mp_heads_init(void)
  * claims before reading any element, so five bytes could ask for gigabytes.
  * This scan checks, in one pass and without allocating, that no claimed size
  * or length is larger than the bytes left (every element takes at least one),
- * and that nesting stays within 64 levels. Head bytes are looked up in a
- * table (mp_heads). */
-static int mp_plausible(const unsigned char *p, size_t len)
+ * that no reserved byte (0xc1) appears and that nesting stays within what
+ * msgpack-c's unpacker takes (so that its "no memory" means memory). Head
+ * bytes are looked up in a table (mp_heads). Returns MP_SCAN_OK or what is
+ * wrong, with the offset in *at. */
+enum { MP_SCAN_OK, MP_SCAN_EMPTY, MP_SCAN_LENGTH, MP_SCAN_RESERVED, MP_SCAN_DEEP };
+#define MP_MAX_DEPTH 32 /* msgpack-c's MSGPACK_EMBED_STACK_SIZE */
+static int mp_scan(const unsigned char *p, size_t len, size_t *at)
 {
     pthread_once(&mp_heads_once, mp_heads_init);
-    size_t pending[64]; /* elements still expected at each open level */
+    size_t pending[MP_MAX_DEPTH]; /* elements still expected at each open level */
     int depth = 0;
     size_t i = 0, want = 1; /* one top-level document */
+    *at = 0;
+    if (len == 0) return MP_SCAN_EMPTY;
     while (want > 0 || depth > 0) {
         if (want == 0) {
             want = pending[--depth];
             continue;
         }
-        if (i >= len) return 0;
+        *at = i;
+        if (i >= len) return MP_SCAN_LENGTH;
         if (p[i] == 0xcb) { /* float 64, most of a request: the common case first */
-            if (len - i < 9) return 0;
+            if (len - i < 9) return MP_SCAN_LENGTH;
             i += 9;
             want--;
             continue;
@@ -338,23 +345,24 @@ static int mp_plausible(const unsigned char *p, size_t len)
         mp_head h = mp_heads[p[i++]];
         size_t skip = h.skip, items = h.items;
         if (h.count != MP_FIXED) {
-            if (h.count == MP_BAD || len - i < h.be) return 0;
+            if (h.count == MP_BAD) return MP_SCAN_RESERVED;
+            if (len - i < h.be) return MP_SCAN_LENGTH;
             size_t n = 0;
             for (int k = 0; k < h.be; k++) n = (n << 8) | p[i++];
             if (h.count == MP_ARRAY) items = n;
             else if (h.count == MP_MAP) items = 2 * n;
             else skip += n;
         }
-        if (skip > len - i || items > len - i) return 0;
+        if (skip > len - i || items > len - i) return MP_SCAN_LENGTH;
         i += skip;
         want--;
         if (items) {
-            if (depth == 64) return 0;
+            if (depth == MP_MAX_DEPTH) return MP_SCAN_DEEP;
             pending[depth++] = want;
             want = items;
         }
     }
-    return 1;
+    return MP_SCAN_OK;
 }
 
 /* ---- loading ---- */
@@ -368,6 +376,14 @@ int ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t len, i
         json_error_t jerr;
         doc->arena = arena_begin();
         json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!root && json_error_code(&jerr) == json_error_numeric_overflow) {
+            /* an integer beyond 64 bits is still a valid JSON number: read
+             * every integer as a double (a real beyond double range fails again) */
+            if (doc->arena) arena_end(), doc->arena = arena_begin();
+            root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &jerr);
+        }
+        if (!root && json_error_code(&jerr) == json_error_out_of_memory)
+            return ikd_error_set(err, IKD_E_NOMEM, "", "out of memory while parsing the JSON body");
         if (!root)
             return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed JSON at line %d column %d: %s", jerr.line,
                                  jerr.column, jerr.text);
@@ -375,8 +391,19 @@ int ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t len, i
         doc->root = (ikd_val){&json_ops, root};
         return IKD_E_OK;
     }
-    if (!mp_plausible((const unsigned char *)body, len))
-        return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed MessagePack: a length exceeds the body");
+    size_t at;
+    switch (mp_scan((const unsigned char *)body, len, &at)) {
+    case MP_SCAN_EMPTY: return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed MessagePack: the body is empty");
+    case MP_SCAN_LENGTH:
+        return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed MessagePack: the value at byte %zu runs past the body",
+                             at);
+    case MP_SCAN_RESERVED:
+        return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed MessagePack: byte %zu is 0xc1, which is never used", at);
+    case MP_SCAN_DEEP:
+        return ikd_error_set(err, IKD_E_MALFORMED, "", "MessagePack nested deeper than %d levels (at byte %zu)",
+                             MP_MAX_DEPTH, at);
+    default: break;
+    }
     msgpack_zone *zone = zone_begin();
     if (!zone) return ikd_error_set(err, IKD_E_NOMEM, "", NULL);
     doc->mp_zone = 1;
@@ -387,9 +414,9 @@ int ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t len, i
                              len - off);
     if (rc == MSGPACK_UNPACK_CONTINUE || (rc == MSGPACK_UNPACK_SUCCESS && len == 0))
         return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed MessagePack: truncated after %zu bytes", len);
-    /* msgpack-c also reports its nesting limit as "no memory" */
+    /* sizes and nesting were checked above: "no memory" is memory */
     if (rc == MSGPACK_UNPACK_NOMEM_ERROR)
-        return ikd_error_set(err, IKD_E_MALFORMED, "", "MessagePack nested too deep or too large");
+        return ikd_error_set(err, IKD_E_NOMEM, "", "out of memory while unpacking the MessagePack body");
     if (rc != MSGPACK_UNPACK_SUCCESS)
         return ikd_error_set(err, IKD_E_MALFORMED, "", "malformed MessagePack (or nested too deep)");
     doc->root = (ikd_val){&msgpack_ops, &doc->mp};

@@ -1,6 +1,8 @@
 /* decode.c - solve request decoding over the document view, with JSON field paths in every error. */
 #include "decode.h"
 
+#include "buf.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +199,7 @@ static int parse_joint(ikd_val v, const path *f, ikd_request *req, size_t index,
         const char *s = x.ops->string(x.v, &len);
         if (len > IKD_NAME_MAX) return bad(err, &fn, "is longer than 256 bytes");
         if (memchr(s, '\0', len)) return bad(err, &fn, "must not contain NUL");
+        if (!ikd_utf8_valid(s, len)) return bad(err, &fn, "must be valid UTF-8");
         if (ikd_request_set_name(req, index, s, len) != 0) return fail(err, IKD_E_NOMEM, &fn, "out of memory");
     }
     path fp = key_path(f, "position");

@@ -278,6 +278,67 @@ START_TEST(malformed_msgpack)
 }
 END_TEST
 
+/* Each kind of bad MessagePack says what is wrong; nesting up to the
+ * unpacker's 32 levels is a document (then refused for its shape), 33 is
+ * malformed; an integer beyond 64 bits is a JSON number; a joint name that is
+ * not UTF-8 is refused with its field (JSON replies could not carry it). */
+static int solve_msg(ikd_api_scratch *s, ikd_encoding enc, const char *body, size_t len, ikd_buf *out,
+                     const char *want_code, const char *want_field, const char *want_text)
+{
+    ikd_api_limits lim = {64, 100000, 100};
+    int st = ikd_api_solve(s, &lim, 0, enc, IKD_ENC_JSON, body, len, out, NULL);
+    json_error_t e;
+    json_t *d = json_loadb(out->data, out->len, 0, &e);
+    ck_assert_ptr_nonnull(d);
+    json_t *err = json_object_get(d, "error");
+    if (want_code) {
+        ck_assert_msg(!strcmp(json_string_value(json_object_get(err, "code")), want_code), "%s", out->data);
+        ck_assert_msg(!strcmp(json_string_value(json_object_get(err, "field")), want_field), "%s", out->data);
+        ck_assert_msg(strstr(json_string_value(json_object_get(err, "message")), want_text), "%s", out->data);
+    } else {
+        ck_assert_msg(!json_is_object(err), "%s", out->data); /* a solve: "error" is the distance */
+    }
+    json_decref(d);
+    return st;
+}
+
+START_TEST(bad_documents_say_what_is_wrong)
+{
+    ikd_api_scratch s;
+    ck_assert_int_eq(ikd_api_scratch_init(&s, 64), 0);
+    ikd_buf out;
+    ikd_buf_init(&out);
+    ck_assert_int_eq(solve_msg(&s, IKD_ENC_MSGPACK, "", 0, &out, "malformed_request", "", "empty"), 400);
+    ck_assert_int_eq(solve_msg(&s, IKD_ENC_MSGPACK, "\x81\xc1\x00", 3, &out, "malformed_request", "", "0xc1"), 400);
+    ck_assert_int_eq(solve_msg(&s, IKD_ENC_MSGPACK, "\x81\xa1x\xdc\xff\xff", 6, &out, "malformed_request", "",
+                               "runs past the body"), 400);
+    char deep[40];
+    for (int d = 1; d <= 33; d++) {
+        memset(deep, 0x91, (size_t)d);
+        deep[d] = 0;
+        if (d <= 32)
+            ck_assert_int_eq(solve_msg(&s, IKD_ENC_MSGPACK, deep, (size_t)d + 1, &out, "invalid_request", "",
+                                       "must be an object"), 400);
+        else
+            ck_assert_int_eq(solve_msg(&s, IKD_ENC_MSGPACK, deep, (size_t)d + 1, &out, "malformed_request", "",
+                                       "nested deeper than 32"), 400);
+    }
+    const char *big = "{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"target\":[1,1,18446744073709551616]}";
+    ck_assert_int_eq(solve_msg(&s, IKD_ENC_JSON, big, strlen(big), &out, NULL, NULL, NULL), 200);
+    const char *bigopt = "{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"target\":[1,1,0],"
+                         "\"options\":{\"max_iterations\":99999999999999999999}}";
+    ck_assert_int_eq(solve_msg(&s, IKD_ENC_JSON, bigopt, strlen(bigopt), &out, "invalid_request",
+                               "options.max_iterations", "integer"), 400);
+    /* {"chain":{"joints":[{"name":"\xff","position":[0,0,0]},[0,1,0],[0,2,0]]},"target":[1,1,0]} */
+    static const char badname[] = "\x82\xa5" "chain\x81\xa6" "joints\x93\x82\xa4" "name\xa1\xff\xa8" "position"
+                                  "\x93\x00\x00\x00\x93\x00\x01\x00\x93\x00\x02\x00\xa6" "target\x93\x01\x01\x00";
+    ck_assert_int_eq(solve_msg(&s, IKD_ENC_MSGPACK, badname, sizeof badname - 1, &out, "invalid_request",
+                               "chain.joints[0].name", "UTF-8"), 400);
+    ikd_buf_destroy(&out);
+    ikd_api_scratch_destroy(&s);
+}
+END_TEST
+
 START_TEST(max_joints_limit)
 {
     ikd_api_scratch s;
@@ -303,6 +364,7 @@ int main(void)
     tcase_add_test(tc, max_joints_limit);
     tcase_add_test(tc, fixtures_in_msgpack_give_the_same_replies);
     tcase_add_test(tc, malformed_msgpack);
+    tcase_add_test(tc, bad_documents_say_what_is_wrong);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
