@@ -2,6 +2,7 @@
 #ifndef IKD_SOLVE_H
 #define IKD_SOLVE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "ikd/chain.h"
@@ -29,7 +30,7 @@ typedef enum ikd_status {
     IKD_STATUS_REACHED = 0,     /* effector within `tolerance` of the target */
     IKD_STATUS_UNREACHABLE,     /* target outside the chain's reach: the closest pose is returned */
     IKD_STATUS_MAX_ITERATIONS,  /* iterative solvers: stopped at max_iterations, not within tolerance */
-    IKD_STATUS_DEADLINE         /* iterative solvers: stopped at problem.deadline_ns */
+    IKD_STATUS_DEADLINE         /* iterative solvers: stopped at problem.deadline_ns (or cancelled) */
 } ikd_status;
 
 /* "reached", "unreachable", "max_iterations", "deadline". */
@@ -110,6 +111,10 @@ typedef struct ikd_problem {
      * ikd_clock_ns returns); the closest pose so far is returned with status
      * IKD_STATUS_DEADLINE. 0 = no deadline (default). */
     unsigned long long deadline_ns;
+    /* When not NULL and *cancel becomes non-zero (from any thread), the
+     * iterative solvers stop at their next iteration as at the deadline
+     * (status IKD_STATUS_DEADLINE, the closest pose so far). Default NULL. */
+    const atomic_int *cancel;
 } ikd_problem;
 
 /* CLOCK_MONOTONIC in nanoseconds, the clock of deadline_ns. */

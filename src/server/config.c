@@ -4,6 +4,8 @@
 #include "log.h"
 
 #include <errno.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,11 +34,12 @@ static const setting settings[] = {
     NUM("io-threads", "IKD_IO_THREADS", io_threads, "0", 0, 64, "HTTP I/O threads (libmicrohttpd), which also answer analytic solves; 0 = one per online CPU"),
     NUM("conn-timeout", "IKD_CONN_TIMEOUT", conn_timeout, "30", 1, 3600, "seconds an idle or stalled connection is kept"),
     NUM("conn-buffer", "IKD_CONN_BUFFER", conn_buffer, "8192", 4096, 1048576, "bytes of buffer per connection: request line and headers must fit (else 431), bodies stream through it"),
-    NUM("shutdown-grace", "IKD_SHUTDOWN_GRACE", shutdown_grace, "10", 0, 3600, "seconds to finish accepted requests after SIGTERM"),
+    NUM("shutdown-grace", "IKD_SHUTDOWN_GRACE", shutdown_grace, "10", 0, 3600, "seconds after SIGTERM (and --drain-delay) to finish accepted requests; then running solves stop, queued ones get 503, and ikd exits"),
+    NUM("drain-delay", "IKD_DRAIN_DELAY", drain_delay, "0", 0, 3600, "seconds after SIGTERM to keep accepting connections (answered with Connection: close while /readyz says 503) before the listener closes"),
     NUM("max-batch", "IKD_MAX_BATCH", max_batch, "1024", 1, 100000, "most problems in one /v1/solve/batch; more gets 413"),
     NUM("max-iterations", "IKD_MAX_ITERATIONS", max_iterations, "10000", 1, 100000, "highest options.max_iterations accepted; more gets 400"),
     NUM("deadline-ms", "IKD_DEADLINE_MS", deadline_ms, "10000", 0, 3600000, "per-request deadline from arrival, ms; queued too long -> 503, solving too long -> status deadline; 0 = none"),
-    NUM("max-connections", "IKD_MAX_CONNECTIONS", max_connections, "1024", 1, 100000, "open connections in total; more are closed at once"),
+    NUM("max-connections", "IKD_MAX_CONNECTIONS", max_connections, "0", 0, 100000, "open connections in total; more are closed at once; 0 = 1024, or fewer when RLIMIT_NOFILE leaves less room"),
     NUM("max-connections-per-ip", "IKD_MAX_CONNECTIONS_PER_IP", max_connections_per_ip, "0", 0, 100000, "open connections per client address; 0 = no limit"),
     STR("cors-origins", "IKD_CORS_ORIGINS", cors_origins, "", "browser origins allowed (comma-separated, exact, or *); empty = no CORS"),
     STR("api-token", "IKD_API_TOKEN", api_token, "", "when set, every request but /healthz and /readyz needs Authorization: Bearer TOKEN"),
@@ -145,6 +148,43 @@ int ikd_config_load(ikd_config *cfg, int argc, char **argv, FILE *out, char *err
     int port;
     if (ikd_config_split_listen(cfg->listen, host, sizeof host, &port) != 0) {
         snprintf(errbuf, errlen, "listen: '%s' is not HOST:PORT", cfg->listen);
+        return -1;
+    }
+    return ikd_config_fit_descriptors(cfg, errbuf, errlen);
+}
+
+/* Descriptors the daemon keeps for itself besides connections: standard
+ * streams, the listening socket, per I/O thread an epoll set and its wake-up
+ * pipe, the TLS files while read, and some slack. */
+static long reserved_descriptors(const ikd_config *cfg)
+{
+    long io = cfg->io_threads ? cfg->io_threads : sysconf(_SC_NPROCESSORS_ONLN);
+    if (io < 1) io = 1;
+    return 16 + 4 * io;
+}
+
+int ikd_config_fit_descriptors(ikd_config *cfg, char *errbuf, size_t errlen)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
+    if (rl.rlim_cur < rl.rlim_max) { /* take what the hard limit allows */
+        struct rlimit up = {rl.rlim_max, rl.rlim_max};
+        if (rl.rlim_max != RLIM_INFINITY && setrlimit(RLIMIT_NOFILE, &up) == 0) rl.rlim_cur = rl.rlim_max;
+    }
+    long room = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1000000 ? 1000000 : (long)rl.rlim_cur;
+    room -= reserved_descriptors(cfg);
+    if (cfg->max_connections == 0) {
+        if (room < 1) {
+            snprintf(errbuf, errlen, "RLIMIT_NOFILE (%ld) leaves no descriptor for connections (%ld reserved)",
+                     (long)rl.rlim_cur, reserved_descriptors(cfg));
+            return -1;
+        }
+        cfg->max_connections = room < 1024 ? room : 1024;
+    } else if (cfg->max_connections > room) {
+        snprintf(errbuf, errlen,
+                 "--max-connections %ld needs more descriptors than RLIMIT_NOFILE (%ld) leaves with %ld reserved "
+                 "(at most %ld; raise ulimit -n)",
+                 cfg->max_connections, (long)rl.rlim_cur, reserved_descriptors(cfg), room > 0 ? room : 0);
         return -1;
     }
     return 0;

@@ -13,13 +13,14 @@ typedef struct ikd_config {
     long max_joints;     /* joints per chain; more -> 400 */
     long io_threads;     /* libmicrohttpd I/O threads */
     long conn_timeout;   /* idle connection timeout, seconds */
-    long shutdown_grace; /* seconds to finish accepted requests after SIGTERM */
+    long shutdown_grace; /* seconds to finish accepted requests after SIGTERM; then stop them */
+    long drain_delay;    /* seconds to keep accepting after SIGTERM before the listener closes */
     long debug_delay_ms; /* testing only: every solve job sleeps this long first */
     long max_batch;      /* problems per /v1/solve/batch; more -> 413 */
     long max_iterations; /* cap on options.max_iterations; more -> 400 */
     long deadline_ms;    /* per-request deadline from arrival; 0 = none */
     long conn_buffer;    /* libmicrohttpd's memory per connection, bytes */
-    long max_connections;        /* open connections in total */
+    long max_connections;        /* open connections in total (0 in the table: derived from RLIMIT_NOFILE) */
     long max_connections_per_ip; /* open connections per client address; 0 = no limit */
     char cors_origins[1024];     /* comma-separated allowed Origins, or "*"; "" = no CORS */
     char api_token[256];         /* bearer token required on non-health endpoints; "" = none */
@@ -32,6 +33,12 @@ typedef struct ikd_config {
  * Returns 0 to run, 1 when --help was printed to `out`, -1 on a bad setting
  * (the message is in `errbuf`). */
 int ikd_config_load(ikd_config *cfg, int argc, char **argv, FILE *out, char *errbuf, size_t errlen);
+
+/* Raise the soft RLIMIT_NOFILE to the hard one, then derive
+ * max_connections when it is 0 (1024, or what the limit leaves after the
+ * daemon's own descriptors), or refuse a value the limit cannot hold.
+ * 0, or -1 with a message. Called by ikd_config_load. */
+int ikd_config_fit_descriptors(ikd_config *cfg, char *errbuf, size_t errlen);
 
 /* Print the flags table (flag, variable, default, range, meaning). */
 void ikd_config_usage(FILE *out);

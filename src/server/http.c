@@ -117,6 +117,21 @@ static void hook_finished(ikd_call *call)
     MHD_resume_connection(rq->conn);
 }
 
+/* Per connection (libmicrohttpd's socket context): the client's address as
+ * text for the access log, formatted once, and whether a request has begun
+ * on it (a drain waits for accepted connections whose first request has not
+ * begun yet, as for requests). */
+typedef struct conn_ctx {
+    int begun;
+    char client[INET6_ADDRSTRLEN];
+} conn_ctx;
+
+static conn_ctx *conn_context(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
 /* ---- request handling -------------------------------------------------- */
 
 /* Copy a string, cut to fit `size` bytes with its NUL. */
@@ -135,6 +150,11 @@ static const char *header(struct MHD_Connection *conn, const char *name)
 static enum MHD_Result on_first_call(ikd_http *h, struct MHD_Connection *conn, const char *url, const char *method,
                                      void **con_cls)
 {
+    conn_ctx *cc = conn_context(conn);
+    if (cc && !cc->begun) {
+        cc->begun = 1;
+        atomic_fetch_sub(&h->fresh, 1);
+    }
     ikd_http_req *rq = malloc(sizeof *rq);
     if (!rq) return MHD_NO;
     *con_cls = rq;
@@ -194,9 +214,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     ikd_http_req *rq = *con_cls;
     if (!rq) return;
     if (ikd_log_enabled(IKD_LOG_INFO)) {
-        /* the client's address, formatted once per connection (on_connection) */
-        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-        const char *client = ci && ci->socket_context ? ci->socket_context : "";
+        const conn_ctx *cc = conn_context(conn);
+        const char *client = cc ? cc->client : "";
         const ikd_call *c = &rq->call;
         unsigned long long now = ikd_clock_ns();
         ikd_access a = {rq->method, rq->path, c->request_id,
@@ -234,21 +253,27 @@ static void client_address(struct MHD_Connection *conn, char *out, size_t len)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)len);
 }
 
-/* Counts open connections, and keeps each one's client address as text in its
- * socket context (formatted here once, not in every request's log line; NULL
- * when out of memory, and the log line then has no client). */
+/* Counts open connections and those with no request begun yet, and keeps
+ * each one's conn_ctx (NULL when out of memory: the log line then has no
+ * client, and the connection does not hold a drain). */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
     ikd_http *h = cls;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         atomic_fetch_add(&h->connections, 1);
-        char *client = malloc(INET6_ADDRSTRLEN);
-        if (client) client_address(conn, client, INET6_ADDRSTRLEN);
-        *socket_context = client;
+        conn_ctx *cc = malloc(sizeof *cc);
+        if (cc) {
+            cc->begun = 0;
+            client_address(conn, cc->client, sizeof cc->client);
+            atomic_fetch_add(&h->fresh, 1);
+        }
+        *socket_context = cc;
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
         atomic_fetch_sub(&h->connections, 1);
-        free(*socket_context);
+        conn_ctx *cc = *socket_context;
+        if (cc && !cc->begun) atomic_fetch_sub(&h->fresh, 1);
+        free(cc);
         *socket_context = NULL;
     }
 }
@@ -291,7 +316,7 @@ static long online_cpus(void)
 
 static int start_service(ikd_http *h, const ikd_config *cfg)
 {
-    ikd_service_settings set = {{(size_t)cfg->max_joints, (int)cfg->max_iterations, (size_t)cfg->max_batch},
+    ikd_service_settings set = {{(size_t)cfg->max_joints, (int)cfg->max_iterations, (size_t)cfg->max_batch, NULL},
                                 cfg->max_body,
                                 cfg->deadline_ms,
                                 cfg->debug_delay_ms,
@@ -331,9 +356,10 @@ int ikd_http_start(ikd_http *h, const ikd_config *cfg, char *errbuf, size_t errl
 {
     memset(h, 0, sizeof *h);
     h->cfg = cfg;
-    h->listen_fd = -1;
+    h->listen_fd = h->quiesced_fd = -1;
     atomic_init(&h->active, 0);
     atomic_init(&h->connections, 0);
+    atomic_init(&h->fresh, 0);
     atomic_init(&h->draining, 0);
     atomic_init(&h->ready, 0);
     ikd_metrics_init(&h->metrics);
@@ -370,14 +396,36 @@ void ikd_http_drain(ikd_http *h)
 {
     atomic_store(&h->draining, 1);
     atomic_store(&h->ready, 0);
-    if (h->daemon && h->listen_fd >= 0) {
-        MHD_socket fd = MHD_quiesce_daemon(h->daemon);
-        if (fd != MHD_INVALID_SOCKET) close(fd);
-        h->listen_fd = -1;
-    }
 }
 
+void ikd_http_close_listener(ikd_http *h)
+{
+    if (!h->daemon || h->listen_fd < 0) return;
+    MHD_socket fd = MHD_quiesce_daemon(h->daemon);
+    if (fd == MHD_INVALID_SOCKET) return;
+    /* Connections whose handshake the kernel completed wait in the backlog:
+     * hand each to libmicrohttpd, so that every connect() that succeeded gets
+     * its answer, then stop listening (new handshakes are refused; shutdown
+     * on a listening socket would reset what is still queued, so it comes
+     * after the backlog is empty). The descriptor stays open until
+     * libmicrohttpd is stopped, as its documentation requires. */
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int c = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+        if (c < 0) break; /* EAGAIN: empty (the socket is non-blocking) */
+        MHD_add_connection(h->daemon, c, (struct sockaddr *)&ss, sl);
+    }
+    shutdown(fd, SHUT_RD);
+    h->quiesced_fd = fd;
+    h->listen_fd = -1;
+}
+
+void ikd_http_abort(ikd_http *h) { ikd_service_stop(&h->service); }
+
 long ikd_http_active(ikd_http *h) { return atomic_load(&h->active); }
+
+long ikd_http_busy(ikd_http *h) { return atomic_load(&h->active) + atomic_load(&h->fresh); }
 
 void ikd_http_stop(ikd_http *h)
 {
@@ -385,6 +433,8 @@ void ikd_http_stop(ikd_http *h)
     h->pool_started = 0;
     if (h->daemon) MHD_stop_daemon(h->daemon);
     h->daemon = NULL;
+    if (h->quiesced_fd >= 0) close(h->quiesced_fd);
+    h->quiesced_fd = -1;
     if (h->listen_fd >= 0) close(h->listen_fd);
     h->listen_fd = -1;
     free(h->tls_cert);

@@ -21,8 +21,10 @@ typedef struct ikd_http {
     int pool_started;
     int nworkers;
     int listen_fd;
+    int quiesced_fd;         /* the listener after ikd_http_close_listener, closed by ikd_http_stop */
     atomic_long active;      /* requests begun and not yet completed */
     atomic_long connections; /* open client connections (checked against --max-connections) */
+    atomic_long fresh;       /* open connections on which no request has begun yet */
     atomic_int draining;     /* set by ikd_http_drain */
     atomic_int ready;        /* set once serving; cleared when draining */
     ikd_metrics metrics;
@@ -34,13 +36,22 @@ typedef struct ikd_http {
  * (everything started is stopped again). */
 int ikd_http_start(ikd_http *h, const ikd_config *cfg, char *errbuf, size_t errlen);
 
-/* Stop accepting connections and report not ready; requests on open
- * connections are still answered (with Connection: close), and requests
- * already begun run to completion. */
+/* The drain, in steps (main.c runs them on SIGTERM):
+ * 1. ikd_http_drain: /readyz answers 503 and every reply carries
+ *    Connection: close; connections are still accepted (--drain-delay).
+ * 2. ikd_http_close_listener: stop listening, after handing every connection
+ *    already in the kernel's backlog to libmicrohttpd.
+ * 3. wait until ikd_http_busy is 0, within --shutdown-grace;
+ * 4. ikd_http_abort if it is not: running solves stop, queued ones get 503;
+ * 5. ikd_http_stop. */
 void ikd_http_drain(ikd_http *h);
+void ikd_http_close_listener(ikd_http *h);
+void ikd_http_abort(ikd_http *h);
 
 /* Requests begun and not yet completed. */
 long ikd_http_active(ikd_http *h);
+/* Those, and accepted connections on which no request has begun yet. */
+long ikd_http_busy(ikd_http *h);
 
 /* Finish queued solves, stop the daemon, free everything. */
 void ikd_http_stop(ikd_http *h);

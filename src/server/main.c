@@ -18,6 +18,53 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Wait until `done` holds or `until` (mono_s) passes, writing log lines;
+ * SIGTERM or SIGINT ends the wait at once (returns 1), SIGHUP is ignored. */
+static int wait_until(ikd_http *h, double until, int (*done)(ikd_http *), sigset_t *set)
+{
+    struct timespec tick = {0, 10 * 1000000L};
+    while (!done(h) && mono_s() < until) {
+        ikd_log_flush();
+        int sig = sigtimedwait(set, NULL, &tick);
+        if (sig == SIGTERM || sig == SIGINT) return 1;
+    }
+    return 0;
+}
+
+static int never(ikd_http *h) { return (void)h, 0; }
+static int idle(ikd_http *h) { return ikd_http_busy(h) == 0; }
+
+/* The drain after SIGTERM/SIGINT (http.h lists its steps): keep accepting
+ * for --drain-delay, close the listener, let what was accepted finish within
+ * --shutdown-grace, then stop what is left (solves stop, queued requests get
+ * 503, with a second for those answers to go out) and exit. A second signal
+ * exits at once: status 0 when nothing was left, else 1. */
+static int drain(ikd_http *h, const ikd_config *cfg, sigset_t *set)
+{
+    ikd_http_drain(h);
+    int forced = wait_until(h, mono_s() + (double)cfg->drain_delay, never, set);
+    ikd_http_close_listener(h);
+    double grace_end = mono_s() + (double)cfg->shutdown_grace;
+    if (!forced) forced = wait_until(h, grace_end, idle, set);
+    int aborted = !forced && ikd_http_busy(h) > 0;
+    if (aborted) {
+        ikd_log_event(IKD_LOG_WARN, "grace_over", "stopping running solves; queued requests get 503");
+        ikd_http_abort(h);
+        forced = wait_until(h, mono_s() + 1.0, idle, set);
+    }
+    long left = ikd_http_busy(h);
+    char detail[128];
+    snprintf(detail, sizeof detail, "%s; %ld request(s) or connection(s) unfinished",
+             forced ? "second signal" : aborted ? "grace over" : "drained", left);
+    ikd_log_event(left ? IKD_LOG_WARN : IKD_LOG_INFO, "exit", detail);
+    if (forced) {
+        ikd_log_flush();
+        _exit(left ? 1 : 0);
+    }
+    ikd_http_stop(h);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* Requests allocate and free blocks of up to a few hundred kB (batch items,
@@ -45,11 +92,15 @@ int main(int argc, char **argv)
     ikd_log_set_level(level);
 
     /* Signals are taken synchronously by this thread only; every other thread
-     * inherits the blocked mask. SIGPIPE is ignored (a vanished client). */
+     * inherits the blocked mask. SIGPIPE is ignored (a vanished client).
+     * SIGHUP is logged and ignored: ikd reads no configuration file and logs
+     * to stderr, so there is nothing to reload or reopen, and a hang-up of
+     * the terminal it was started from must not stop it. */
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
@@ -67,30 +118,13 @@ int main(int argc, char **argv)
      * must not keep the process large) */
     int sig, ticks = 0;
     struct timespec quarter = {0, 250 * 1000000L};
-    while ((sig = sigtimedwait(&set, NULL, &quarter)) < 0) {
+    while ((sig = sigtimedwait(&set, NULL, &quarter)) < 0 || sig == SIGHUP) {
+        if (sig == SIGHUP) ikd_log_event(IKD_LOG_INFO, "sighup", "ignored (no configuration file; logs go to stderr)");
         ikd_log_flush();
         if (++ticks % 8 == 0) malloc_trim(0);
     }
     ikd_log_event(IKD_LOG_INFO, "draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    ikd_http_drain(&h);
-
-    /* Finish what was accepted, within the grace period; a second signal ends it at once. */
-    double deadline = mono_s() + (double)cfg.shutdown_grace;
-    struct timespec tick = {0, 10 * 1000000L};
-    int forced = 0;
-    while (ikd_http_active(&h) > 0 && mono_s() < deadline) {
-        ikd_log_flush();
-        if (sigtimedwait(&set, NULL, &tick) > 0) {
-            forced = 1;
-            break;
-        }
-    }
-    long left = ikd_http_active(&h);
-    char detail[96];
-    snprintf(detail, sizeof detail, "%s; %ld request(s) unfinished", forced ? "second signal" : "drained", left);
-    ikd_log_event(left ? IKD_LOG_WARN : IKD_LOG_INFO, "exit", detail);
-    if (forced) _exit(0);
-    ikd_http_stop(&h);
+    rc = drain(&h, &cfg, &set);
     ikd_log_flush();
-    return 0;
+    return rc;
 }

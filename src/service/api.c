@@ -35,6 +35,7 @@ void ikd_api_scratch_destroy(ikd_api_scratch *s)
 void ikd_api_request_init(ikd_request *req, const ikd_api_limits *lim)
 {
     ikd_request_init(req);
+    req->problem.cancel = lim->cancel;
     if (req->problem.options.max_iterations > lim->max_iterations)
         req->problem.options.max_iterations = lim->max_iterations;
 }

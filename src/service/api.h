@@ -2,6 +2,7 @@
 #ifndef IKD_API_H
 #define IKD_API_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "../codec/buf.h"
@@ -15,6 +16,7 @@ typedef struct ikd_api_limits {
     size_t max_joints;       /* per chain */
     int max_iterations;      /* highest options.max_iterations */
     size_t max_batch;        /* problems per batch */
+    const atomic_int *cancel; /* given to every solve (ikd_problem.cancel); NULL = none */
 } ikd_api_limits;
 
 /* Per-worker scratch for solves: the pose and the solver workspace for the

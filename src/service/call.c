@@ -30,6 +30,8 @@ int ikd_service_init(ikd_service *s, const ikd_service_settings *set, const ikd_
 {
     memset(s, 0, sizeof *s);
     s->limits = set->limits;
+    atomic_init(&s->stop, 0);
+    s->limits.cancel = &s->stop;
     s->max_body = set->max_body;
     s->deadline_ms = set->deadline_ms;
     s->debug_delay_ms = set->debug_delay_ms;
@@ -47,6 +49,8 @@ int ikd_service_init(ikd_service *s, const ikd_service_settings *set, const ikd_
     }
     return 0;
 }
+
+void ikd_service_stop(ikd_service *s) { atomic_store(&s->stop, 1); }
 
 void ikd_service_destroy(ikd_service *s)
 {
@@ -295,6 +299,10 @@ static int worker_start(ikd_call *c)
 {
     c->t_worker = ikd_clock_ns();
     debug_delay(c->svc);
+    if (atomic_load(&c->svc->stop)) {
+        answer_error(c, IKD_E_DRAINING, "the server stopped at the end of its shutdown grace (--shutdown-grace)");
+        return 0;
+    }
     if (!c->deadline_ns || ikd_clock_ns() <= c->deadline_ns) return 1;
     c->svc->hooks.rejected(c->svc->hooks.ctx, IKD_REJECT_DEADLINE);
     answer_error(c, IKD_E_DEADLINE, "the request waited %.0f ms, past --deadline-ms",

@@ -52,6 +52,7 @@ typedef struct ikd_service {
     ikd_guard guard;
     ikd_buf solvers_doc[2]; /* GET /v1/solvers, rendered once per encoding */
     ikd_service_hooks hooks;
+    atomic_int stop;        /* set by ikd_service_stop: solves stop, pooled calls get 503 */
     atomic_ulong next_id;   /* for generated request ids */
     unsigned long id_salt;
 } ikd_service;
@@ -59,6 +60,10 @@ typedef struct ikd_service {
 /* 0, or -1 when out of memory (nothing left to destroy). */
 int ikd_service_init(ikd_service *s, const ikd_service_settings *set, const ikd_service_hooks *hooks);
 void ikd_service_destroy(ikd_service *s);
+/* The end of a shutdown's grace: running solves stop at their next
+ * iteration (status "deadline") and calls a worker takes from now on are
+ * answered 503 shutting_down. Any thread. */
+void ikd_service_stop(ikd_service *s);
 
 /* The request head as the transport read it; NULL = header absent. */
 typedef struct ikd_head {

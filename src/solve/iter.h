@@ -78,9 +78,11 @@ void ikd__ws_straighten(const ikd__ws *ws, ikd_vec3 root, ikd_vec3 target, ikd_p
  * line: toward the pole when given, else a fixed perpendicular. */
 void ikd__ws_unstraighten(const ikd__ws *ws, const ikd_problem *p, ikd_pose_joint *pose);
 
-/* 1 when the problem's deadline has passed (checked once per iteration). */
+/* 1 when the problem's deadline has passed or it was cancelled (checked
+ * once per iteration). */
 static inline int ikd__ws_out_of_time(const ikd_problem *p)
 {
+    if (p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed)) return 1;
     return p->deadline_ns && ikd_clock_ns() > p->deadline_ns;
 }
 

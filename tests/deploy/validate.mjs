@@ -40,10 +40,15 @@ const rule = (name, cond, why) => (cond ? ok(name) : fail(name, why));
 rule('readiness on /readyz', c?.readinessProbe?.httpGet?.path === '/readyz', 'readinessProbe must GET /readyz');
 rule('liveness on /healthz', c?.livenessProbe?.httpGet?.path === '/healthz', 'livenessProbe must GET /healthz');
 const grace = Number(cm?.data?.IKD_SHUTDOWN_GRACE ?? 10);
+const drainDelay = Number(cm?.data?.IKD_DRAIN_DELAY ?? 0);
+const deadline = Number(cm?.data?.IKD_DEADLINE_MS ?? 10000) / 1000;
 const preStop = Number(c?.lifecycle?.preStop?.exec?.command?.[1] ?? 0);
-rule('termination grace covers preStop + IKD_SHUTDOWN_GRACE',
-  dep?.spec.template.spec.terminationGracePeriodSeconds >= preStop + grace,
-  `terminationGracePeriodSeconds ${dep?.spec.template.spec.terminationGracePeriodSeconds} < ${preStop} + ${grace}`);
+// ikd stops what is left at the end of its grace and exits within a second more; the deadline is
+// counted too, so that a request accepted just before SIGTERM may run its whole deadline
+const need = preStop + drainDelay + grace + deadline + 1;
+rule('termination grace covers preStop + IKD_DRAIN_DELAY + IKD_SHUTDOWN_GRACE + IKD_DEADLINE_MS + 1 s',
+  dep?.spec.template.spec.terminationGracePeriodSeconds >= need,
+  `terminationGracePeriodSeconds ${dep?.spec.template.spec.terminationGracePeriodSeconds} < ${need}`);
 rule('non-root, read-only root filesystem', dep?.spec.template.spec.securityContext?.runAsNonRoot === true &&
   c?.securityContext?.readOnlyRootFilesystem === true && c?.securityContext?.allowPrivilegeEscalation === false,
   'runAsNonRoot, readOnlyRootFilesystem and no privilege escalation are required');
