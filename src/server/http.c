@@ -1,15 +1,14 @@
 /* http.c - libmicrohttpd glue: request heads and bodies into the service layer, its replies out, connection limits, start/stop. */
 #include "http.h"
 
-#include <arpa/inet.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "conn.h"
 #include "listen.h"
 #include "log.h"
 
@@ -17,7 +16,20 @@
  * head but is queued only on MHD's final call (a response queued in the
  * first call makes libmicrohttpd close the connection); QUEUED: on the pool,
  * connection suspended; DONE: the pool has finished; ANSWERED: queued. */
-typedef enum { REQ_RECEIVING, REQ_DECIDED, REQ_QUEUED, REQ_DONE, REQ_ANSWERED } req_state;
+typedef enum { REQ_RECEIVING, REQ_DECIDED, REQ_QUEUED, REQ_DONE, REQ_ANSWERED, REQ_CUT } req_state;
+
+/* A body that passes --max-body mid-stream (chunked) is answered at once,
+ * written on the socket by ikd (libmicrohttpd 0.9.75 queues replies only
+ * before the body or after it); the rest of the body is read and dropped up
+ * to this many bytes, so that the client can read the answer before the
+ * connection closes, then the connection is cut. */
+#define IKD_HTTP_DISCARD_MAX (1024 * 1024)
+
+/* Bytes of libmicrohttpd's per-connection memory kept beyond --conn-buffer
+ * for the reply's headers: a request head that fills --conn-buffer still
+ * gets its answer (a head just under the buffer's size got none: the
+ * headers had taken the room for the reply's). */
+#define IKD_HTTP_REPLY_ROOM 2048
 
 /* One request's context (MHD's per-request pointer). */
 typedef struct ikd_http_req {
@@ -26,13 +38,15 @@ typedef struct ikd_http_req {
     struct MHD_Connection *conn;
     req_state state;
     unsigned long reply_bytes;
+    unsigned long long discarded; /* REQ_CUT: body bytes dropped after the early answer */
+    int peer_gone;                /* the client had closed its side before a pooled answer was ready */
     char method[16];
     char path[256];
 } ikd_http_req;
 
 /* ---- replies ----------------------------------------------------------- */
 
-/* Queue the call's reply (counted in the metrics). */
+/* Queue the call's reply. */
 static enum MHD_Result queue_now(ikd_http_req *rq)
 {
     ikd_call *c = &rq->call;
@@ -51,8 +65,7 @@ static enum MHD_Result queue_now(ikd_http_req *rq)
     MHD_destroy_response(r);
     rq->reply_bytes = len;
     rq->state = REQ_ANSWERED;
-    ikd_metrics_request(&rq->h->metrics, ikd_call_route_slot(c), c->status);
-    return ret;
+    return ret; /* counted in on_completed, once it is known to be sent */
 }
 
 /* Answer: at once when a body is on its way (it will not be read: the
@@ -117,21 +130,6 @@ static void hook_finished(ikd_call *call)
     MHD_resume_connection(rq->conn);
 }
 
-/* Per connection (libmicrohttpd's socket context): the client's address as
- * text for the access log, formatted once, and whether a request has begun
- * on it (a drain waits for accepted connections whose first request has not
- * begun yet, as for requests). */
-typedef struct conn_ctx {
-    int begun;
-    char client[INET6_ADDRSTRLEN];
-} conn_ctx;
-
-static conn_ctx *conn_context(struct MHD_Connection *conn)
-{
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    return ci ? ci->socket_context : NULL;
-}
-
 /* ---- request handling -------------------------------------------------- */
 
 /* Copy a string, cut to fit `size` bytes with its NUL. */
@@ -142,19 +140,10 @@ static void copy_str(char *dst, size_t size, const char *src)
     dst[n] = '\0';
 }
 
-static const char *header(struct MHD_Connection *conn, const char *name)
-{
-    return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
-}
-
 static enum MHD_Result on_first_call(ikd_http *h, struct MHD_Connection *conn, const char *url, const char *method,
                                      void **con_cls)
 {
-    conn_ctx *cc = conn_context(conn);
-    if (cc && !cc->begun) {
-        cc->begun = 1;
-        atomic_fetch_sub(&h->fresh, 1);
-    }
+    ikd_conn_begin(h, conn);
     ikd_http_req *rq = malloc(sizeof *rq);
     if (!rq) return MHD_NO;
     *con_cls = rq;
@@ -164,18 +153,12 @@ static enum MHD_Result on_first_call(ikd_http *h, struct MHD_Connection *conn, c
     rq->conn = conn;
     rq->state = REQ_RECEIVING;
     rq->reply_bytes = 0;
+    rq->discarded = 0;
+    rq->peer_gone = 0;
     copy_str(rq->method, sizeof rq->method, method);
     copy_str(rq->path, sizeof rq->path, url);
-    ikd_head head = {method,
-                          url,
-                          header(conn, MHD_HTTP_HEADER_CONTENT_TYPE),
-                          header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH),
-                          header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING),
-                          header(conn, MHD_HTTP_HEADER_ACCEPT),
-                          header(conn, MHD_HTTP_HEADER_AUTHORIZATION),
-                          header(conn, "Origin"),
-                          header(conn, "X-Request-Id"),
-                          header(conn, "Access-Control-Request-Method")};
+    ikd_head head;
+    ikd_conn_head(conn, method, url, &head);
     if (ikd_call_head(&rq->call, &head) == IKD_CALL_ANSWER) return respond(rq);
     return MHD_YES;
 }
@@ -188,6 +171,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     (void)version;
     ikd_http_req *rq = *con_cls;
     if (!rq) return on_first_call(h, conn, url, method, con_cls);
+    if (rq->state == REQ_CUT) { /* answered mid-body: drop a bounded rest, then close */
+        if (*upload_data_size == 0) return MHD_NO; /* the body ended: close (the answer is out) */
+        rq->discarded += *upload_data_size;
+        *upload_data_size = 0;
+        return rq->discarded > IKD_HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
+    }
     if (rq->state == REQ_ANSWERED || rq->state == REQ_DECIDED) { /* discard any body that follows */
         if (*upload_data_size == 0 && rq->state == REQ_DECIDED) return queue_now(rq);
         *upload_data_size = 0;
@@ -196,9 +185,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (*upload_data_size > 0) {
         ikd_call_body(&rq->call, upload_data, *upload_data_size);
         *upload_data_size = 0;
+        if (!rq->call.too_large) return MHD_YES;
+        /* past --max-body (a chunked body): the 413 now, written on the socket
+         * (libmicrohttpd 0.9.75 queues replies only before or after a body) */
+        rq->call.close = 1;
+        ikd_call_body_end(&rq->call);
+        rq->state = REQ_CUT;
+        rq->reply_bytes = ikd_conn_send_raw(conn, &rq->call, "Payload Too Large");
         return MHD_YES;
     }
-    if (rq->state == REQ_DONE) return queue_now(rq);
+    if (rq->state == REQ_DONE) {
+        rq->peer_gone = ikd_conn_peer_closed(conn);
+        return queue_now(rq);
+    }
     if (rq->state == REQ_QUEUED) return MHD_YES; /* spurious call while suspended */
     if (ikd_call_body_end(&rq->call) == IKD_CALL_ANSWER) return queue_now(rq);
     /* suspend first: the job may finish (and resume) before submit returns */
@@ -213,79 +212,27 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     ikd_http *h = cls;
     ikd_http_req *rq = *con_cls;
     if (!rq) return;
+    /* what was sent: the status when the whole reply went out to a client
+     * still there, else 499 (the client went away before its answer was
+     * ready, or libmicrohttpd could not send the reply) */
+    int sent = (rq->state == REQ_ANSWERED && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && !rq->peer_gone) ||
+               (rq->state == REQ_CUT && rq->reply_bytes > 0);
+    int status = sent ? rq->call.status : 499;
+    ikd_metrics_request(&h->metrics, ikd_call_route_slot(&rq->call), status);
     if (ikd_log_enabled(IKD_LOG_INFO)) {
-        const conn_ctx *cc = conn_context(conn);
-        const char *client = cc ? cc->client : "";
+        const char *client = ikd_conn_client(conn);
         const ikd_call *c = &rq->call;
         unsigned long long now = ikd_clock_ns();
         ikd_access a = {rq->method, rq->path, c->request_id,
                         c->outcome.solved ? ikd_solver_name(c->outcome.solver) : NULL, client[0] ? client : NULL,
-                        rq->state == REQ_ANSWERED ? c->status : 0, rq->reply_bytes,
-                        (double)(now - c->t_start) / 1e6,
+                        status, sent ? rq->reply_bytes : 0, (double)(now - c->t_start) / 1e6,
                         c->t_worker ? (double)(c->t_worker - c->t_start) / 1e6 : 0.0};
-        if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && rq->state != REQ_ANSWERED) a.status = 499; /* client went away */
         ikd_log_access(&a);
     }
     ikd_call_destroy(&rq->call);
     free(rq);
     *con_cls = NULL;
     atomic_fetch_sub(&h->active, 1);
-}
-
-/* ---- the connection limit ----------------------------------------------
- * --max-connections is enforced here, not with libmicrohttpd's own limit:
- * that one is split evenly over the I/O threads, and in libmicrohttpd 0.9.75
- * (epoll, thread pool) a thread that reaches its share stops noticing its
- * closed connections until their timeout, so one burst of connections (a load
- * test started twice) left the server refusing everyone for 30 s. libmicrohttpd
- * gets a limit no thread can reach; this policy closes a connection over ours
- * at once. */
-
-/* The client's address as text (empty when unknown), for the access log. */
-static void client_address(struct MHD_Connection *conn, char *out, size_t len)
-{
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    out[0] = '\0';
-    if (!ci || !ci->client_addr) return;
-    const struct sockaddr *sa = ci->client_addr;
-    if (sa->sa_family == AF_INET) inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)len);
-    else if (sa->sa_family == AF_INET6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)len);
-}
-
-/* Counts open connections and those with no request begun yet, and keeps
- * each one's conn_ctx (NULL when out of memory: the log line then has no
- * client, and the connection does not hold a drain). */
-static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-                          enum MHD_ConnectionNotificationCode toe)
-{
-    ikd_http *h = cls;
-    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        atomic_fetch_add(&h->connections, 1);
-        conn_ctx *cc = malloc(sizeof *cc);
-        if (cc) {
-            cc->begun = 0;
-            client_address(conn, cc->client, sizeof cc->client);
-            atomic_fetch_add(&h->fresh, 1);
-        }
-        *socket_context = cc;
-    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
-        atomic_fetch_sub(&h->connections, 1);
-        conn_ctx *cc = *socket_context;
-        if (cc && !cc->begun) atomic_fetch_sub(&h->fresh, 1);
-        free(cc);
-        *socket_context = NULL;
-    }
-}
-
-static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen)
-{
-    ikd_http *h = cls;
-    (void)addr;
-    (void)addrlen;
-    if (atomic_load(&h->connections) < h->cfg->max_connections) return MHD_YES;
-    ikd_metrics_reject(&h->metrics, IKD_REJECT_CONNECTIONS);
-    return MHD_NO;
 }
 
 /* ---- start and stop ---------------------------------------------------- */
@@ -320,6 +267,7 @@ static int start_service(ikd_http *h, const ikd_config *cfg)
                                 cfg->max_body,
                                 cfg->deadline_ms,
                                 cfg->debug_delay_ms,
+                                cfg->conn_buffer,
                                 cfg->cors_origins,
                                 cfg->api_token};
     ikd_service_hooks hooks = {h,         hook_solved, hook_rejected, hook_submit, hook_idle,
@@ -339,17 +287,18 @@ static struct MHD_Daemon *start_daemon(ikd_http *h, const ikd_config *cfg, int t
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)cfg->conn_timeout, NULL},
         /* libmicrohttpd zeroes this buffer for every request on a keep-alive
          * connection; its default 32 KiB showed in profiles (docs/performance.md) */
-        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)cfg->conn_buffer, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)(cfg->conn_buffer + IKD_HTTP_REPLY_ROOM), NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_INCREMENT, (intptr_t)IKD_HTTP_REPLY_ROOM, NULL},
         /* beyond any one thread's reach: accept_policy enforces --max-connections */
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)((cfg->max_connections + 64) * io_threads), NULL},
-        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, h},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)ikd_conn_notify, h},
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)cfg->max_connections_per_ip, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h},
         {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, h->tls_cert},
         {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, h->tls_key},
         {MHD_OPTION_END, 0, NULL},
     };
-    return MHD_start_daemon(flags, 0, accept_policy, h, on_request, h, MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
+    return MHD_start_daemon(flags, 0, ikd_conn_accept, h, on_request, h, MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
 }
 
 int ikd_http_start(ikd_http *h, const ikd_config *cfg, char *errbuf, size_t errlen)

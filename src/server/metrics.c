@@ -8,7 +8,7 @@
 
 #define IKD_VERSION "0.1.0"
 
-static const int codes[] = {200, 204, 400, 401, 403, 404, 405, 408, 413, 415, 500, 503, 0};
+static const int codes[] = {200, 204, 400, 401, 403, 404, 405, 408, 413, 415, 431, 499, 500, 501, 503, 0};
 _Static_assert(sizeof codes / sizeof codes[0] == IKD_METRICS_CODES, "one slot per status code, the last for others");
 static const double bounds[IKD_METRICS_BUCKETS - 1] = {1e-6,   2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4,
                                                        5e-4,   1e-3,   2.5e-3, 5e-3, 1e-2, 1e-1, 1.0};

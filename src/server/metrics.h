@@ -10,7 +10,7 @@
 #include "ikd/solve.h"
 
 #define IKD_METRICS_ROUTES (IKD_ROUTE__COUNT + 1) /* route slots: the routing table's indices, then "unmatched" */
-#define IKD_METRICS_CODES 13
+#define IKD_METRICS_CODES 16 /* the status codes counted (metrics.c), the last for any other */
 #define IKD_METRICS_BUCKETS 16
 
 /* ikd_reject_reason (src/service/call.h) indexes the rejections. */

@@ -35,6 +35,7 @@ int ikd_service_init(ikd_service *s, const ikd_service_settings *set, const ikd_
     s->max_body = set->max_body;
     s->deadline_ms = set->deadline_ms;
     s->debug_delay_ms = set->debug_delay_ms;
+    s->head_max = set->head_max;
     s->hooks = *hooks;
     ikd_guard_init(&s->guard, set->cors_origins ? set->cors_origins : "", set->api_token ? set->api_token : "");
     atomic_init(&s->next_id, 1);
@@ -200,6 +201,30 @@ static ikd_call_next too_large(ikd_call *c)
     return answer_error(c, IKD_E_TOO_LARGE, "the body is larger than %ld bytes (--max-body)", c->svc->max_body);
 }
 
+/* RFC 9112's framing rules that libmicrohttpd leaves to the application;
+ * IKD_CALL_READ when the head passes them. */
+static ikd_call_next head_framing(ikd_call *c, const ikd_head *h)
+{
+    ikd_service *s = c->svc;
+    c->close = 1; /* a refused head's body, if any, is never read */
+    if (s->head_max > 0 && h->head_bytes > (size_t)s->head_max)
+        return answer_error(c, IKD_E_HEAD_TOO_LARGE, "the request line and headers take %zu bytes, over %ld (--conn-buffer)",
+                            h->head_bytes, s->head_max);
+    if (h->bad_byte) return answer_error(c, IKD_E_BAD_HTTP, "a header holds a NUL or a bare CR");
+    if (h->length_conflict) return answer_error(c, IKD_E_BAD_HTTP, "Content-Length is given twice with different values");
+    if (h->transfer_encoding) {
+        if (h->content_length) return answer_error(c, IKD_E_BAD_HTTP, "both Content-Length and Transfer-Encoding are given");
+        const char *te = h->transfer_encoding;
+        te += strspn(te, " \t");
+        size_t n = strcspn(te, " \t");
+        if (n != 7 || strncasecmp(te, "chunked", 7) != 0 || te[n + strspn(te + n, " \t")] != '\0')
+            return answer_error(c, IKD_E_NOT_IMPLEMENTED, "Transfer-Encoding '%.60s' is not supported (only chunked)",
+                                h->transfer_encoding);
+    }
+    c->close = 0;
+    return IKD_CALL_READ;
+}
+
 ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
 {
     ikd_service *s = c->svc;
@@ -208,8 +233,8 @@ ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
     set_request_id(c, h->request_id);
     if (h->origin) snprintf(c->origin, sizeof c->origin, "%s", h->origin);
     c->cors_ok = ikd_guard_origin_allowed(&s->guard, h->origin);
-    c->has_body = (h->content_length && strtoull(h->content_length, NULL, 10) > 0) ||
-                  (h->transfer_encoding && strcasestr(h->transfer_encoding, "chunked"));
+    c->has_body = (h->content_length && strtoull(h->content_length, NULL, 10) > 0) || h->transfer_encoding;
+    if (head_framing(c, h) != IKD_CALL_READ) return IKD_CALL_ANSWER;
     if (!c->route) return answer_error(c, IKD_E_NOT_FOUND, "no such endpoint (see openapi.yaml)");
     if (strcmp(h->method, "OPTIONS") == 0) return head_options(c, h);
     if (!c->route->open && !ikd_guard_token_ok(&s->guard, h->authorization))

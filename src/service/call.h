@@ -42,13 +42,14 @@ typedef struct ikd_service_settings {
     long max_body;       /* bytes; a larger body gets 413 */
     long deadline_ms;    /* from arrival; 0 = none */
     long debug_delay_ms; /* testing: every pooled job sleeps this long first */
+    long head_max;       /* most bytes of request line and headers (431 beyond); 0 = no limit */
     const char *cors_origins;
     const char *api_token;
 } ikd_service_settings;
 
 typedef struct ikd_service {
     ikd_api_limits limits;
-    long max_body, deadline_ms, debug_delay_ms;
+    long max_body, deadline_ms, debug_delay_ms, head_max;
     ikd_guard guard;
     ikd_buf solvers_doc[2]; /* GET /v1/solvers, rendered once per encoding */
     ikd_service_hooks hooks;
@@ -70,6 +71,9 @@ typedef struct ikd_head {
     const char *method, *path;
     const char *content_type, *content_length, *transfer_encoding, *accept;
     const char *authorization, *origin, *request_id, *cors_request_method;
+    size_t head_bytes;   /* request line and headers as received, bytes (0 = unknown) */
+    int bad_byte;        /* a header holds a NUL or a bare CR */
+    int length_conflict; /* Content-Length given more than once with different values */
 } ikd_head;
 
 /* What the transport does next. */
@@ -113,9 +117,12 @@ struct ikd_call {
 /* A fresh call that arrived at `now` (ikd_clock_ns). */
 void ikd_call_init(ikd_call *c, ikd_service *s, unsigned long long now);
 void ikd_call_destroy(ikd_call *c);
-/* The head's checks, in order: route (404), CORS preflight and OPTIONS,
- * token (401), method (405), GET endpoints answered at once, media type
- * (415), declared length (413). */
+/* The head's checks, in order: HTTP framing (431 head over head_max; 400
+ * for a NUL or bare CR in a header, conflicting Content-Lengths, or both
+ * Content-Length and Transfer-Encoding; 501 for a transfer coding other
+ * than chunked: each closes the connection), route (404), CORS preflight
+ * and OPTIONS, token (401), method (405), GET endpoints answered at once,
+ * media type (415), declared length (413). */
 ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h);
 /* A piece of the body (beyond max_body it is dropped and 413 follows). */
 void ikd_call_body(ikd_call *c, const char *data, size_t n);

@@ -18,7 +18,10 @@
       "the body must be application/json or application/msgpack")                                \
     X(OVERLOADED, "overloaded", 503, "the solve queue is full; retry later")                     \
     X(DRAINING, "shutting_down", 503, "the server is shutting down")                             \
-    X(DEADLINE, "deadline_exceeded", 503, "the request waited past its deadline; retry later")
+    X(DEADLINE, "deadline_exceeded", 503, "the request waited past its deadline; retry later")          \
+    X(BAD_HTTP, "malformed_request", 400, "the HTTP request is malformed")                       \
+    X(HEAD_TOO_LARGE, "header_fields_too_large", 431, "the request line and headers exceed --conn-buffer") \
+    X(NOT_IMPLEMENTED, "not_implemented", 501, "this HTTP feature is not supported")
 
 enum ikd_service_code {
     IKD_E__SERVICE_FIRST = IKD_E__CODEC_END - 1,

@@ -2,6 +2,7 @@
  * the daemon must answer with the right status and JSON error, stay alive, and answer the next good
  * request correctly; shutdown under load must answer every request it accepted. */
 #include <check.h>
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <poll.h>
@@ -542,6 +543,115 @@ START_TEST(descriptor_limit)
 }
 END_TEST
 
+/* The first bytes of the answer to `text` sent on a fresh connection
+ * (without closing the sending side), within `ms`; "" when none came. */
+static void answer_to(int port, const char *text, size_t len, int ms, char *out, size_t size)
+{
+    int fd = connect_to(port);
+    send_all(fd, text, len);
+    size_t got = 0;
+    out[0] = 0;
+    double end = now_s() + ms / 1000.0;
+    while (got < size - 1 && now_s() < end) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 50) != 1) continue;
+        ssize_t k = recv(fd, out + got, size - 1 - got, 0);
+        if (k <= 0) break;
+        got += (size_t)k;
+        out[got] = 0;
+        if (strstr(out, "\r\n\r\n") && strstr(out, "}}")) break;
+    }
+    close(fd);
+}
+
+/* RFC 9112 framing that libmicrohttpd leaves to ikd: each gets its JSON
+ * error at once (no waiting for --conn-timeout), and the daemon goes on. */
+START_TEST(http_framing)
+{
+    const char *args[] = {"--max-body", "65536", "--conn-timeout", "30", NULL};
+    daemon_proc d = start_ikd(args);
+    static const struct {
+        const char *text, *status, *code;
+    } cases[] = {
+        {"POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+         "501", "not_implemented"},
+        {"POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: identity\r\n\r\n",
+         "501", "not_implemented"},
+        {"POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+         "Content-Length: 3\r\n\r\n{}",
+         "400", "malformed_request"},
+        {"POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+         "Transfer-Encoding: chunked\r\n\r\n{}",
+         "400", "malformed_request"},
+        {"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n", "400", "malformed_request"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[2048];
+        double t0 = now_s();
+        answer_to(d.port, cases[i].text, strlen(cases[i].text), 5000, out, sizeof out);
+        ck_assert_msg(!strncmp(out + 9, cases[i].status, 3), "case %zu: %.200s", i, out);
+        ck_assert_msg(strstr(out, cases[i].code) != NULL, "case %zu: %.400s", i, out);
+        ck_assert_msg(now_s() - t0 < 2.0, "case %zu answered after %.1f s", i, now_s() - t0);
+    }
+    /* a chunked body past --max-body: 413 while the client is still sending,
+     * and the connection cut after a bounded rest (it read 13 GB before) */
+    int fd = connect_to(d.port);
+    const char *head = "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                       "Transfer-Encoding: chunked\r\n\r\n";
+    send_all(fd, head, strlen(head));
+    static char chunk[65536 + 16];
+    int cn = snprintf(chunk, sizeof chunk, "10000\r\n");
+    memset(chunk + cn, ' ', 65536);
+    memcpy(chunk + cn + 65536, "\r\n", 2);
+    size_t clen = (size_t)cn + 65538, sent = 0;
+    char out[1024] = {0};
+    size_t got = 0;
+    for (int k = 0; k < 20000 && sent < (64u << 20); k++) {
+        ssize_t w = send(fd, chunk, clen, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w > 0) sent += (size_t)w;
+        else if (w < 0 && errno != EAGAIN) break; /* cut */
+        struct pollfd p = {fd, POLLIN, 0};
+        if (got < sizeof out - 1 && poll(&p, 1, w > 0 ? 0 : 10) == 1) {
+            ssize_t r = recv(fd, out + got, sizeof out - 1 - got, 0);
+            if (r <= 0) break;
+            got += (size_t)r;
+        }
+    }
+    close(fd);
+    ck_assert_msg(!strncmp(out, "HTTP/1.1 413", 12), "chunked over --max-body: %.200s", out);
+    ck_assert_ptr_nonnull(strstr(out, "payload_too_large"));
+    ck_assert_msg(sent < (8u << 20), "the daemon read %zu bytes past a 64 KiB limit", sent);
+    /* a head of every size around --conn-buffer (8 KiB) gets a real answer:
+     * 200 up to the limit, 431 beyond (an empty reply came just under it) */
+    for (int pad = 7400; pad <= 8600; pad += 50) {
+        char *text = repeat("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Pad: ", "y", (size_t)pad, "\r\n\r\n");
+        harness_phase = "a head near --conn-buffer";
+        int st = status_or_close(d.port, text, strlen(text));
+        ck_assert_msg(st == 200 || st == 431, "head with %d bytes of padding: status %d", pad, st);
+        if (strlen(text) <= 8192) ck_assert_msg(st == 200, "head of %zu bytes within --conn-buffer: %d", strlen(text), st);
+        free(text);
+    }
+    /* a client that leaves before its answer is counted as 499, not 200 */
+    ck_assert_int_eq(stop_ikd(&d), 0);
+    const char *slow[] = {"--debug-delay-ms", "300", "--workers", "1", NULL};
+    d = start_ikd(slow);
+    fd = connect_to(d.port);
+    char req[1024];
+    int n = snprintf(req, sizeof req, "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                      "Content-Length: %zu\r\n\r\n{\"solver\":\"ccd\",%s", strlen(SOLVE) + 15, SOLVE + 1);
+    send_all(fd, req, (size_t)n);
+    pause_ms(50);
+    close(fd);
+    pause_ms(600);
+    reply r = request(d.port, "GET", "/metrics", NULL, NULL);
+    ck_assert_msg(strstr(r.body, "ikd_http_requests_total{route=\"/v1/solve\",code=\"499\"} 1\n") != NULL, "%.2000s", strstr(r.body, "ikd_http_requests_total") ? strstr(r.body, "ikd_http_requests_total") : r.body);
+    ck_assert_ptr_null(strstr(r.body, "ikd_http_requests_total{route=\"/v1/solve\",code=\"200\"} 1\n"));
+    free(r.body);
+    assert_alive(d.port);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("hostile");
@@ -559,6 +669,7 @@ int main(void)
     tcase_add_test(pressure, sigterm_answers_the_backlog);
     tcase_add_test(pressure, shutdown_grace_is_a_limit);
     tcase_add_test(pressure, descriptor_limit);
+    tcase_add_test(pressure, http_framing);
     suite_add_tcase(s, pressure);
     return run_suite(s);
 }

@@ -156,7 +156,8 @@ static void service_up(const char *cors, const char *token, long deadline_ms)
 {
     memset(&F, 0, sizeof F);
     ck_assert_int_eq(ikd_api_scratch_init(&F.scratch, 64), 0);
-    ikd_service_settings set = {{64, 1000, 100}, 65536, deadline_ms, 0, cors, token};
+    ikd_service_settings set = {.limits = {64, 1000, 100, NULL}, .max_body = 65536, .deadline_ms = deadline_ms,
+                                .head_max = 8192, .cors_origins = cors, .api_token = token};
     ikd_service_hooks hooks = {NULL, f_solved, f_rejected, f_submit, f_idle, f_ready, f_metrics, f_finished};
     ck_assert_int_eq(ikd_service_init(&svc, &set, &hooks), 0);
 }
