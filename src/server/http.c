@@ -118,6 +118,7 @@ static void hook_metrics(void *ctx, ikd_buf *out)
     g.workers = (size_t)h->nworkers;
     g.in_flight = ikd_http_active(h);
     g.draining = atomic_load(&h->draining);
+    g.log_dropped = ikd_log_dropped();
     ikd_metrics_render(&h->metrics, names, IKD_METRICS_ROUTES, &g, out);
 }
 

@@ -1,9 +1,10 @@
-/* log.c - JSON log lines built on the stack, buffered per thread and written to stderr. */
+/* log.c - JSON log lines built on the stack and written to stderr by a writer thread that never holds up serving. */
 #include "log.h"
 
 #include "../codec/buf.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,22 +77,25 @@ static void start(line *l, ikd_log_level level)
     puts_(l, "\"");
 }
 
-/* Access lines are collected per thread and written in blocks (one write(2)
- * per 16 KiB instead of one per request); ikd_log_flush writes what is left.
- * Daemon events are written at once. */
-#define LOG_BLOCK 16384
-#define LOG_MAX_THREADS 256
+/* Lines go to one bounded buffer that a writer thread empties into stderr,
+ * so that no serving thread ever waits on stderr: an unread pipe once froze
+ * the whole daemon (log writes were blocking write(2) calls on the I/O
+ * threads). Serving threads copy a line in under a short lock; the writer
+ * swaps the buffer for an empty one and writes it with no lock held. A
+ * line that finds the buffer full is dropped and counted
+ * (ikd_log_dropped_lines_total). Until ikd_log_start, and after a failed
+ * start, lines are written at once. */
+#define LOG_BUFFER (512 * 1024)
 
-typedef struct block {
+static struct {
     pthread_mutex_t lock;
+    pthread_cond_t wake, idle;
+    char *fill, *spare;  /* the buffer lines go into; the one being written */
     size_t len;
-    char data[LOG_BLOCK];
-} block;
-
-static block *blocks[LOG_MAX_THREADS];
-static atomic_int nblocks;
-static _Thread_local block *mine;
-static _Thread_local int no_block; /* registry full: write directly */
+    int running, stopping, writing;
+} wr = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, 0, 0};
+static pthread_t writer_thread;
+static atomic_ulong dropped;
 
 static void write_all(const char *p, size_t n)
 {
@@ -103,54 +107,126 @@ static void write_all(const char *p, size_t n)
     }
 }
 
-static void flush_block(block *b)
+static void *writer_main(void *arg)
 {
-    if (b->len) write_all(b->data, b->len);
-    b->len = 0;
+    (void)arg;
+    pthread_mutex_lock(&wr.lock);
+    for (;;) {
+        while (wr.len == 0 && !wr.stopping) {
+            pthread_cond_broadcast(&wr.idle);
+            pthread_cond_wait(&wr.wake, &wr.lock);
+        }
+        if (wr.len == 0) break; /* stopping, nothing left */
+        char *out = wr.fill;
+        size_t n = wr.len;
+        wr.fill = wr.spare;
+        wr.spare = out;
+        wr.len = 0;
+        wr.writing = 1;
+        pthread_mutex_unlock(&wr.lock);
+        write_all(out, n); /* may block on a full pipe: nobody waits for it */
+        pthread_mutex_lock(&wr.lock);
+        wr.writing = 0;
+    }
+    pthread_cond_broadcast(&wr.idle);
+    pthread_mutex_unlock(&wr.lock);
+    return NULL;
+}
+
+int ikd_log_start(void)
+{
+    pthread_mutex_lock(&wr.lock);
+    int rc = 0;
+    if (!wr.running) {
+        wr.fill = malloc(LOG_BUFFER);
+        wr.spare = malloc(LOG_BUFFER);
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old); /* the writer takes no signals */
+        if (!wr.fill || !wr.spare || pthread_create(&writer_thread, NULL, writer_main, NULL) != 0) {
+            free(wr.fill);
+            free(wr.spare);
+            wr.fill = wr.spare = NULL;
+            rc = -1;
+        } else {
+            wr.running = 1;
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    pthread_mutex_unlock(&wr.lock);
+    return rc;
+}
+
+static void emit(const char *p, size_t n)
+{
+    pthread_mutex_lock(&wr.lock);
+    if (!wr.running) {
+        pthread_mutex_unlock(&wr.lock);
+        write_all(p, n);
+        return;
+    }
+    if (wr.len + n > LOG_BUFFER) {
+        atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+    } else {
+        memcpy(wr.fill + wr.len, p, n);
+        if (wr.len == 0) pthread_cond_signal(&wr.wake);
+        wr.len += n;
+    }
+    pthread_mutex_unlock(&wr.lock);
+}
+
+unsigned long ikd_log_dropped(void) { return atomic_load(&dropped); }
+
+/* Wait until the writer has written everything, at most `ms`. 0 when it has. */
+static int wait_idle(long ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    pthread_mutex_lock(&wr.lock);
+    int rc = 0;
+    while (wr.running && (wr.len || wr.writing) && rc == 0) rc = pthread_cond_timedwait(&wr.idle, &wr.lock, &until);
+    int left = wr.len || wr.writing;
+    pthread_mutex_unlock(&wr.lock);
+    return left ? -1 : 0;
 }
 
 void ikd_log_flush(void)
 {
-    int n = atomic_load(&nblocks);
-    for (int i = 0; i < n && i < LOG_MAX_THREADS; i++) {
-        block *b = blocks[i];
-        if (!b) continue;
-        pthread_mutex_lock(&b->lock);
-        flush_block(b);
-        pthread_mutex_unlock(&b->lock);
-    }
+    pthread_mutex_lock(&wr.lock);
+    if (wr.len) pthread_cond_signal(&wr.wake);
+    pthread_mutex_unlock(&wr.lock);
 }
 
-static void emit(const char *p, size_t n, int buffered)
+int ikd_log_stop(long ms)
 {
-    if (buffered && !mine && !no_block) {
-        int i = atomic_fetch_add(&nblocks, 1);
-        if (i < LOG_MAX_THREADS) {
-            block *b = calloc(1, sizeof *b);
-            if (b) {
-                pthread_mutex_init(&b->lock, NULL);
-                blocks[i] = b;
-                mine = b;
-            }
-        }
-        if (!mine) no_block = 1;
+    pthread_mutex_lock(&wr.lock);
+    if (!wr.running) {
+        pthread_mutex_unlock(&wr.lock);
+        return 0;
     }
-    if (!buffered || !mine) {
-        write_all(p, n);
-        return;
-    }
-    pthread_mutex_lock(&mine->lock);
-    if (mine->len + n > LOG_BLOCK) flush_block(mine);
-    memcpy(mine->data + mine->len, p, n);
-    mine->len += n;
-    pthread_mutex_unlock(&mine->lock);
+    wr.stopping = 1;
+    pthread_cond_signal(&wr.wake);
+    pthread_mutex_unlock(&wr.lock);
+    if (wait_idle(ms) != 0) return -1; /* stderr does not drain: leave the writer blocked */
+    pthread_join(writer_thread, NULL);
+    pthread_mutex_lock(&wr.lock);
+    wr.running = 0;
+    wr.stopping = 0;
+    free(wr.fill);
+    free(wr.spare);
+    wr.fill = wr.spare = NULL;
+    pthread_mutex_unlock(&wr.lock);
+    return 0;
 }
 
-static void finish(line *l, int buffered)
+static void finish(line *l)
 {
     puts_(l, "}\n");
     if (l->b.failed) return; /* cannot happen with bounded strings; never write half a line */
-    emit(l->b.data, l->b.len, buffered);
+    emit(l->b.data, l->b.len);
 }
 
 void ikd_log_access(const ikd_access *a)
@@ -181,7 +257,7 @@ void ikd_log_access(const ikd_access *a)
     }
     puts_(&l, ",\"request_id\":");
     str(&l, a->request_id);
-    finish(&l, 1);
+    finish(&l);
 }
 
 void ikd_log_event(ikd_log_level level, const char *event, const char *detail)
@@ -195,6 +271,5 @@ void ikd_log_event(ikd_log_level level, const char *event, const char *detail)
         puts_(&l, ",\"detail\":");
         str(&l, detail);
     }
-    ikd_log_flush(); /* keep the order: requests before the event */
-    finish(&l, 0);
+    finish(&l);
 }

@@ -18,9 +18,18 @@ typedef struct ikd_access {
 } ikd_access;
 void ikd_log_access(const ikd_access *a);
 
-/* Access lines are buffered per thread and written in blocks; this writes
- * every pending line now (the daemon calls it a few times a second). */
+/* Lines are handed to a writer thread through a bounded buffer (512 KiB):
+ * logging never waits on stderr, and a line that finds the buffer full (an
+ * unread pipe) is dropped and counted. Start the writer once (-1 when it
+ * cannot start: lines are then written at once, as before it starts). */
+int ikd_log_start(void);
+/* Wake the writer for what is buffered; returns at once. */
 void ikd_log_flush(void);
+/* Write what is left and stop the writer, waiting at most `ms`; -1 when
+ * stderr did not take it in time (the writer is left behind). */
+int ikd_log_stop(long ms);
+/* Lines dropped because the buffer was full. */
+unsigned long ikd_log_dropped(void);
 
 /* {"time","level","event", "detail"} with a free-text detail (may be NULL);
  * written at once, after the pending access lines. */

@@ -58,7 +58,7 @@ static int drain(ikd_http *h, const ikd_config *cfg, sigset_t *set)
              forced ? "second signal" : aborted ? "grace over" : "drained", left);
     ikd_log_event(left ? IKD_LOG_WARN : IKD_LOG_INFO, "exit", detail);
     if (forced) {
-        ikd_log_flush();
+        ikd_log_stop(200);
         _exit(left ? 1 : 0);
     }
     ikd_http_stop(h);
@@ -90,6 +90,7 @@ int main(int argc, char **argv)
     ikd_log_level level = IKD_LOG_INFO;
     ikd_log_level_from_name(cfg.log_level, &level);
     ikd_log_set_level(level);
+    ikd_log_start(); /* on failure lines are written directly */
 
     /* Signals are taken synchronously by this thread only; every other thread
      * inherits the blocked mask. SIGPIPE is ignored (a vanished client).
@@ -125,6 +126,6 @@ int main(int argc, char **argv)
     }
     ikd_log_event(IKD_LOG_INFO, "draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     rc = drain(&h, &cfg, &set);
-    ikd_log_flush();
+    ikd_log_stop(1000); /* an unread stderr must not hold the exit */
     return rc;
 }

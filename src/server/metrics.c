@@ -116,6 +116,10 @@ void ikd_metrics_render(ikd_metrics *m, const char *const *route_names, int nrou
     line(out, "# HELP ikd_in_flight Requests begun and not yet answered.\n# TYPE ikd_in_flight gauge\nikd_in_flight %ld\n",
          g->in_flight);
     line(out, "# HELP ikd_draining 1 while shutting down.\n# TYPE ikd_draining gauge\nikd_draining %d\n", g->draining);
+    line(out,
+         "# HELP ikd_log_dropped_lines_total Log lines dropped because stderr did not keep up (its buffer was full).\n"
+         "# TYPE ikd_log_dropped_lines_total counter\nikd_log_dropped_lines_total %lu\n",
+         g->log_dropped);
     line(out, "# HELP ikd_build_info Build information.\n# TYPE ikd_build_info gauge\nikd_build_info{version=\"%s\"} 1\n",
          IKD_VERSION);
     line(out, "# HELP ikd_start_time_seconds Start time of the process, unix seconds.\n# TYPE ikd_start_time_seconds gauge\n"

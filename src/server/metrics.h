@@ -36,6 +36,7 @@ typedef struct ikd_metrics_gauges {
     size_t queue_depth, queue_capacity, running, workers;
     long in_flight;
     int draining;
+    unsigned long log_dropped; /* log lines dropped on a full log buffer */
 } ikd_metrics_gauges;
 
 /* Prometheus text exposition format 0.0.4. `route_names[i]` labels slot i. */

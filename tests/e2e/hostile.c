@@ -652,6 +652,66 @@ START_TEST(http_framing)
 }
 END_TEST
 
+/* stderr to a pipe nobody reads: logging must not hold up serving. The old
+ * daemon froze about 300 requests in (/healthz included) and did not act on
+ * SIGTERM until the pipe drained. */
+START_TEST(unread_stderr_never_blocks)
+{
+    int out[2], err[2];
+    ck_assert_int_eq(pipe(out), 0);
+    ck_assert_int_eq(pipe(err), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        close(out[0]);
+        close(err[0]);
+        execl(ikd_bin(), ikd_bin(), "--listen", "127.0.0.1:0", (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    close(err[1]); /* err[0] stays open and is never read */
+    char line[256] = {0};
+    size_t got = 0;
+    while (got < sizeof line - 1 && !strchr(line, '\n')) {
+        struct pollfd p = {out[0], POLLIN, 0};
+        ck_assert_msg(poll(&p, 1, 5000) == 1, "no start line");
+        ssize_t k = read(out[0], line + got, sizeof line - 1 - got);
+        ck_assert_int_gt(k, 0);
+        got += (size_t)k;
+    }
+    close(out[0]);
+    int port = atoi(line + 34);
+    char req[512];
+    int n = solve_text(req, sizeof req, 0);
+    int fd = connect_to(port);
+    double worst = 0;
+    for (int i = 0; i < 6000; i++) { /* about 1.3 MB of access lines, over pipe (64 KiB) and buffer (512 KiB) */
+        double t0 = now_s();
+        send_all(fd, req, (size_t)n);
+        reply r = read_reply(fd);
+        ck_assert_int_eq(r.status, 200);
+        free(r.body);
+        if (now_s() - t0 > worst) worst = now_s() - t0;
+    }
+    close(fd);
+    ck_assert_msg(worst < 1.0, "a request took %.2f s", worst);
+    assert_alive(port);
+    reply r = request(port, "GET", "/metrics", NULL, NULL);
+    char *dl = strstr(r.body, "\nikd_log_dropped_lines_total ");
+    ck_assert_ptr_nonnull(dl);
+    ck_assert_msg(atol(dl + 30) > 0, "no line was dropped: %.80s", dl);
+    free(r.body);
+    double t0 = now_s();
+    kill(pid, SIGTERM);
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(now_s() - t0 < 5.0, "exit took %.1f s with stderr unread", now_s() - t0);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    close(err[0]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("hostile");
@@ -670,6 +730,7 @@ int main(void)
     tcase_add_test(pressure, shutdown_grace_is_a_limit);
     tcase_add_test(pressure, descriptor_limit);
     tcase_add_test(pressure, http_framing);
+    tcase_add_test(pressure, unread_stderr_never_blocks);
     suite_add_tcase(s, pressure);
     return run_suite(s);
 }
