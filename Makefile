@@ -29,6 +29,8 @@ MAIN_OBJ   := $(BUILD)/src/server/main.o
 
 TEST_UNIT  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 TEST_E2E   := $(BUILD)/tests/run_e2e $(BUILD)/tests/run_service $(BUILD)/tests/run_hostile
+# an LD_PRELOAD shim the hostile suite runs the daemon under (allocations above a size fail)
+FAILALLOC  := $(BUILD)/tests/failalloc.so
 TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o $(BUILD)/tests/unit/problems.o
 
 LISTEN ?= 127.0.0.1:8080
@@ -102,9 +104,10 @@ deploy-checks: $(BUILD)/ikd
 	  (cd tests/deploy && npm ci --no-audit --no-fund --loglevel=error >/dev/null) && node tests/deploy/validate.mjs; \
 	else echo "== deploy: npm not found, Kubernetes and Dockerfile checks skipped"; fi
 
-check-suites: $(BUILD)/libikd.a $(BUILD)/ikd $(TEST_UNIT) $(TEST_E2E)
+check-suites: $(BUILD)/libikd.a $(BUILD)/ikd $(TEST_UNIT) $(TEST_E2E) $(FAILALLOC)
 	@set -e; for t in $(TEST_UNIT); do echo "== $$t"; IKD_TEST_FIXTURES=tests/fixtures $$t; done
-	@set -e; for t in $(TEST_E2E); do echo "== $$t"; IKD_BIN=$(BUILD)/ikd IKD_TEST_FIXTURES=tests/fixtures $$t; done
+	@set -e; for t in $(TEST_E2E); do echo "== $$t"; IKD_BIN=$(BUILD)/ikd IKD_TEST_FIXTURES=tests/fixtures \
+	  IKD_TEST_FAILALLOC=$(FAILALLOC) $$t; done
 
 # OpenAPI checks with pinned npm tools (tests/openapi): Redocly's lint of openapi.yaml, then the
 # contract test, which sends live traffic through Stoplight Prism's validating proxy. Skipped
@@ -143,6 +146,10 @@ $(BUILD)/tests/e2e/%.o: tests/e2e/%.c
 
 $(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(BUILD)/tests/unit/suite.o $(TESTUTIL_OBJ) $(SERVER_OBJ) $(CODEC_OBJ) $(BUILD)/libikd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(CHECK_LIBS) $(LDLIBS)
+
+$(FAILALLOC): tests/e2e/failalloc.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -shared -fPIC -o $@ $< -ldl
 
 $(BUILD)/tests/run_e2e: $(BUILD)/tests/e2e/e2e.o $(BUILD)/tests/e2e/harness.o
 	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(CHECK_LIBS) $(LDLIBS)

@@ -36,6 +36,7 @@ static const setting settings[] = {
     NUM("conn-buffer", "IKD_CONN_BUFFER", conn_buffer, "8192", 4096, 1048576, "bytes of buffer per connection: request line and headers must fit (else 431), bodies stream through it"),
     NUM("shutdown-grace", "IKD_SHUTDOWN_GRACE", shutdown_grace, "10", 0, 3600, "seconds after SIGTERM (and --drain-delay) to finish accepted requests; then running solves stop, queued ones get 503, and ikd exits"),
     NUM("drain-delay", "IKD_DRAIN_DELAY", drain_delay, "0", 0, 3600, "seconds after SIGTERM to keep accepting connections (answered with Connection: close while /readyz says 503) before the listener closes"),
+    NUM("memory-budget", "IKD_MEMORY_BUDGET", memory_budget, "67108864", 0, 1099511627776, "bytes of request bodies and replies held at once; a request that would pass it gets 503 + Retry-After (413 if it never could fit); 0 = no limit"),
     NUM("max-batch", "IKD_MAX_BATCH", max_batch, "1024", 1, 100000, "most problems in one /v1/solve/batch; more gets 413"),
     NUM("max-iterations", "IKD_MAX_ITERATIONS", max_iterations, "10000", 1, 100000, "highest options.max_iterations accepted; more gets 400"),
     NUM("deadline-ms", "IKD_DEADLINE_MS", deadline_ms, "10000", 0, 3600000, "per-request deadline from arrival, ms; queued too long -> 503, solving too long -> status deadline; 0 = none"),

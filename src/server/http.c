@@ -100,6 +100,14 @@ static size_t hook_idle(void *ctx)
     return (size_t)h->nworkers > queued + running ? (size_t)h->nworkers - queued - running : 0;
 }
 
+static int hook_queue_full(void *ctx)
+{
+    ikd_http *h = ctx;
+    size_t queued, running;
+    ikd_pool_load(&h->pool, &queued, &running);
+    return queued >= (size_t)h->cfg->queue;
+}
+
 static int hook_ready(void *ctx)
 {
     ikd_http *h = ctx;
@@ -186,13 +194,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (*upload_data_size > 0) {
         ikd_call_body(&rq->call, upload_data, *upload_data_size);
         *upload_data_size = 0;
-        if (!rq->call.too_large) return MHD_YES;
-        /* past --max-body (a chunked body): the 413 now, written on the socket
-         * (libmicrohttpd 0.9.75 queues replies only before or after a body) */
+        if (!ikd_call_refused(&rq->call)) return MHD_YES;
+        /* past --max-body or the memory budget (a chunked body): the 413 or 503
+         * now, written on the socket (libmicrohttpd 0.9.75 queues replies
+         * only before or after a body) */
         rq->call.close = 1;
         ikd_call_body_end(&rq->call);
         rq->state = REQ_CUT;
-        rq->reply_bytes = ikd_conn_send_raw(conn, &rq->call, "Payload Too Large");
+        rq->reply_bytes = ikd_conn_send_raw(conn, &rq->call, rq->call.status == 413 ? "Payload Too Large"
+                                                                                     : "Service Unavailable");
         return MHD_YES;
     }
     if (rq->state == REQ_DONE) {
@@ -264,15 +274,23 @@ static long online_cpus(void)
 
 static int start_service(ikd_http *h, const ikd_config *cfg)
 {
-    ikd_service_settings set = {{(size_t)cfg->max_joints, (int)cfg->max_iterations, (size_t)cfg->max_batch, NULL},
-                                cfg->max_body,
-                                cfg->deadline_ms,
-                                cfg->debug_delay_ms,
-                                cfg->conn_buffer,
-                                cfg->cors_origins,
-                                cfg->api_token};
-    ikd_service_hooks hooks = {h,         hook_solved, hook_rejected, hook_submit, hook_idle,
-                               hook_ready, hook_metrics, hook_finished};
+    ikd_service_settings set = {.limits = {(size_t)cfg->max_joints, (int)cfg->max_iterations, (size_t)cfg->max_batch, NULL},
+                                .max_body = cfg->max_body,
+                                .deadline_ms = cfg->deadline_ms,
+                                .debug_delay_ms = cfg->debug_delay_ms,
+                                .head_max = cfg->conn_buffer,
+                                .memory_budget = (size_t)cfg->memory_budget,
+                                .cors_origins = cfg->cors_origins,
+                                .api_token = cfg->api_token};
+    ikd_service_hooks hooks = {.ctx = h,
+                               .solved = hook_solved,
+                               .rejected = hook_rejected,
+                               .submit = hook_submit,
+                               .idle = hook_idle,
+                               .queue_full = hook_queue_full,
+                               .ready = hook_ready,
+                               .metrics = hook_metrics,
+                               .finished = hook_finished};
     if (ikd_service_init(&h->service, &set, &hooks) != 0) return -1;
     h->service_started = 1;
     return 0;

@@ -13,7 +13,7 @@ _Static_assert(sizeof codes / sizeof codes[0] == IKD_METRICS_CODES, "one slot pe
 static const double bounds[IKD_METRICS_BUCKETS - 1] = {1e-6,   2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4,
                                                        5e-4,   1e-3,   2.5e-3, 5e-3, 1e-2, 1e-1, 1.0};
 static const char *const reasons[IKD_REJECT__COUNT] = {"queue_full", "too_large", "deadline", "draining",
-                                                          "connection_limit"};
+                                                          "connection_limit", "memory"};
 
 void ikd_metrics_init(ikd_metrics *m)
 {

@@ -108,6 +108,26 @@ void ikd_batch_destroy(ikd_batch *b)
     memset(b, 0, sizeof *b);
 }
 
+size_t ikd_batch_reply_size(const ikd_batch *b, ikd_encoding enc)
+{
+    /* a joint is written as three numbers and two quaternions (up to 24
+     * bytes a number in JSON, 9 in MessagePack) with its keys, and its name
+     * (escaped: up to 6 bytes a byte in JSON) */
+    size_t per_joint = enc == IKD_ENC_JSON ? 300 : 160, per_name_byte = enc == IKD_ENC_JSON ? 6 : 1, total = 64;
+    for (size_t i = 0; i < b->count; i++) {
+        const ikd_batch_item *it = &b->items[i];
+        if (it->err.code != IKD_E_OK) {
+            total += 512;
+            continue;
+        }
+        size_t n = it->req.problem.joint_count;
+        total += 256 + n * per_joint;
+        for (size_t j = 0; it->req.names && j < n; j++)
+            if (it->req.names[j]) total += per_name_byte * strlen(it->req.names[j]) + 16;
+    }
+    return total;
+}
+
 size_t ikd_batch_slices(size_t n, size_t idle)
 {
     size_t slices = (n + IKD_BATCH_SLICE - 1) / IKD_BATCH_SLICE;

@@ -31,6 +31,11 @@ void ikd_batch_solve(ikd_batch *b, size_t lo, size_t hi, ikd_api_scratch *s);
 /* 200, or 500 with an error body when the reply could not be built. */
 int ikd_batch_write(const ikd_batch *b, ikd_encoding out_enc, ikd_buf *out);
 void ikd_batch_destroy(ikd_batch *b);
+/* About how many bytes ikd_batch_write will write for this batch (at
+ * least as many, for the replies ikd writes): the memory budget is charged
+ * with it before solving. */
+size_t ikd_batch_reply_size(const ikd_batch *b, ikd_encoding enc);
+
 /* Items per slice when a batch is spread over idle workers. */
 #define IKD_BATCH_SLICE 16
 

@@ -36,6 +36,8 @@ int ikd_service_init(ikd_service *s, const ikd_service_settings *set, const ikd_
     s->deadline_ms = set->deadline_ms;
     s->debug_delay_ms = set->debug_delay_ms;
     s->head_max = set->head_max;
+    s->budget = set->memory_budget;
+    atomic_init(&s->held, 0);
     s->hooks = *hooks;
     ikd_guard_init(&s->guard, set->cors_origins ? set->cors_origins : "", set->api_token ? set->api_token : "");
     atomic_init(&s->next_id, 1);
@@ -52,6 +54,8 @@ int ikd_service_init(ikd_service *s, const ikd_service_settings *set, const ikd_
 }
 
 void ikd_service_stop(ikd_service *s) { atomic_store(&s->stop, 1); }
+
+size_t ikd_service_held(const ikd_service *s) { return atomic_load(&((ikd_service *)s)->held); }
 
 void ikd_service_destroy(ikd_service *s)
 {
@@ -85,6 +89,42 @@ static ikd_call_next answer_error(ikd_call *c, int code, const char *fmt, ...)
     }
     c->reply_type = NULL;
     return answer(c, ikd_reply_error_body(&c->reply, c->out_enc, &err));
+}
+
+/* ---- the memory budget --------------------------------------------------
+ * Request bodies and replies are charged to --memory-budget while a call
+ * holds them (replies until libmicrohttpd has sent them: the call ends
+ * then), so a few clients that send big bodies or never read big replies
+ * cannot take the process past its memory limit. */
+
+/* Charge `n` bytes to the call; 0 when that would pass the budget (unless
+ * `force`: a small reply that is already built). */
+static int charge(ikd_call *c, size_t n, int force)
+{
+    ikd_service *s = c->svc;
+    size_t before = atomic_fetch_add(&s->held, n);
+    if (!force && s->budget && before + n > s->budget) {
+        atomic_fetch_sub(&s->held, n);
+        return 0;
+    }
+    c->charged += n;
+    return 1;
+}
+
+static void release(ikd_call *c, size_t n)
+{
+    atomic_fetch_sub(&c->svc->held, n);
+    c->charged -= n;
+}
+
+static ikd_call_next over_budget(ikd_call *c, size_t want)
+{
+    ikd_service *s = c->svc;
+    s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
+    return answer_error(c, IKD_E_OVERLOADED,
+                        "the memory budget is in use (%zu more bytes wanted, %zu of %zu held, --memory-budget); "
+                        "retry later",
+                        want, ikd_service_held(s), s->budget);
 }
 
 size_t ikd_call_headers(const ikd_call *c, int draining, ikd_header out[IKD_CALL_MAX_HEADERS])
@@ -130,6 +170,7 @@ void ikd_call_init(ikd_call *c, ikd_service *s, unsigned long long now)
 
 void ikd_call_destroy(ikd_call *c)
 {
+    release(c, c->charged);
     ikd_buf_destroy(&c->body);
     ikd_buf_destroy(&c->reply);
     ikd_request_destroy(&c->req);
@@ -251,15 +292,31 @@ ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
     }
     c->in_enc = (ikd_encoding)enc;
     c->out_enc = ikd_encoding_from_accept(h->accept, c->in_enc);
+    unsigned long long declared = 0;
     if (h->content_length) {
         char *end;
         errno = 0;
-        unsigned long long declared = strtoull(h->content_length, &end, 10);
+        declared = strtoull(h->content_length, &end, 10);
         if (errno || end == h->content_length || (unsigned long long)s->max_body < declared) {
             c->close = 1;
             return too_large(c);
         }
-        if (declared) ikd_buf_reserve(&c->body, (size_t)declared);
+    }
+    /* a body that can only go to the pool is refused before it is read
+     * when the queue is full (a small solve may still be answered here) */
+    if ((c->route->id == IKD_ROUTE_BATCH || declared > IKD_INLINE_DECODE_MAX || h->transfer_encoding) &&
+        s->hooks.queue_full(s->hooks.ctx)) {
+        c->close = 1;
+        s->hooks.rejected(s->hooks.ctx, IKD_REJECT_QUEUE_FULL);
+        return answer_error(c, IKD_E_OVERLOADED, NULL);
+    }
+    if (declared) {
+        if (!charge(c, (size_t)declared, 0)) {
+            c->close = 1;
+            return over_budget(c, (size_t)declared);
+        }
+        c->declared = 1;
+        ikd_buf_reserve(&c->body, (size_t)declared);
     }
     return IKD_CALL_READ;
 }
@@ -268,14 +325,23 @@ ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
 
 void ikd_call_body(ikd_call *c, const char *data, size_t n)
 {
-    if (c->too_large) return;
+    if (ikd_call_refused(c)) return;
     if (c->body.len + n > (size_t)c->svc->max_body) {
         c->too_large = 1;
         ikd_buf_destroy(&c->body);
+        release(c, c->charged);
+        return;
+    }
+    if (!c->declared && !charge(c, n, 0)) { /* chunked: charged as it comes */
+        c->over_budget = 1;
+        ikd_buf_destroy(&c->body);
+        release(c, c->charged);
         return;
     }
     ikd_buf_append(&c->body, data, n);
 }
+
+int ikd_call_refused(const ikd_call *c) { return c->too_large || c->over_budget; }
 
 static void record_solve(ikd_call *c)
 {
@@ -287,7 +353,8 @@ ikd_call_next ikd_call_body_end(ikd_call *c)
 {
     ikd_service *s = c->svc;
     if (c->too_large) return too_large(c);
-    if (c->body.failed) return answer_error(c, IKD_E_NOMEM, NULL);
+    if (c->over_budget) return over_budget(c, 0);
+    if (c->body.failed) return answer_error(c, IKD_E_NOMEM, "out of memory while reading the body");
     if (c->route->id != IKD_ROUTE_SOLVE || c->body.len > IKD_INLINE_DECODE_MAX) return IKD_CALL_POOL;
     /* decode here; an analytic solve is answered here too (it costs less
      * than the hand-off), everything else goes to the pool decoded */
@@ -303,6 +370,7 @@ ikd_call_next ikd_call_body_end(ikd_call *c)
     ikd_api_scratch scratch = {3, pose, NULL, 0};
     c->status = ikd_api_run(&scratch, &c->req, c->deadline_ns, c->out_enc, &c->reply, &c->outcome);
     record_solve(c);
+    charge(c, c->reply.len, 1);
     return IKD_CALL_ANSWER;
 }
 
@@ -346,6 +414,7 @@ static void solve_task(ikd_task *task, void *worker_data)
             c->status = ikd_api_solve(worker_data, &s->limits, c->deadline_ns, c->in_enc, c->out_enc,
                                       c->body.data ? c->body.data : "", c->body.len, &c->reply, &c->outcome);
         record_solve(c);
+        charge(c, c->reply.len, 1);
     }
     s->hooks.finished(c);
 }
@@ -361,6 +430,8 @@ static void slice_finished(ikd_call *c)
     }
     c->status = ikd_batch_write(&c->batch, c->out_enc, &c->reply);
     ikd_batch_destroy(&c->batch);
+    release(c, c->reply_estimate); /* the estimate charged before solving, */
+    charge(c, c->reply.len, 1);    /* for what the reply takes */
     s->hooks.finished(c);
 }
 
@@ -369,6 +440,32 @@ static void slice_task(ikd_task *task, void *worker_data)
     ikd_call_slice *sl = (ikd_call_slice *)task;
     ikd_batch_solve(&sl->call->batch, sl->lo, sl->hi, worker_data);
     slice_finished(sl->call);
+}
+
+/* Charge the batch's reply before solving it: a reply that could never fit
+ * the budget is refused with 413, one that does not fit now with 503; 0
+ * then (the batch is destroyed, the answer written). */
+static int charge_batch_reply(ikd_call *c)
+{
+    ikd_service *s = c->svc;
+    size_t est = ikd_batch_reply_size(&c->batch, c->out_enc);
+    if (s->budget && est > s->budget) {
+        ikd_batch_destroy(&c->batch);
+        s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
+        c->reply_type = NULL;
+        c->status = ikd_reply_errorf(&c->reply, c->out_enc, IKD_E_TOO_LARGE, "problems",
+                                     "the reply would take about %zu bytes, more than --memory-budget (%zu); "
+                                     "send fewer or shorter problems",
+                                     est, s->budget);
+        return 0;
+    }
+    if (!charge(c, est, 0)) {
+        ikd_batch_destroy(&c->batch);
+        over_budget(c, est);
+        return 0;
+    }
+    c->reply_estimate = est;
+    return 1;
 }
 
 /* Decode the batch here, then spread its items over idle workers in
@@ -383,8 +480,8 @@ static void batch_task(ikd_task *task, void *worker_data)
     }
     int status = ikd_batch_open(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, c->body.data ? c->body.data : "",
                                 c->body.len, &c->batch, &c->reply);
-    if (status) {
-        c->status = status;
+    if (status || !charge_batch_reply(c)) {
+        if (status) c->status = status;
         s->hooks.finished(c);
         return;
     }

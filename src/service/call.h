@@ -18,6 +18,7 @@ typedef enum ikd_reject_reason {
     IKD_REJECT_DEADLINE,
     IKD_REJECT_DRAINING,
     IKD_REJECT_CONNECTIONS, /* a connection over --max-connections, closed at once */
+    IKD_REJECT_MEMORY,      /* a body or reply that would pass --memory-budget */
     IKD_REJECT__COUNT
 } ikd_reject_reason;
 
@@ -31,6 +32,7 @@ typedef struct ikd_service_hooks {
     void (*rejected)(void *ctx, ikd_reject_reason why);                            /* one refusal */
     int (*submit)(void *ctx, ikd_task *task);  /* queue a task: 0, -1 queue full, -2 stopping */
     size_t (*idle)(void *ctx);                 /* workers neither running nor about to run a job */
+    int (*queue_full)(void *ctx);              /* the queue has no free slot now */
     int (*ready)(void *ctx);                   /* serving and not draining (GET /readyz) */
     void (*metrics)(void *ctx, ikd_buf *out);  /* GET /metrics: the Prometheus text */
     void (*finished)(ikd_call *call);          /* a pooled call has its reply (any thread) */
@@ -43,6 +45,7 @@ typedef struct ikd_service_settings {
     long deadline_ms;    /* from arrival; 0 = none */
     long debug_delay_ms; /* testing: every pooled job sleeps this long first */
     long head_max;       /* most bytes of request line and headers (431 beyond); 0 = no limit */
+    size_t memory_budget; /* bytes of request bodies and replies held at once; 0 = no limit */
     const char *cors_origins;
     const char *api_token;
 } ikd_service_settings;
@@ -54,6 +57,8 @@ typedef struct ikd_service {
     ikd_buf solvers_doc[2]; /* GET /v1/solvers, rendered once per encoding */
     ikd_service_hooks hooks;
     atomic_int stop;        /* set by ikd_service_stop: solves stop, pooled calls get 503 */
+    size_t budget;          /* --memory-budget; 0 = none */
+    atomic_size_t held;     /* bytes of bodies and replies charged to the budget now */
     atomic_ulong next_id;   /* for generated request ids */
     unsigned long id_salt;
 } ikd_service;
@@ -65,6 +70,8 @@ void ikd_service_destroy(ikd_service *s);
  * iteration (status "deadline") and calls a worker takes from now on are
  * answered 503 shutting_down. Any thread. */
 void ikd_service_stop(ikd_service *s);
+/* Bytes of the memory budget held now. */
+size_t ikd_service_held(const ikd_service *s);
 
 /* The request head as the transport read it; NULL = header absent. */
 typedef struct ikd_head {
@@ -97,6 +104,10 @@ struct ikd_call {
     ikd_encoding out_enc;   /* the reply's (Accept, else in_enc) */
     int has_body;           /* the head declares a body (Content-Length > 0 or chunked) */
     int too_large;          /* the body passed max_body: the rest is dropped */
+    int over_budget;        /* the body passed the memory budget: the rest is dropped */
+    size_t charged;         /* bytes this call holds of the memory budget (released on destroy) */
+    size_t reply_estimate;  /* a batch: the reply size charged before solving */
+    int declared;           /* the body's length was declared (and charged) in the head */
     int status;             /* the reply's HTTP status */
     const char *reply_type; /* the reply's media type; NULL = out_enc's */
     const char *allow;      /* an Allow header, or NULL */
@@ -124,8 +135,11 @@ void ikd_call_destroy(ikd_call *c);
  * and OPTIONS, token (401), method (405), GET endpoints answered at once,
  * media type (415), declared length (413). */
 ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h);
-/* A piece of the body (beyond max_body it is dropped and 413 follows). */
+/* A piece of the body (beyond max_body, or beyond the memory budget, it is
+ * dropped, and 413 or 503 follows; ikd_call_refused says so at once). */
 void ikd_call_body(ikd_call *c, const char *data, size_t n);
+/* 1 when the body is being dropped (413 or 503 waits for ikd_call_body_end). */
+int ikd_call_refused(const ikd_call *c);
 /* The whole body is in: ANSWER (an error, or an analytic solve answered on
  * this thread, which costs less than the hand-off) or POOL. */
 ikd_call_next ikd_call_body_end(ikd_call *c);

@@ -712,6 +712,131 @@ START_TEST(unread_stderr_never_blocks)
 }
 END_TEST
 
+/* Memory is bounded by --memory-budget: six clients send 1 MB batches of
+ * 1024-joint chains (about 15 MB of reply each) and do not read their
+ * replies; then 150 clients each declare a body of 1 MiB and send it
+ * slowly. The old daemon held every body and reply (108 MB for the six,
+ * 157 MB for the 150); now what does not fit gets 503 (memory) at once. */
+START_TEST(memory_is_bounded)
+{
+    const char *args[] = {"--memory-budget", "33554432", "--max-body", "2097152", "--workers", "2", NULL};
+    daemon_proc d = start_ikd(args);
+    long rss0 = rss_kb(d.pid);
+    size_t cap = 2u << 20, n = 0;
+    char *body = malloc(cap);
+    n += (size_t)snprintf(body + n, cap - n, "{\"problems\":[");
+    for (int k = 0; k < 80; k++) {
+        n += (size_t)snprintf(body + n, cap - n, "%s{\"solver\":\"ccd\",\"chain\":{\"joints\":[", k ? "," : "");
+        for (int i = 0; i < 1024; i++) n += (size_t)snprintf(body + n, cap - n, "%s[0,%d,0]", i ? "," : "", i);
+        n += (size_t)snprintf(body + n, cap - n, "]},\"target\":[300,300,0]}");
+    }
+    n += (size_t)snprintf(body + n, cap - n, "]}");
+    char head[256];
+    int hn = snprintf(head, sizeof head,
+                      "POST /v1/solve/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      "Content-Length: %zu\r\n\r\n", n);
+    enum { SIX = 6 };
+    int fds[SIX];
+    for (int i = 0; i < SIX; i++) {
+        fds[i] = connect_to(d.port);
+        send_all(fds[i], head, (size_t)hn);
+        send_all(fds[i], body, n);
+    }
+    long peak = 0;
+    for (int t = 0; t < 40; t++) { /* 4 s, replies unread */
+        long r = rss_kb(d.pid);
+        if (r > peak) peak = r;
+        pause_ms(100);
+    }
+    int ok = 0, refused = 0;
+    for (int i = 0; i < SIX; i++) {
+        char first[16] = {0};
+        struct pollfd p = {fds[i], POLLIN, 0};
+        if (poll(&p, 1, 10000) == 1) recv(fds[i], first, sizeof first - 1, 0);
+        ok += !strncmp(first, "HTTP/1.1 200", 12);
+        refused += !strncmp(first, "HTTP/1.1 503", 12);
+        close(fds[i]);
+    }
+    free(body);
+    ck_assert_msg(ok >= 1 && ok + refused == SIX, "%d answered 200, %d 503 of %d", ok, refused, SIX);
+    ck_assert_msg(peak - rss0 < 64 * 1024, "RSS grew by %ld kB with six unread 15 MB replies (budget 32 MiB)",
+                  peak - rss0);
+    /* 150 slow bodies of 1 MiB each: most are refused from their heads */
+    enum { SLOW = 150 };
+    int slow[SLOW];
+    const char *sh = "POST /v1/solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048575\r\n\r\n{";
+    for (int i = 0; i < SLOW; i++) {
+        slow[i] = connect_to(d.port);
+        send_all(slow[i], sh, strlen(sh));
+    }
+    pause_ms(500);
+    long r150 = rss_kb(d.pid);
+    int refused_slow = 0;
+    for (int i = 0; i < SLOW; i++) {
+        char first[16] = {0};
+        struct pollfd p = {slow[i], POLLIN, 0};
+        if (poll(&p, 1, 0) == 1 && recv(slow[i], first, sizeof first - 1, 0) > 0)
+            refused_slow += !strncmp(first, "HTTP/1.1 503", 12);
+        close(slow[i]);
+    }
+    ck_assert_msg(refused_slow >= SLOW - 40, "only %d of %d slow 1 MiB bodies refused", refused_slow, SLOW);
+    ck_assert_msg(r150 - rss0 < 64 * 1024, "RSS grew by %ld kB with 150 slow bodies", r150 - rss0);
+    reply r = request(d.port, "GET", "/metrics", NULL, NULL);
+    ck_assert_ptr_nonnull(strstr(r.body, "ikd_rejections_total{reason=\"memory\"}"));
+    ck_assert_ptr_null(strstr(r.body, "ikd_rejections_total{reason=\"memory\"} 0\n"));
+    free(r.body);
+    assert_alive(d.port);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
+/* A reply that cannot be built (an allocation fails) is a 5xx JSON error,
+ * never a 200 with a cut body (it was: a batch reply ended mid-number), in
+ * both encodings; out of memory while parsing is not blamed on the client.
+ * The daemon runs with allocations above 3 MiB failing: an LD_PRELOAD shim,
+ * or under the sanitizers ASan's own allocation limit. */
+START_TEST(failed_allocations_are_5xx)
+{
+    const char *shim = getenv("IKD_TEST_FAILALLOC");
+    char wrapper[512];
+    if (getenv("IKD_TEST_SANITIZED"))
+        snprintf(wrapper, sizeof wrapper, "env ASAN_OPTIONS=max_allocation_size_mb=3:allocator_may_return_null=1:"
+                                          "detect_leaks=0");
+    else
+        snprintf(wrapper, sizeof wrapper, "env LD_PRELOAD=%s IKD_FAIL_ABOVE=3145728", shim ? shim : "build/tests/failalloc.so");
+    setenv("IKD_TEST_WRAPPER", wrapper, 1);
+    const char *args[] = {"--max-body", "4194304", NULL};
+    daemon_proc d = start_ikd(args);
+    unsetenv("IKD_TEST_WRAPPER");
+    size_t cap = 1u << 20, n = 0;
+    char *body = malloc(cap);
+    n += (size_t)snprintf(body + n, cap - n, "{\"problems\":[");
+    for (int k = 0; k < 1000; k++) { /* poses of 2.8 MB (they fit), a reply of 3.6 MB (it does not) */
+        n += (size_t)snprintf(body + n, cap - n, "%s{\"solver\":\"ccd\",\"chain\":{\"joints\":[", k ? "," : "");
+        for (int i = 0; i < 32; i++) n += (size_t)snprintf(body + n, cap - n, "%s[0,%d,0]", i ? "," : "", i);
+        n += (size_t)snprintf(body + n, cap - n, "]},\"target\":[5,5,0]}");
+    }
+    n += (size_t)snprintf(body + n, cap - n, "]}");
+    static const char *accepts[] = {"application/json", "application/msgpack"};
+    for (int e = 0; e < 2; e++) {
+        char extra[64];
+        snprintf(extra, sizeof extra, "Accept: %s\r\n", accepts[e]);
+        harness_phase = "a batch whose reply cannot be built";
+        reply r = request_h(d.port, "POST", "/v1/solve/batch", "application/json", extra, body);
+        ck_assert_msg(r.status == 500, "%s: status %d", accepts[e], r.status);
+        char ctype[64];
+        snprintf(ctype, sizeof ctype, "Content-Type: %s", accepts[e]);
+        ck_assert_msg(strcasestr(r.headers, ctype) != NULL, "%s: %s", accepts[e], r.headers);
+        if (e == 0) assert_error(&r, 500, "internal_error", "");
+        else ck_assert(r.body_len < 256 && memmem(r.body, r.body_len, "internal_error", 14) != NULL);
+        free(r.body);
+    }
+    free(body);
+    assert_alive(d.port);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("hostile");
@@ -731,6 +856,8 @@ int main(void)
     tcase_add_test(pressure, descriptor_limit);
     tcase_add_test(pressure, http_framing);
     tcase_add_test(pressure, unread_stderr_never_blocks);
+    tcase_add_test(pressure, memory_is_bounded);
+    tcase_add_test(pressure, failed_allocations_are_5xx);
     suite_add_tcase(s, pressure);
     return run_suite(s);
 }

@@ -122,6 +122,7 @@ END_TEST
 
 typedef struct fake {
     int submit_rc;       /* what submit answers: 0 runs the task at once */
+    int queue_full;
     size_t idle;
     int solved, finished, submitted;
     int rejected[IKD_REJECT__COUNT];
@@ -146,24 +147,33 @@ static int f_submit(void *ctx, ikd_task *t)
     return 0;
 }
 static size_t f_idle(void *ctx) { return (void)ctx, F.idle; }
+static int f_queue_full(void *ctx) { return (void)ctx, F.queue_full; }
 static int f_ready(void *ctx) { return (void)ctx, 1; }
 static void f_metrics(void *ctx, ikd_buf *out) { (void)ctx, ikd_buf_puts(out, "ikd_up 1\n"); }
 static void f_finished(ikd_call *c) { (void)c, F.finished++; }
 
 static ikd_service svc;
 
-static void service_up(const char *cors, const char *token, long deadline_ms)
+static void service_up_budget(const char *cors, const char *token, long deadline_ms, size_t budget)
 {
     memset(&F, 0, sizeof F);
     ck_assert_int_eq(ikd_api_scratch_init(&F.scratch, 64), 0);
     ikd_service_settings set = {.limits = {64, 1000, 100, NULL}, .max_body = 65536, .deadline_ms = deadline_ms,
-                                .head_max = 8192, .cors_origins = cors, .api_token = token};
-    ikd_service_hooks hooks = {NULL, f_solved, f_rejected, f_submit, f_idle, f_ready, f_metrics, f_finished};
+                                .head_max = 8192, .memory_budget = budget, .cors_origins = cors, .api_token = token};
+    ikd_service_hooks hooks = {.solved = f_solved, .rejected = f_rejected, .submit = f_submit, .idle = f_idle,
+                               .queue_full = f_queue_full, .ready = f_ready, .metrics = f_metrics,
+                               .finished = f_finished};
     ck_assert_int_eq(ikd_service_init(&svc, &set, &hooks), 0);
+}
+
+static void service_up(const char *cors, const char *token, long deadline_ms)
+{
+    service_up_budget(cors, token, deadline_ms, 0);
 }
 
 static void service_down(void)
 {
+    ck_assert_uint_eq(ikd_service_held(&svc), 0); /* every call gave its share of the budget back */
     ikd_service_destroy(&svc);
     ikd_api_scratch_destroy(&F.scratch);
 }
@@ -196,20 +206,20 @@ static int run_call(ikd_call *c, const ikd_head *h, const char *body)
 
 static ikd_head post(const char *path, const char *type)
 {
-    return (ikd_head){"POST", path, type, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    return (ikd_head){.method = "POST", .path = path, .content_type = type};
 }
 
 START_TEST(call_head_checks)
 {
     service_up("https://app.example", "secret", 0);
     ikd_call c;
-    ikd_head h = {"GET", "/nope", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    ikd_head h = {.method = "GET", .path = "/nope"};
     ck_assert_int_eq(run_call(&c, &h, NULL), 404);
     ck_assert_uint_eq(strlen(c.request_id), 17); /* generated: 8 hex, '-', 8 hex */
     ck_assert_str_eq(find_header(&c, "Vary"), "Origin");
     ikd_call_destroy(&c);
 
-    h = (ikd_head){"GET", "/v1/solvers", NULL, NULL, NULL, NULL, NULL, NULL, "client-id.1", NULL};
+    h = (ikd_head){.method = "GET", .path = "/v1/solvers", .request_id = "client-id.1"};
     ck_assert_int_eq(run_call(&c, &h, NULL), 401);
     ck_assert_str_eq(c.request_id, "client-id.1");
     ck_assert_ptr_nonnull(find_header(&c, "WWW-Authenticate"));
@@ -222,11 +232,11 @@ START_TEST(call_head_checks)
     ck_assert_ptr_nonnull(strstr(c.reply.data, "\"solvers\""));
     ikd_call_destroy(&c);
 
-    h = (ikd_head){"GET", "/healthz", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}; /* open without the token */
+    h = (ikd_head){.method = "GET", .path = "/healthz"}; /* open without the token */
     ck_assert_int_eq(run_call(&c, &h, NULL), 200);
     ikd_call_destroy(&c);
 
-    h = (ikd_head){"DELETE", "/v1/solve", NULL, NULL, NULL, NULL, "Bearer secret", NULL, NULL, NULL};
+    h = (ikd_head){.method = "DELETE", .path = "/v1/solve", .authorization = "Bearer secret"};
     ck_assert_int_eq(run_call(&c, &h, NULL), 405);
     ck_assert_str_eq(find_header(&c, "Allow"), "POST, OPTIONS");
     ikd_call_destroy(&c);
@@ -254,7 +264,7 @@ START_TEST(call_head_checks)
     ikd_call_destroy(&c);
 
     /* CORS: a preflight from an allowed origin, and from another */
-    h = (ikd_head){"OPTIONS", "/v1/solve", NULL, NULL, NULL, NULL, NULL, "https://app.example", NULL, "POST"};
+    h = (ikd_head){.method = "OPTIONS", .path = "/v1/solve", .origin = "https://app.example", .cors_request_method = "POST"};
     ck_assert_int_eq(run_call(&c, &h, NULL), 204);
     ck_assert_str_eq(find_header(&c, "Access-Control-Allow-Origin"), "https://app.example");
     ck_assert_str_eq(find_header(&c, "Access-Control-Allow-Methods"), "POST, OPTIONS");
@@ -268,7 +278,7 @@ START_TEST(call_head_checks)
 
     /* without --cors-origins nothing says Vary */
     service_up("", "", 0);
-    h = (ikd_head){"GET", "/healthz", NULL, NULL, NULL, NULL, NULL, "https://app.example", NULL, NULL};
+    h = (ikd_head){.method = "GET", .path = "/healthz", .origin = "https://app.example"};
     ck_assert_int_eq(run_call(&c, &h, NULL), 200);
     ck_assert_ptr_null(find_header(&c, "Vary"));
     ck_assert_ptr_null(find_header(&c, "Access-Control-Allow-Origin"));
@@ -384,6 +394,86 @@ START_TEST(call_batch_fans_out_in_order)
 }
 END_TEST
 
+
+/* A chunked or declared body beyond the budget, and a batch whose reply
+ * could never fit (413) or does not fit now (503); a full queue refuses a
+ * batch before its body is read. */
+START_TEST(call_memory_budget)
+{
+    service_up_budget("", "", 0, 16384);
+    ikd_call c, holder;
+    ikd_head h = post("/v1/solve/batch", "application/json");
+    h.content_length = "20000";
+    ck_assert_int_eq(run_call(&c, &h, NULL), 503);
+    ck_assert_ptr_nonnull(strstr(c.reply.data, "--memory-budget"));
+    ck_assert_str_eq(find_header(&c, "Retry-After"), "1");
+    ck_assert_int_eq(F.rejected[IKD_REJECT_MEMORY], 1);
+    ikd_call_destroy(&c);
+    h.content_length = NULL;
+    h.transfer_encoding = "chunked";
+    static char big[20000];
+    memset(big, ' ', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    ikd_call_init(&c, &svc, ikd_clock_ns());
+    ck_assert_int_eq(ikd_call_head(&c, &h), IKD_CALL_READ);
+    ikd_call_body(&c, big, 8000);
+    ck_assert(!ikd_call_refused(&c));
+    ck_assert_uint_eq(ikd_service_held(&svc), 8000);
+    ikd_call_body(&c, big, 9000);
+    ck_assert(ikd_call_refused(&c)); /* 503 can go out now, before the rest */
+    ck_assert_uint_eq(ikd_service_held(&svc), 0);
+    ck_assert_int_eq(ikd_call_body_end(&c), IKD_CALL_ANSWER);
+    ck_assert_int_eq(c.status, 503);
+    ikd_call_destroy(&c);
+    /* a batch of 40 chains of 20 joints: its reply (~250 KB) can never fit 16 KiB */
+    ikd_buf body;
+    ikd_buf_init(&body);
+    ikd_buf_puts(&body, "{\"problems\":[");
+    for (int k = 0; k < 40; k++) {
+        ikd_buf_puts(&body, k ? ",{\"solver\":\"ccd\",\"chain\":{\"joints\":[" : "{\"solver\":\"ccd\",\"chain\":{\"joints\":[");
+        for (int i = 0; i < 20; i++) {
+            char j[32];
+            snprintf(j, sizeof j, "%s[0,%d,0]", i ? "," : "", i);
+            ikd_buf_puts(&body, j);
+        }
+        ikd_buf_puts(&body, "]},\"target\":[3,3,0]}");
+    }
+    ikd_buf_puts(&body, "]}");
+    h.transfer_encoding = NULL;
+    ck_assert_int_eq(run_call(&c, &h, body.data), 413);
+    ck_assert_ptr_nonnull(strstr(c.reply.data, "\"field\":\"problems\""));
+    ikd_call_destroy(&c);
+    ikd_buf_destroy(&body);
+    /* a small batch fits, unless another call holds the budget */
+    const char *small = "{\"problems\":[{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"target\":[1,1,0]}]}";
+    ck_assert_int_eq(run_call(&c, &h, small), 200);
+    ck_assert_uint_gt(ikd_service_held(&svc), 0); /* the reply is held until the call ends */
+    ikd_call_destroy(&c);
+    ikd_call_init(&holder, &svc, ikd_clock_ns());
+    h.transfer_encoding = "chunked";
+    ck_assert_int_eq(ikd_call_head(&holder, &h), IKD_CALL_READ);
+    ikd_call_body(&holder, big, 16000);
+    h.transfer_encoding = NULL;
+    ck_assert_int_eq(run_call(&c, &h, small), 503);
+    ikd_call_destroy(&c);
+    ikd_call_destroy(&holder);
+    ck_assert_int_eq(run_call(&c, &h, small), 200);
+    ikd_call_destroy(&c);
+    /* a full queue: a batch is refused from its head, before its body */
+    F.queue_full = 1;
+    ikd_call_init(&c, &svc, ikd_clock_ns());
+    ck_assert_int_eq(ikd_call_head(&c, &h), IKD_CALL_ANSWER);
+    ck_assert_int_eq(c.status, 503);
+    ck_assert(c.close);
+    ikd_call_destroy(&c);
+    /* ... while a small solve is still read (it may be answered inline) */
+    ikd_head hs = post("/v1/solve", "application/json");
+    ck_assert_int_eq(run_call(&c, &hs, "{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"target\":[1,1,0]}"), 200);
+    ikd_call_destroy(&c);
+    service_down();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("service");
@@ -397,6 +487,7 @@ int main(void)
     tcase_add_test(tc, call_solves_inline_pooled_and_refused);
     tcase_add_test(tc, call_deadline_in_the_queue);
     tcase_add_test(tc, call_batch_fans_out_in_order);
+    tcase_add_test(tc, call_memory_budget);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
