@@ -719,7 +719,7 @@ END_TEST
  * 157 MB for the 150); now what does not fit gets 503 (memory) at once. */
 START_TEST(memory_is_bounded)
 {
-    const char *args[] = {"--memory-budget", "33554432", "--max-body", "2097152", "--workers", "2", NULL};
+    const char *args[] = {"--memory-budget", "33554432", "--max-body", "2097152", "--workers", "1", NULL};
     daemon_proc d = start_ikd(args);
     long rss0 = rss_kb(d.pid);
     size_t cap = 2u << 20, n = 0;
