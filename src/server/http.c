@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../service/wire.h"
 #include "conn.h"
 #include "listen.h"
 #include "log.h"
@@ -234,10 +235,16 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         const char *client = ikd_conn_client(conn);
         const ikd_call *c = &rq->call;
         unsigned long long now = ikd_clock_ns();
-        ikd_access a = {rq->method, rq->path, c->request_id,
-                        c->outcome.solved ? ikd_solver_name(c->outcome.solver) : NULL, client[0] ? client : NULL,
-                        status, sent ? rq->reply_bytes : 0, (double)(now - c->t_start) / 1e6,
-                        c->t_worker ? (double)(c->t_worker - c->t_start) / 1e6 : 0.0};
+        ikd_access a = {.method = rq->method,
+                        .path = rq->path,
+                        .request_id = c->request_id,
+                        .solver = c->outcome.solved ? ikd_solver_name(c->outcome.solver) : NULL,
+                        .client = client[0] ? client : NULL,
+                        .error = c->outcome.error ? ikd_wire_code(c->outcome.error) : NULL,
+                        .status = status,
+                        .bytes = sent ? rq->reply_bytes : 0,
+                        .duration_ms = (double)(now - c->t_start) / 1e6,
+                        .queue_ms = c->t_worker ? (double)(c->t_worker - c->t_start) / 1e6 : 0.0};
         ikd_log_access(&a);
     }
     ikd_call_destroy(&rq->call);

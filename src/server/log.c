@@ -267,6 +267,10 @@ void ikd_log_access(const ikd_access *a)
         puts_(&l, ",\"client\":");
         str(&l, a->client);
     }
+    if (a->error) {
+        puts_(&l, ",\"error\":");
+        str(&l, a->error);
+    }
     puts_(&l, ",\"request_id\":");
     str(&l, a->request_id);
     finish(&l);

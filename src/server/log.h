@@ -12,6 +12,7 @@ int ikd_log_enabled(ikd_log_level level);
 /* One access-log line (level info; warn for 5xx). Strings may be NULL. */
 typedef struct ikd_access {
     const char *method, *path, *request_id, *solver, *client;
+    const char *error; /* the error reply's code ("internal_error"), or NULL */
     int status;
     unsigned long bytes;
     double duration_ms, queue_ms;

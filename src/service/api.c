@@ -88,17 +88,22 @@ int ikd_api_run(ikd_api_scratch *s, ikd_request *req, unsigned long long deadlin
 {
     ikd_error err;
     ikd_result res;
-    if (outcome) outcome->solved = 0;
+    if (outcome) *outcome = (ikd_api_outcome){.solved = 0};
     req->problem.deadline_ns = deadline_ns;
     unsigned long long t0 = ikd_clock_ns();
-    if (ikd_solve(&req->problem, s->work, s->work_size, s->pose, &res, &err) != IKD_E_OK)
+    if (ikd_solve(&req->problem, s->work, s->work_size, s->pose, &res, &err) != IKD_E_OK) {
+        if (outcome) outcome->error = err.code;
         return ikd_reply_error_body(out, out_enc, &err);
+    }
     double us = elapsed_us(t0);
-    if (outcome) *outcome = (ikd_api_outcome){1, res.solver, res.status, us / 1e6};
+    if (outcome) *outcome = (ikd_api_outcome){.solved = 1, .solver = res.solver, .status = res.status, .solve_s = us / 1e6};
     ikd_emitter e;
     ikd_emit_reply(&e, out_enc, out);
     ikd_reply_solve(&e, req, &res, s->pose, us);
-    if (out->failed) return ikd_reply_errorf(out, out_enc, IKD_E_NOMEM, "", "the reply could not be built");
+    if (out->failed) {
+        if (outcome) outcome->error = IKD_E_NOMEM;
+        return ikd_reply_errorf(out, out_enc, IKD_E_NOMEM, "", "the reply could not be built");
+    }
     return 200;
 }
 
@@ -108,10 +113,11 @@ int ikd_api_solve(ikd_api_scratch *s, const ikd_api_limits *lim, unsigned long l
     ikd_request req;
     ikd_error err;
     int status;
-    if (outcome) outcome->solved = 0;
-    if (ikd_api_decode(lim, in_enc, body, len, &req, &err) != IKD_E_OK)
+    if (outcome) *outcome = (ikd_api_outcome){.solved = 0};
+    if (ikd_api_decode(lim, in_enc, body, len, &req, &err) != IKD_E_OK) {
+        if (outcome) outcome->error = err.code;
         status = ikd_reply_error_body(out, out_enc, &err);
-    else
+    } else
         status = ikd_api_run(s, &req, deadline_ns, out_enc, out, outcome);
     ikd_request_destroy(&req);
     return status;

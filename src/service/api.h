@@ -37,6 +37,7 @@ typedef struct ikd_api_outcome {
     ikd_solver solver;
     ikd_status status;
     double solve_s;
+    int error;           /* the code of an error reply (for the log); IKD_E_OK otherwise */
 } ikd_api_outcome;
 
 /* A fresh request whose default iteration cap respects lim->max_iterations. */

@@ -17,11 +17,13 @@ int ikd_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns, ik
     memset(b, 0, sizeof *b);
     b->deadline_ns = deadline_ns;
     if (ikd_doc_load(&doc, in_enc, body, len, &err) != IKD_E_OK || ikd_decode_batch(doc.root, &items, &err) != IKD_E_OK) {
+        b->error = err.code;
         status = ikd_reply_error_body(out, out_enc, &err);
         goto done;
     }
     b->count = items.ops->size(items.v);
     if (b->count > lim->max_batch) {
+        b->error = IKD_E_TOO_LARGE;
         status = ikd_reply_errorf(out, out_enc, IKD_E_TOO_LARGE, "problems",
                                "at most %zu problems per batch (--max-batch), got %zu", lim->max_batch, b->count);
         b->count = 0;
@@ -58,6 +60,7 @@ int ikd_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns, ik
     goto done;
 nomem:
     ikd_batch_destroy(b);
+    b->error = IKD_E_NOMEM;
     status = ikd_reply_errorf(out, out_enc, IKD_E_NOMEM, "", NULL);
 done:
     ikd_doc_free(&doc);

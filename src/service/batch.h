@@ -21,6 +21,7 @@ typedef struct ikd_batch {
     ikd_pose_joint *poses; /* one block for every item's pose */
     ikd_joint_pool joints; /* room for the items' joints (three each; longer chains allocate their own) */
     unsigned long long deadline_ns;
+    int error;             /* when ikd_batch_open failed: the error's code */
 } ikd_batch;
 
 /* 0 on success (destroy the batch later), else the HTTP status with an error

@@ -88,6 +88,7 @@ static ikd_call_next answer_error(ikd_call *c, int code, const char *fmt, ...)
         va_end(ap);
     }
     c->reply_type = NULL;
+    c->outcome.error = code;
     return answer(c, ikd_reply_error_body(&c->reply, c->out_enc, &err));
 }
 
@@ -360,8 +361,10 @@ ikd_call_next ikd_call_body_end(ikd_call *c)
      * than the hand-off), everything else goes to the pool decoded */
     ikd_error err;
     if (ikd_api_decode(&s->limits, c->in_enc, c->body.data ? c->body.data : "", c->body.len, &c->req, &err) !=
-        IKD_E_OK)
+        IKD_E_OK) {
+        c->outcome.error = err.code;
         return answer(c, ikd_reply_error_body(&c->reply, c->out_enc, &err));
+    }
     c->req_ready = 1;
     ikd_solver solver = c->req.problem.solver;
     if (solver == IKD_SOLVER_AUTO) solver = ikd_solver_pick(&c->req.problem);
@@ -429,6 +432,7 @@ static void slice_finished(ikd_call *c)
         if (it->err.code == IKD_E_OK) s->hooks.solved(s->hooks.ctx, it->res.solver, it->res.status, it->solve_us / 1e6);
     }
     c->status = ikd_batch_write(&c->batch, c->out_enc, &c->reply);
+    if (c->status != 200) c->outcome.error = IKD_E_NOMEM;
     ikd_batch_destroy(&c->batch);
     release(c, c->reply_estimate); /* the estimate charged before solving, */
     charge(c, c->reply.len, 1);    /* for what the reply takes */
@@ -453,6 +457,7 @@ static int charge_batch_reply(ikd_call *c)
         ikd_batch_destroy(&c->batch);
         s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
         c->reply_type = NULL;
+        c->outcome.error = IKD_E_TOO_LARGE;
         c->status = ikd_reply_errorf(&c->reply, c->out_enc, IKD_E_TOO_LARGE, "problems",
                                      "the reply would take about %zu bytes, more than --memory-budget (%zu); "
                                      "send fewer or shorter problems",
@@ -481,7 +486,7 @@ static void batch_task(ikd_task *task, void *worker_data)
     int status = ikd_batch_open(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, c->body.data ? c->body.data : "",
                                 c->body.len, &c->batch, &c->reply);
     if (status || !charge_batch_reply(c)) {
-        if (status) c->status = status;
+        if (status) c->status = status, c->outcome.error = c->batch.error;
         s->hooks.finished(c);
         return;
     }

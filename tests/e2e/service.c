@@ -544,6 +544,10 @@ START_TEST(request_ids_and_access_log)
                 ck_assert_str_eq(json_string_value(json_object_get(j, "request_id")), "trace-42");
                 ck_assert_str_eq(json_string_value(json_object_get(j, "solver")), "two_bone");
                 ck_assert_int_eq(json_integer_value(json_object_get(j, "status")), 200);
+                ck_assert_ptr_null(json_object_get(j, "error"));
+            } else { /* an error reply names its code */
+                ck_assert_int_eq(json_integer_value(json_object_get(j, "status")), 404);
+                ck_assert_str_eq(json_string_value(json_object_get(j, "error")), "not_found");
             }
         }
         json_decref(j);
