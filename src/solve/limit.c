@@ -1,0 +1,151 @@
+/* limit.c - limits on a skeleton joint's deviation from rest: hinge, ball (swing-twist), euler, fixed; projection and violation. */
+#include "ikd/skeleton.h"
+
+#include <string.h>
+
+static const char *const order_names[] = {"xyz", "xzy", "yxz", "yzx", "zxy", "zyx"};
+/* the axes (0 = x, 1 = y, 2 = z) of each order, first to last */
+static const int order_axes[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+
+const char *ikd_limit_order_name(ikd_euler_order o)
+{
+    return (int)o >= 0 && (int)o < 6 ? order_names[o] : NULL;
+}
+
+int ikd_limit_order_from_name(const char *name, ikd_euler_order *out)
+{
+    for (int i = 0; i < 6; i++)
+        if (strcmp(name, order_names[i]) == 0) {
+            *out = (ikd_euler_order)i;
+            return 0;
+        }
+    return -1;
+}
+
+void ikd_limit_init(ikd_limit *l, ikd_limit_type type)
+{
+    memset(l, 0, sizeof *l);
+    l->type = type;
+    l->min_deg = -180;
+    l->max_deg = 180;
+    l->twist_min_deg = -180;
+    l->twist_max_deg = 180;
+    for (int i = 0; i < 3; i++) l->euler_min_deg[i] = -180, l->euler_max_deg[i] = 180;
+    l->euler_min_deg[1] = -89, l->euler_max_deg[1] = 89;
+    l->local_axis = ikd_vec3_make(1, 0, 0);
+}
+
+/* The rotation matrix of a unit quaternion, row-major. */
+static void quat_matrix(ikd_quat q, double m[3][3])
+{
+    double x = q.x, y = q.y, z = q.z, w = q.w;
+    m[0][0] = 1 - 2 * (y * y + z * z), m[0][1] = 2 * (x * y - z * w), m[0][2] = 2 * (x * z + y * w);
+    m[1][0] = 2 * (x * y + z * w), m[1][1] = 1 - 2 * (x * x + z * z), m[1][2] = 2 * (y * z - x * w);
+    m[2][0] = 2 * (x * z - y * w), m[2][1] = 2 * (y * z + x * w), m[2][2] = 1 - 2 * (x * x + y * y);
+}
+
+static ikd_vec3 unit_axis(int i) { return ikd_vec3_make(i == 0, i == 1, i == 2); }
+
+void ikd_limit_euler_angles(ikd_euler_order order, ikd_quat d, double a[3])
+{
+    const int *ax = order_axes[order];
+    int i = ax[0], j = ax[1], k = ax[2];
+    /* an even permutation of (x, y, z) has sign +1 */
+    double s = (order == IKD_EULER_XYZ || order == IKD_EULER_YZX || order == IKD_EULER_ZXY) ? 1.0 : -1.0;
+    double m[3][3];
+    quat_matrix(d, m);
+    double sb = s * m[i][k];
+    if (sb > 1) sb = 1;
+    if (sb < -1) sb = -1;
+    a[1] = asin(sb);
+    if (fabs(sb) < 1 - 1e-12) {
+        a[0] = atan2(-s * m[j][k], m[k][k]);
+        a[2] = atan2(-s * m[i][j], m[i][i]);
+    } else { /* gimbal lock: the first and third axes coincide; put it all on the first */
+        a[2] = 0;
+        a[0] = atan2(s * m[k][j], m[j][j]);
+    }
+}
+
+ikd_quat ikd_limit_euler_quat(ikd_euler_order order, const double a[3])
+{
+    const int *ax = order_axes[order];
+    ikd_quat q = ikd_quat_identity();
+    for (int t = 0; t < 3; t++) q = ikd_quat_mul(q, ikd_quat_axis_angle(unit_axis(ax[t]), a[t]));
+    return ikd_quat_norm(q);
+}
+
+void ikd_limit_swing_twist(ikd_quat d, ikd_vec3 axis, ikd_quat *swing, ikd_quat *twist)
+{
+    double p = d.x * axis.x + d.y * axis.y + d.z * axis.z;
+    ikd_quat t = ikd_quat_make(axis.x * p, axis.y * p, axis.z * p, d.w);
+    double n = ikd_quat_len(t);
+    /* a half-turn swing about an axis normal to the twist axis leaves no twist */
+    *twist = n > 1e-12 ? ikd_quat_make(t.x / n, t.y / n, t.z / n, t.w / n) : ikd_quat_identity();
+    *swing = ikd_quat_norm(ikd_quat_mul(d, ikd_quat_conj(*twist)));
+}
+
+/* The angle of a rotation about `axis` (its twist), in (-pi, pi]. */
+static double twist_angle(ikd_quat twist, ikd_vec3 axis)
+{
+    double s = twist.x * axis.x + twist.y * axis.y + twist.z * axis.z;
+    double a = 2 * atan2(s, twist.w);
+    if (a > IKD_PI) a -= 2 * IKD_PI;
+    if (a <= -IKD_PI) a += 2 * IKD_PI;
+    return a;
+}
+
+/* Distance from angle a to b along the circle, in [0, pi]. */
+static double circ(double a, double b)
+{
+    double d = fmod(fabs(a - b), 2 * IKD_PI);
+    return d > IKD_PI ? 2 * IKD_PI - d : d;
+}
+
+/* `a` clamped into [lo, hi] (radians): the nearer end along the circle. */
+static double clamp_angle(double a, double lo, double hi)
+{
+    if (a >= lo && a <= hi) return a;
+    return circ(a, lo) <= circ(a, hi) ? lo : hi;
+}
+
+static ikd_quat positive(ikd_quat q) { return q.w < 0 ? ikd_quat_make(-q.x, -q.y, -q.z, -q.w) : q; }
+
+ikd_quat ikd_limit_project(const ikd_limit *l, ikd_quat d)
+{
+    switch (l->type) {
+    case IKD_LIMIT_FIXED: return ikd_quat_identity();
+    case IKD_LIMIT_HINGE: {
+        ikd_quat sw, tw;
+        ikd_limit_swing_twist(d, l->local_axis, &sw, &tw);
+        double a = clamp_angle(twist_angle(tw, l->local_axis), l->min_deg * IKD_DEG2RAD, l->max_deg * IKD_DEG2RAD);
+        return positive(ikd_quat_axis_angle(l->local_axis, a));
+    }
+    case IKD_LIMIT_BALL: {
+        ikd_quat sw, tw;
+        ikd_limit_swing_twist(d, l->local_axis, &sw, &tw);
+        double t = clamp_angle(twist_angle(tw, l->local_axis), l->twist_min_deg * IKD_DEG2RAD,
+                               l->twist_max_deg * IKD_DEG2RAD);
+        sw = positive(sw);
+        double sa = 2 * atan2(sqrt(sw.x * sw.x + sw.y * sw.y + sw.z * sw.z), sw.w), max = l->max_deg * IKD_DEG2RAD;
+        if (sa > max) {
+            ikd_vec3 sx = ikd_vec3_norm_or(ikd_vec3_make(sw.x, sw.y, sw.z), ikd_vec3_any_perp(l->local_axis));
+            sw = ikd_quat_axis_angle(sx, max);
+        }
+        return positive(ikd_quat_norm(ikd_quat_mul(sw, ikd_quat_axis_angle(l->local_axis, t))));
+    }
+    case IKD_LIMIT_EULER: {
+        double a[3];
+        ikd_limit_euler_angles(l->order, d, a);
+        for (int i = 0; i < 3; i++) a[i] = clamp_angle(a[i], l->euler_min_deg[i] * IKD_DEG2RAD, l->euler_max_deg[i] * IKD_DEG2RAD);
+        return positive(ikd_limit_euler_quat(l->order, a));
+    }
+    default: return d;
+    }
+}
+
+double ikd_limit_violation(const ikd_limit *l, ikd_quat d)
+{
+    if (l->type == IKD_LIMIT_NONE) return 0.0;
+    return ikd_quat_angle_between(d, ikd_limit_project(l, d));
+}

@@ -1,0 +1,180 @@
+/* skeleton.c - the skeleton model: validation (with field paths), derived offsets and rest rotations, forward kinematics. */
+#include "ikd/skeleton.h"
+
+#include <stdio.h>
+
+
+static ikd_code joint_error(ikd_error *err, size_t i, const char *leaf, const char *fmt, double a, double b)
+{
+    char field[IKD_ERROR_FIELD_MAX];
+    snprintf(field, sizeof field, "skeleton.joints[%zu]%s%s", i, leaf[0] ? "." : "", leaf);
+    return ikd_error_set(err, IKD_E_INVALID, field, fmt, a, b);
+}
+
+/* A finite, non-zero direction made unit; 0 when it is not one. */
+static int unit_dir(ikd_vec3 *v)
+{
+    double l = ikd_vec3_len(*v);
+    if (!ikd_vec3_isfinite(*v) || !(l > 1e-300) || !isfinite(l)) return 0;
+    *v = ikd_vec3_scale(*v, 1.0 / l);
+    return 1;
+}
+
+static int in_range(double v, double lo, double hi) { return isfinite(v) && v >= lo && v <= hi; }
+
+/* The limit's own numbers (the axis needs the skeleton: see resolve_axis). */
+static ikd_code check_limit(ikd_limit *l, size_t i, ikd_error *err)
+{
+    switch (l->type) {
+    case IKD_LIMIT_NONE:
+    case IKD_LIMIT_FIXED: return IKD_E_OK;
+    case IKD_LIMIT_HINGE:
+        if (!l->has_axis) return joint_error(err, i, "constraint.axis", "is required for a hinge", 0, 0);
+        if (!in_range(l->min_deg, -180, 180))
+            return joint_error(err, i, "constraint.min_deg", "must be a number in [-180, 180]", 0, 0);
+        if (!in_range(l->max_deg, -180, 180))
+            return joint_error(err, i, "constraint.max_deg", "must be a number in [-180, 180]", 0, 0);
+        if (l->min_deg > l->max_deg)
+            return joint_error(err, i, "constraint.min_deg", "must not be greater than max_deg", 0, 0);
+        return IKD_E_OK;
+    case IKD_LIMIT_BALL:
+        if (!in_range(l->max_deg, 0, 180))
+            return joint_error(err, i, "constraint.max_deg", "must be a number in [0, 180]", 0, 0);
+        if (!in_range(l->twist_min_deg, -180, 180))
+            return joint_error(err, i, "constraint.twist_min_deg", "must be a number in [-180, 180]", 0, 0);
+        if (!in_range(l->twist_max_deg, -180, 180))
+            return joint_error(err, i, "constraint.twist_max_deg", "must be a number in [-180, 180]", 0, 0);
+        if (l->twist_min_deg > l->twist_max_deg)
+            return joint_error(err, i, "constraint.twist_min_deg", "must not be greater than twist_max_deg", 0, 0);
+        return IKD_E_OK;
+    case IKD_LIMIT_EULER:
+        if ((int)l->order < 0 || (int)l->order > IKD_EULER_ZYX)
+            return joint_error(err, i, "constraint.order", "must be xyz, xzy, yxz, yzx, zxy or zyx", 0, 0);
+        for (int k = 0; k < 3; k++) {
+            double lo = k == 1 ? -90 : -180, hi = k == 1 ? 90 : 180;
+            int open = k == 1; /* the middle angle's range lies inside (-90, 90) */
+            if (!in_range(l->euler_min_deg[k], lo, hi) || (open && l->euler_min_deg[k] <= lo))
+                return joint_error(err, i, "constraint.min_deg",
+                                   open ? "the middle angle's bounds must lie inside (-90, 90)"
+                                        : "must be numbers in [-180, 180]",
+                                   0, 0);
+            if (!in_range(l->euler_max_deg[k], lo, hi) || (open && l->euler_max_deg[k] >= hi))
+                return joint_error(err, i, "constraint.max_deg",
+                                   open ? "the middle angle's bounds must lie inside (-90, 90)"
+                                        : "must be numbers in [-180, 180]",
+                                   0, 0);
+            if (l->euler_min_deg[k] > l->euler_max_deg[k])
+                return joint_error(err, i, "constraint.min_deg", "each min must not be greater than its max", 0, 0);
+        }
+        return IKD_E_OK;
+    default: return joint_error(err, i, "constraint.type", "must be none, fixed, hinge, ball or euler", 0, 0);
+    }
+}
+
+/* The limit's axis in the joint's rest frame: the given world axis, or for
+ * a ball the rest direction to the first child. */
+static ikd_code resolve_axis(ikd_skeleton *s, size_t i, ikd_error *err)
+{
+    ikd_skeleton_joint *j = &s->joints[i];
+    ikd_limit *l = &j->limit;
+    if (l->type != IKD_LIMIT_HINGE && l->type != IKD_LIMIT_BALL) return IKD_E_OK;
+    ikd_vec3 w = l->axis;
+    if (!l->has_axis) {
+        if (j->first_child < 0)
+            return joint_error(err, i, "constraint.axis", "is required for a ball joint without children", 0, 0);
+        w = ikd_vec3_sub(s->joints[j->first_child].position, j->position);
+        if (!unit_dir(&w))
+            return joint_error(err, i, "constraint.axis", "is required: the first child sits on the joint", 0, 0);
+    } else if (!unit_dir(&w)) {
+        return joint_error(err, i, "constraint.axis", "must be a finite, non-zero direction", 0, 0);
+    } else {
+        l->axis = w;
+    }
+    l->local_axis = ikd_vec3_norm_or(ikd_quat_rotate(ikd_quat_conj(j->rotation), w), ikd_vec3_make(1, 0, 0));
+    return IKD_E_OK;
+}
+
+ikd_code ikd_skeleton_validate(ikd_skeleton *s, ikd_error *err)
+{
+    ikd_error_clear(err);
+    if (!s->joints || s->count < 1)
+        return ikd_error_set(err, IKD_E_INVALID, "skeleton.joints", "needs at least 1 joint");
+    if (s->count > IKD_MAX_JOINTS)
+        return ikd_error_set(err, IKD_E_INVALID, "skeleton.joints", "at most %d joints are allowed", IKD_MAX_JOINTS);
+    double extent = 0;
+    for (size_t i = 0; i < s->count; i++) {
+        ikd_skeleton_joint *j = &s->joints[i];
+        j->first_child = -1;
+        if (i == 0 && j->parent != -1)
+            return joint_error(err, 0, "parent", "the first joint is the root and has no parent", 0, 0);
+        if (i > 0 && (j->parent < 0 || (size_t)j->parent >= i))
+            return joint_error(err, i, "parent",
+                               j->parent < 0 ? "only the first joint is a root: name a joint listed earlier"
+                                             : "must name a joint listed earlier",
+                               0, 0);
+        if (!ikd_vec3_isfinite(j->position)) return joint_error(err, i, "position", "must be finite numbers", 0, 0);
+        double ql = ikd_quat_len(j->rotation);
+        if (!ikd_quat_isfinite(j->rotation) || !(fabs(ql - 1) <= 1e-3))
+            return joint_error(err, i, "rotation", "must be a unit quaternion [x, y, z, w]", 0, 0);
+        j->rotation = ikd_quat_norm(j->rotation);
+        ikd_code rc = check_limit(&j->limit, i, err);
+        if (rc) return rc;
+        extent = fmax(extent, fmax(fabs(j->position.x), fmax(fabs(j->position.y), fabs(j->position.z))));
+    }
+    if (!(extent < IKD_MAX_EXTENT))
+        return ikd_error_set(err, IKD_E_INVALID, "skeleton.joints", "coordinates must stay below 1e150");
+    for (size_t i = s->count; i-- > 1;) s->joints[s->joints[i].parent].first_child = (long)i;
+    s->size = 0;
+    for (size_t i = 0; i < s->count; i++) {
+        ikd_skeleton_joint *j = &s->joints[i];
+        ikd_code rc = resolve_axis(s, i, err);
+        if (rc) return rc;
+        if (i == 0) {
+            j->offset = ikd_vec3_make(0, 0, 0);
+            j->rest_local = j->rotation;
+            continue;
+        }
+        const ikd_skeleton_joint *p = &s->joints[j->parent];
+        ikd_quat pinv = ikd_quat_conj(p->rotation);
+        j->offset = ikd_quat_rotate(pinv, ikd_vec3_sub(j->position, p->position));
+        j->rest_local = ikd_quat_norm(ikd_quat_mul(pinv, j->rotation));
+    }
+    /* the skeleton's size: the longest path from the root through the bones */
+    for (size_t i = 1; i < s->count; i++) {
+        double len = 0;
+        for (long k = (long)i; k > 0; k = s->joints[k].parent) len += ikd_vec3_len(s->joints[k].offset);
+        if (len > s->size) s->size = len;
+    }
+    if (s->size == 0) s->size = 1; /* a single joint, or all at one point: a unit scale */
+    return IKD_E_OK;
+}
+
+void ikd_skeleton_rest_pose(const ikd_skeleton *s, ikd_quat *local)
+{
+    for (size_t i = 0; i < s->count; i++) local[i] = s->joints[i].rest_local;
+}
+
+void ikd_skeleton_fk(const ikd_skeleton *s, ikd_vec3 root, const ikd_quat *local, ikd_pose_joint *out)
+{
+    out[0].position = root;
+    out[0].rotation = local[0];
+    out[0].local_rotation = local[0];
+    for (size_t i = 1; i < s->count; i++) {
+        const ikd_pose_joint *p = &out[s->joints[i].parent];
+        out[i].position = ikd_vec3_add(p->position, ikd_quat_rotate(p->rotation, s->joints[i].offset));
+        out[i].rotation = ikd_quat_norm(ikd_quat_mul(p->rotation, local[i]));
+        out[i].local_rotation = local[i];
+    }
+}
+
+double ikd_skeleton_max_violation(const ikd_skeleton *s, const ikd_quat *local)
+{
+    double worst = 0;
+    for (size_t i = 0; i < s->count; i++) {
+        const ikd_skeleton_joint *j = &s->joints[i];
+        ikd_quat d = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(j->rest_local), local[i]));
+        double v = ikd_limit_violation(&j->limit, d);
+        if (!(v <= worst)) worst = v;
+    }
+    return worst;
+}

@@ -1,0 +1,267 @@
+/* test_skeleton.c - libcheck suite: the skeleton model (validation, forward kinematics) and the joint limits of DESIGN.md. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static double deg(double r) { return r * IKD_RAD2DEG; }
+
+/* Euler angles and back, every order, middle angle inside (-90, 90). */
+START_TEST(euler_round_trip)
+{
+    tu_rng r;
+    tu_seed(&r, 31);
+    for (int o = 0; o <= IKD_EULER_ZYX; o++)
+        for (int k = 0; k < 2000; k++) {
+            double a[3] = {tu_uniform(&r, -3.1, 3.1), tu_uniform(&r, -1.5, 1.5), tu_uniform(&r, -3.1, 3.1)}, b[3];
+            ikd_quat q = ikd_limit_euler_quat((ikd_euler_order)o, a);
+            ikd_limit_euler_angles((ikd_euler_order)o, q, b);
+            for (int i = 0; i < 3; i++)
+                ck_assert_msg(fabs(a[i] - b[i]) < 1e-7, "order %s angle %d: %g -> %g", ikd_limit_order_name((ikd_euler_order)o),
+                              i, a[i], b[i]);
+            ck_assert_double_le(ikd_quat_angle_between(q, ikd_limit_euler_quat((ikd_euler_order)o, b)), 1e-9);
+        }
+}
+END_TEST
+
+/* Rules of DESIGN.md, checked here without the library's decompositions:
+ * the swing of D about t is the angle between t and D t; the twist is
+ * what is left after the shortest arc from t to D t. */
+static double swing_deg(ikd_quat d, ikd_vec3 t) { return deg(ikd_vec3_angle(t, ikd_quat_rotate(d, t))); }
+
+static double twist_deg(ikd_quat d, ikd_vec3 t)
+{
+    ikd_quat rest = ikd_quat_mul(ikd_quat_conj(ikd_quat_arc(t, ikd_quat_rotate(d, t))), d); /* about t */
+    double s = ikd_vec3_dot(ikd_vec3_make(rest.x, rest.y, rest.z), t);
+    double a = deg(2 * atan2(s, rest.w));
+    return a > 180 ? a - 360 : (a <= -180 ? a + 360 : a);
+}
+
+static int allowed(const ikd_limit *l, ikd_quat d, double tol_deg)
+{
+    switch (l->type) {
+    case IKD_LIMIT_FIXED: return ikd_quat_angle_between(d, ikd_quat_identity()) * IKD_RAD2DEG <= tol_deg;
+    case IKD_LIMIT_HINGE: {
+        double along = twist_deg(d, l->local_axis);
+        return swing_deg(d, l->local_axis) <= tol_deg && along >= l->min_deg - tol_deg && along <= l->max_deg + tol_deg;
+    }
+    case IKD_LIMIT_BALL: {
+        double tw = twist_deg(d, l->local_axis);
+        return swing_deg(d, l->local_axis) <= l->max_deg + tol_deg && tw >= l->twist_min_deg - tol_deg &&
+               tw <= l->twist_max_deg + tol_deg;
+    }
+    case IKD_LIMIT_EULER: {
+        double a[3];
+        ikd_limit_euler_angles(l->order, d, a);
+        if (ikd_quat_angle_between(d, ikd_limit_euler_quat(l->order, a)) * IKD_RAD2DEG > tol_deg) return 0;
+        for (int i = 0; i < 3; i++)
+            if (deg(a[i]) < l->euler_min_deg[i] - tol_deg || deg(a[i]) > l->euler_max_deg[i] + tol_deg) return 0;
+        return 1;
+    }
+    default: return 1;
+    }
+}
+
+static void random_limit(tu_rng *r, ikd_limit *l)
+{
+    ikd_limit_init(l, (ikd_limit_type)(1 + tu_next(r) % 4));
+    l->local_axis = tu_unit_vec(r);
+    double a = tu_uniform(r, -180, 180), b = tu_uniform(r, -180, 180);
+    if (l->type == IKD_LIMIT_HINGE) l->min_deg = fmin(a, b), l->max_deg = fmax(a, b);
+    if (l->type == IKD_LIMIT_BALL) {
+        l->max_deg = tu_uniform(r, 0, 180);
+        l->twist_min_deg = fmin(a, b), l->twist_max_deg = fmax(a, b);
+    }
+    if (l->type == IKD_LIMIT_EULER) {
+        l->order = (ikd_euler_order)(tu_next(r) % 6);
+        for (int i = 0; i < 3; i++) {
+            double lim = i == 1 ? 89 : 180, c = tu_uniform(r, -lim, lim), e = tu_uniform(r, -lim, lim);
+            l->euler_min_deg[i] = fmin(c, e), l->euler_max_deg[i] = fmax(c, e);
+        }
+    }
+}
+
+/* Projection of random deviations onto random limits of every type: the
+ * result keeps the limit (by the rules above), is a fixed point, and an
+ * allowed deviation is left alone; the violation is 0 exactly then. */
+START_TEST(projection_keeps_every_limit)
+{
+    tu_rng r;
+    tu_seed(&r, 77);
+    for (int k = 0; k < 20000; k++) {
+        ikd_limit l;
+        random_limit(&r, &l);
+        ikd_quat d = tu_unit_quat(&r);
+        ikd_quat p = ikd_limit_project(&l, d);
+        ck_assert_double_le(fabs(ikd_quat_len(p) - 1), 1e-12);
+        ck_assert_msg(allowed(&l, p, 1e-6), "type %d: projection not allowed", l.type);
+        ck_assert_double_le(ikd_quat_angle_between(p, ikd_limit_project(&l, p)), 1e-8);
+        ck_assert_double_le(ikd_limit_violation(&l, p), 1e-8);
+        if (allowed(&l, d, -1e-6)) ck_assert_double_le(ikd_quat_angle_between(p, d), 1e-7);
+        else if (!allowed(&l, d, 1e-6)) ck_assert_msg(ikd_limit_violation(&l, d) > 0, "type %d: outside, violation 0", l.type);
+    }
+}
+END_TEST
+
+/* Edges: a hinge at both ends of its range, a ball at the cone's edge and
+ * its twist bounds, euler next to the middle axis' bounds. */
+START_TEST(limit_edges)
+{
+    ikd_limit h;
+    ikd_limit_init(&h, IKD_LIMIT_HINGE);
+    h.local_axis = ikd_vec3_make(0, 0, 1);
+    h.min_deg = 0, h.max_deg = 150;
+    for (double a = -179; a <= 180; a += 1) {
+        ikd_quat p = ikd_limit_project(&h, ikd_quat_axis_angle(h.local_axis, a * IKD_DEG2RAD));
+        double got = twist_deg(p, h.local_axis);
+        double want = a >= 0 && a <= 150 ? a : (a > 150 || a < -105 ? 150 : 0);
+        if (a == -105) continue; /* as far from either end */
+        ck_assert_msg(fabs(got - want) < 1e-9, "hinge %g -> %g, want %g", a, got, want);
+    }
+    ikd_limit b;
+    ikd_limit_init(&b, IKD_LIMIT_BALL);
+    b.local_axis = ikd_vec3_make(1, 0, 0);
+    b.max_deg = 40, b.twist_min_deg = -20, b.twist_max_deg = 30;
+    for (double s = 0; s <= 170; s += 2) /* at 180 the twist is not defined */
+        for (double t = -170; t <= 170; t += 10) {
+            ikd_quat d = ikd_quat_mul(ikd_quat_axis_angle(ikd_vec3_make(0, 0.6, 0.8), s * IKD_DEG2RAD),
+                                      ikd_quat_axis_angle(b.local_axis, t * IKD_DEG2RAD));
+            ikd_quat p = ikd_limit_project(&b, d);
+            ck_assert_double_le(fabs(swing_deg(p, b.local_axis) - fmin(s, 40)), 1e-7);
+            double tw = t < -20 ? (t < -20 - (360 - 50) / 2.0 ? 30 : -20) : (t > 30 ? (t > 30 + 155 ? -20 : 30) : t);
+            ck_assert_msg(fabs(twist_deg(p, b.local_axis) - tw) < 1e-7, "twist %g -> %g", t, twist_deg(p, b.local_axis));
+        }
+    ikd_limit e;
+    ikd_limit_init(&e, IKD_LIMIT_EULER);
+    e.order = IKD_EULER_ZXY;
+    e.euler_min_deg[1] = -80, e.euler_max_deg[1] = 85;
+    double a[3] = {0.3, 84.999 * IKD_DEG2RAD, -0.2}, back[3];
+    ikd_quat q = ikd_limit_euler_quat(e.order, a);
+    ck_assert_double_le(ikd_limit_violation(&e, q), 1e-9);
+    a[1] = 88 * IKD_DEG2RAD;
+    ikd_limit_euler_angles(e.order, ikd_limit_project(&e, ikd_limit_euler_quat(e.order, a)), back);
+    ck_assert_double_le(fabs(deg(back[1]) - 85), 1e-7);
+    ck_assert_double_le(fabs(back[0] - 0.3), 1e-7);
+}
+END_TEST
+
+/* A small humanoid-like tree: pelvis, spine, two legs, an arm. */
+static size_t tree(ikd_skeleton_joint *j)
+{
+    static const struct {
+        long parent;
+        double x, y, z;
+    } t[] = {{-1, 0, 1, 0}, {0, 0, 1.3, 0}, {1, 0, 1.6, 0}, {0, 0.1, 0.95, 0}, {3, 0.1, 0.5, 0}, {4, 0.1, 0.05, 0},
+             {0, -0.1, 0.95, 0}, {6, -0.1, 0.5, 0}, {7, -0.1, 0.05, 0}, {2, 0.2, 1.55, 0}, {9, 0.5, 1.55, 0}};
+    size_t n = sizeof t / sizeof t[0];
+    for (size_t i = 0; i < n; i++) {
+        memset(&j[i], 0, sizeof j[i]);
+        j[i].parent = t[i].parent;
+        j[i].position = ikd_vec3_make(t[i].x, t[i].y, t[i].z);
+        j[i].rotation = ikd_quat_identity();
+        ikd_limit_init(&j[i].limit, IKD_LIMIT_NONE);
+    }
+    return n;
+}
+
+/* Every bad skeleton names its field. */
+START_TEST(validation_names_the_field)
+{
+    ikd_skeleton_joint j[16];
+    ikd_skeleton s = {j, 0, 0};
+    ikd_error err;
+    static const struct {
+        int joint;
+        const char *what, *field;
+    } cases[] = {
+        {4, "later", "skeleton.joints[4].parent"},   {4, "self", "skeleton.joints[4].parent"},
+        {4, "root", "skeleton.joints[4].parent"},    {0, "parent", "skeleton.joints[0].parent"},
+        {5, "ball", "skeleton.joints[5].constraint.axis"}, {2, "euler", "skeleton.joints[2].constraint.min_deg"},
+        {2, "eulermax", "skeleton.joints[2].constraint.max_deg"}, {4, "hinge", "skeleton.joints[4].constraint.axis"},
+        {4, "zero", "skeleton.joints[4].constraint.axis"}, {4, "minmax", "skeleton.joints[4].constraint.min_deg"},
+        {3, "rotation", "skeleton.joints[3].rotation"}, {3, "nan", "skeleton.joints[3].position"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        s.count = tree(j);
+        ck_assert_int_eq(ikd_skeleton_validate(&s, &err), IKD_E_OK);
+        s.count = tree(j);
+        ikd_skeleton_joint *x = &j[cases[c].joint];
+        const char *w = cases[c].what;
+        if (!strcmp(w, "later")) x->parent = 7;
+        if (!strcmp(w, "self")) x->parent = 4;
+        if (!strcmp(w, "root")) x->parent = -1;
+        if (!strcmp(w, "parent")) x->parent = 0;
+        if (!strcmp(w, "ball")) ikd_limit_init(&x->limit, IKD_LIMIT_BALL); /* the foot has no child */
+        if (!strcmp(w, "euler") || !strcmp(w, "eulermax")) {
+            ikd_limit_init(&x->limit, IKD_LIMIT_EULER);
+            if (!strcmp(w, "euler")) x->limit.euler_min_deg[1] = -90;
+            else x->limit.euler_max_deg[1] = 95;
+        }
+        if (!strcmp(w, "hinge")) ikd_limit_init(&x->limit, IKD_LIMIT_HINGE);
+        if (!strcmp(w, "zero") || !strcmp(w, "minmax")) {
+            ikd_limit_init(&x->limit, IKD_LIMIT_HINGE);
+            x->limit.has_axis = 1;
+            x->limit.axis = ikd_vec3_make(!strcmp(w, "zero") ? 0 : 1, 0, 0);
+            if (!strcmp(w, "minmax")) x->limit.min_deg = 10, x->limit.max_deg = 5;
+        }
+        if (!strcmp(w, "rotation")) x->rotation = ikd_quat_make(0, 0, 0, 0.5);
+        if (!strcmp(w, "nan")) x->position.y = NAN;
+        ck_assert_int_eq(ikd_skeleton_validate(&s, &err), IKD_E_INVALID);
+        ck_assert_msg(!strcmp(err.field, cases[c].field), "%s: field %s, want %s", w, err.field, cases[c].field);
+    }
+}
+END_TEST
+
+/* Forward kinematics: the rest pose gives the rest positions and
+ * rotations back; random local rotations keep every child's offset fixed in
+ * its parent's frame (rigid bones), and the root where it is put. */
+START_TEST(forward_kinematics_is_rigid)
+{
+    ikd_skeleton_joint j[16];
+    ikd_skeleton s = {j, tree(j), 0};
+    ikd_error err;
+    tu_rng r;
+    tu_seed(&r, 8);
+    for (size_t i = 0; i < s.count; i++) j[i].rotation = tu_unit_quat(&r); /* rest rotations not identity */
+    ck_assert_int_eq(ikd_skeleton_validate(&s, &err), IKD_E_OK);
+    ikd_quat local[16];
+    ikd_pose_joint pose[16];
+    ikd_skeleton_rest_pose(&s, local);
+    ikd_skeleton_fk(&s, j[0].position, local, pose);
+    for (size_t i = 0; i < s.count; i++) {
+        ck_assert_double_le(ikd_vec3_dist(pose[i].position, j[i].position), 1e-12);
+        ck_assert_double_le(ikd_quat_angle_between(pose[i].rotation, j[i].rotation), 1e-9);
+    }
+    for (int k = 0; k < 1000; k++) {
+        for (size_t i = 0; i < s.count; i++) local[i] = tu_unit_quat(&r);
+        ikd_vec3 root = ikd_vec3_make(tu_uniform(&r, -5, 5), tu_uniform(&r, -5, 5), tu_uniform(&r, -5, 5));
+        ikd_skeleton_fk(&s, root, local, pose);
+        ck_assert(memcmp(&pose[0].position, &root, sizeof root) == 0);
+        for (size_t i = 1; i < s.count; i++) {
+            const ikd_pose_joint *p = &pose[j[i].parent];
+            ikd_vec3 off = ikd_quat_rotate(ikd_quat_conj(p->rotation), ikd_vec3_sub(pose[i].position, p->position));
+            ck_assert_double_le(ikd_vec3_dist(off, j[i].offset), 1e-12);
+            ck_assert_double_le(ikd_vec3_dist(off, ikd_quat_rotate(ikd_quat_conj(j[j[i].parent].rotation),
+                                                                   ikd_vec3_sub(j[i].position, j[j[i].parent].position))),
+                                1e-12);
+        }
+    }
+    ck_assert_double_eq_tol(s.size, 0.3 + 0.3 + sqrt(0.2 * 0.2 + 0.05 * 0.05) + 0.3, 1e-12); /* root to the hand */
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("skeleton");
+    TCase *tc = tcase_create("skeleton");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, euler_round_trip);
+    tcase_add_test(tc, projection_keeps_every_limit);
+    tcase_add_test(tc, limit_edges);
+    tcase_add_test(tc, validation_names_the_field);
+    tcase_add_test(tc, forward_kinematics_is_rigid);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
