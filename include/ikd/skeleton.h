@@ -2,6 +2,7 @@
 #ifndef IKD_SKELETON_H
 #define IKD_SKELETON_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "ikd/chain.h"
@@ -124,5 +125,101 @@ void ikd_skeleton_rest_pose(const ikd_skeleton *s, ikd_quat *local);
 /* The largest limit violation over the joints of a pose given by its local
  * rotations (radians). */
 double ikd_skeleton_max_violation(const ikd_skeleton *s, const ikd_quat *local);
+
+/* ---- solving a skeleton toward several goals at once (multi.c) --------- */
+
+/* One goal on one joint. At least one of position, rotation, aim, ground;
+ * ground excludes position and rotation. */
+typedef struct ikd_goal {
+    size_t joint;              /* the joint's index */
+    int has_position;
+    ikd_vec3 position;         /* the joint's world position; finite */
+    int has_rotation;
+    ikd_quat rotation;         /* the joint's full world rotation (twist included); unit */
+    int has_aim;
+    ikd_vec3 aim_axis;         /* a direction fixed to the joint: world, in the rest pose; non-zero */
+    ikd_vec3 aim_at;           /* the world point it should point at */
+    int has_ground;            /* foot placement: */
+    ikd_vec3 ground_point;     /* a point of the ground plane, world */
+    ikd_vec3 ground_normal;    /* its normal, non-zero (normalised) */
+    int has_ground_height;
+    double ground_height;      /* the joint's height above the plane; default its rest
+                                  height above the lowest joint of the rest pose, along up */
+    int has_pole;
+    ikd_vec3 pole;             /* the point the limb's middle joint (the joint's
+                                  grandparent's child on the way) prefers to bend toward */
+    double weight;             /* > 0, default 1: ranks goals that cannot all be met */
+} ikd_goal;
+
+/* A goal with defaults (no target yet, weight 1) on `joint`. */
+void ikd_goal_init(ikd_goal *g, size_t joint);
+
+typedef enum ikd_goal_status {
+    IKD_GOAL_REACHED = 0,  /* within tolerance */
+    IKD_GOAL_UNREACHABLE,  /* no pose meets it (farther from a fixed root than the bones reach) */
+    IKD_GOAL_NOT_REACHED   /* the solve ended without meeting it */
+} ikd_goal_status;
+
+/* "reached", "unreachable", "not_reached". */
+const char *ikd_goal_status_name(ikd_goal_status s);
+
+typedef struct ikd_multi_problem {
+    const ikd_skeleton *skeleton; /* validated */
+    ikd_vec3 root;                /* the start pose's root position, world */
+    const ikd_quat *start;        /* the start pose's local rotations; NULL = the rest pose */
+    int root_free;                /* 1: the root may translate (a pelvis); default 0 */
+    ikd_vec3 up;                  /* world up, for ground goals; default (0, 1, 0) */
+    const ikd_goal *goals;
+    size_t goal_count;            /* 1..joint count */
+    int max_iterations;           /* default 100, range [1, 100000] */
+    double tolerance;             /* position error counted as met, skeleton units; default 1e-4 */
+    double rotation_tolerance_deg;/* rotation and aim error counted as met; default 0.1 */
+    double rest_pull;             /* [0, 1], default 0.1: how strongly the freedom the goals
+                                     leave is pulled toward the rest pose; 0 = off */
+    double damping;               /* damped least squares factor, default 0.1, [0, 100] */
+    unsigned long long deadline_ns; /* as ikd_problem.deadline_ns; 0 = none */
+    const atomic_int *cancel;     /* as ikd_problem.cancel; NULL = none */
+} ikd_multi_problem;
+
+void ikd_multi_init(ikd_multi_problem *p);
+
+/* Check the goals and options (field paths "goals[1].joint", "options.rest_pull",
+ * ...); normalises rotations and directions in place. The skeleton must be
+ * validated already. */
+ikd_code ikd_multi_validate(ikd_multi_problem *p, ikd_goal *goals, ikd_error *err);
+
+typedef enum ikd_multi_status {
+    IKD_MULTI_REACHED = 0, /* every goal met */
+    IKD_MULTI_PARTIAL,     /* some goal not met (see each goal's status) */
+    IKD_MULTI_DEADLINE     /* stopped at the deadline (or cancelled) */
+} ikd_multi_status;
+
+/* "reached", "partial", "deadline". */
+const char *ikd_multi_status_name(ikd_multi_status s);
+
+typedef struct ikd_goal_result {
+    ikd_goal_status status;
+    double error;              /* position error (aim: 0), skeleton units */
+    double rotation_error_deg; /* rotation or aim error, degrees; 0 without either */
+} ikd_goal_result;
+
+typedef struct ikd_multi_result {
+    ikd_multi_status status;
+    int iterations;
+    ikd_vec3 root;             /* the solved root position */
+} ikd_multi_result;
+
+/* Bytes of scratch for a skeleton of `joints` joints and `goals` goals. */
+size_t ikd_multi_workspace_size(size_t joints, size_t goals);
+
+/* Solve by damped least squares over every goal at once: 3 rotational
+ * degrees of freedom per joint (1 for a hinge, 0 when fixed) and the root's
+ * translation when free, every limit enforced at every iteration in its own
+ * space, and the freedom the goals leave pulled toward the rest pose (in the
+ * null space of the goals). Writes the pose (local rotations, and each
+ * joint's world position and rotation) and each goal's result. Never
+ * allocates; deterministic; honours the deadline. */
+ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_size, ikd_quat *local,
+                         ikd_pose_joint *pose, ikd_goal_result *goal_results, ikd_multi_result *res, ikd_error *err);
 
 #endif

