@@ -123,6 +123,74 @@ int ikd_api_solve(ikd_api_scratch *s, const ikd_api_limits *lim, unsigned long l
     return status;
 }
 
+/* Solve a validated skeleton request into `out`; the HTTP status. */
+static int skeleton_run(ikd_skel_request *req, unsigned long long deadline_ns, ikd_encoding out_enc, ikd_buf *out,
+                        ikd_api_outcome *outcome)
+{
+    size_t n = req->skeleton.count, wsize = ikd_multi_workspace_size(n, req->goal_count);
+    void *work = malloc(wsize);
+    ikd_quat *local = malloc(n * sizeof *local);
+    ikd_pose_joint *pose = malloc(n * sizeof *pose);
+    ikd_goal_result *gr = malloc(req->goal_count * sizeof *gr);
+    int status;
+    ikd_error err;
+    ikd_multi_result res;
+    req->problem.deadline_ns = deadline_ns;
+    if (!work || !local || !pose || !gr) {
+        if (outcome) outcome->error = IKD_E_NOMEM;
+        status = ikd_reply_errorf(out, out_enc, IKD_E_NOMEM, "", "out of memory for the skeleton's solve");
+    } else {
+        unsigned long long t0 = ikd_clock_ns();
+        if (ikd_multi_solve(&req->problem, work, wsize, local, pose, gr, &res, &err) != IKD_E_OK) {
+            if (outcome) outcome->error = err.code;
+            status = ikd_reply_error_body(out, out_enc, &err);
+        } else {
+            ikd_emitter e;
+            ikd_emit_reply(&e, out_enc, out);
+            ikd_reply_skeleton(&e, req, local, pose, gr, &res, elapsed_us(t0));
+            status = 200;
+            if (out->failed) {
+                if (outcome) outcome->error = IKD_E_NOMEM;
+                status = ikd_reply_errorf(out, out_enc, IKD_E_NOMEM, "", "the reply could not be built");
+            }
+        }
+    }
+    free(work);
+    free(local);
+    free(pose);
+    free(gr);
+    return status;
+}
+
+int ikd_api_skeleton(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc,
+                     ikd_encoding out_enc, const char *body, size_t len, ikd_buf *out, ikd_api_outcome *outcome)
+{
+    ikd_doc doc;
+    ikd_error err;
+    ikd_skel_request req;
+    ikd_skel_request_init(&req);
+    if (outcome) *outcome = (ikd_api_outcome){.solved = 0};
+    req.problem.cancel = lim->cancel;
+    if (req.problem.max_iterations > lim->max_iterations) req.problem.max_iterations = lim->max_iterations;
+    int rc = ikd_doc_load(&doc, in_enc, body, len, &err);
+    if (rc == IKD_E_OK) rc = ikd_skel_decode(doc.root, -1, lim->max_joints, &req, &err);
+    ikd_doc_free(&doc);
+    if (rc == IKD_E_OK && req.problem.max_iterations > lim->max_iterations)
+        rc = ikd_error_set(&err, IKD_E_INVALID, "options.max_iterations", "must be an integer in [1, %d] (--max-iterations)",
+                           lim->max_iterations);
+    if (rc == IKD_E_OK) rc = ikd_skeleton_validate(&req.skeleton, &err);
+    if (rc == IKD_E_OK) rc = ikd_multi_validate(&req.problem, req.goals, &err);
+    int status;
+    if (rc != IKD_E_OK) {
+        if (outcome) outcome->error = err.code;
+        status = ikd_reply_error_body(out, out_enc, &err);
+    } else {
+        status = skeleton_run(&req, deadline_ns, out_enc, out, outcome);
+    }
+    ikd_skel_request_destroy(&req);
+    return status;
+}
+
 int ikd_api_batch(ikd_api_scratch *s, const ikd_api_limits *lim, ikd_encoding in_enc, ikd_encoding out_enc,
                   const char *body, size_t len, ikd_buf *out)
 {

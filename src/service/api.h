@@ -58,6 +58,12 @@ int ikd_api_run(ikd_api_scratch *s, ikd_request *req, unsigned long long deadlin
 int ikd_api_solve(ikd_api_scratch *s, const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc,
                   ikd_encoding out_enc, const char *body, size_t len, ikd_buf *out, ikd_api_outcome *outcome);
 
+/* POST /v1/solve/skeleton: decode, validate, solve (scratch allocated for
+ * this skeleton: a skeleton's system is too large to keep per worker for
+ * every size), reply. Returns the HTTP status. */
+int ikd_api_skeleton(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc,
+                     ikd_encoding out_enc, const char *body, size_t len, ikd_buf *out, ikd_api_outcome *outcome);
+
 /* POST /v1/solve/batch on one thread (tests, fuzzing; the service spreads
  * a batch over the pool with the steps of batch.h). Returns the HTTP status. */
 int ikd_api_batch(ikd_api_scratch *s, const ikd_api_limits *lim, ikd_encoding in_enc, ikd_encoding out_enc,

@@ -305,7 +305,7 @@ ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
     }
     /* a body that can only go to the pool is refused before it is read
      * when the queue is full (a small solve may still be answered here) */
-    if ((c->route->id == IKD_ROUTE_BATCH || declared > IKD_INLINE_DECODE_MAX || h->transfer_encoding) &&
+    if ((c->route->id != IKD_ROUTE_SOLVE || declared > IKD_INLINE_DECODE_MAX || h->transfer_encoding) &&
         s->hooks.queue_full(s->hooks.ctx)) {
         c->close = 1;
         s->hooks.rejected(s->hooks.ctx, IKD_REJECT_QUEUE_FULL);
@@ -411,11 +411,15 @@ static void solve_task(ikd_task *task, void *worker_data)
     ikd_call *c = (ikd_call *)task;
     ikd_service *s = c->svc;
     if (worker_start(c)) {
-        if (c->req_ready)
+        const char *body = c->body.data ? c->body.data : "";
+        if (c->route->id == IKD_ROUTE_SKELETON)
+            c->status = ikd_api_skeleton(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, body, c->body.len, &c->reply,
+                                         &c->outcome);
+        else if (c->req_ready)
             c->status = ikd_api_run(worker_data, &c->req, c->deadline_ns, c->out_enc, &c->reply, &c->outcome);
         else
-            c->status = ikd_api_solve(worker_data, &s->limits, c->deadline_ns, c->in_enc, c->out_enc,
-                                      c->body.data ? c->body.data : "", c->body.len, &c->reply, &c->outcome);
+            c->status = ikd_api_solve(worker_data, &s->limits, c->deadline_ns, c->in_enc, c->out_enc, body, c->body.len,
+                                      &c->reply, &c->outcome);
         record_solve(c);
         charge(c, c->reply.len, 1);
     }

@@ -49,6 +49,64 @@ void ikd_reply_solve(ikd_emitter *e, const ikd_request *req, const ikd_result *r
     ikd_emit_end(e);
 }
 
+void ikd_reply_skeleton(ikd_emitter *e, const ikd_skel_request *req, const ikd_quat *local, const ikd_pose_joint *pose,
+                        const ikd_goal_result *gr, const ikd_multi_result *res, double solve_us)
+{
+    size_t n = req->skeleton.count;
+    ikd_emit_map(e, 6);
+    IKD_EMIT_KEY(e, "status");
+    ikd_emit_str(e, ikd_multi_status_name(res->status));
+    IKD_EMIT_KEY(e, "goals");
+    ikd_emit_array(e, req->goal_count);
+    for (size_t i = 0; i < req->goal_count; i++) {
+        size_t j = req->goals[i].joint;
+        ikd_emit_map(e, 4);
+        IKD_EMIT_KEY(e, "joint");
+        if (req->names && req->names[j]) ikd_emit_str(e, req->names[j]);
+        else ikd_emit_int(e, (long long)j);
+        IKD_EMIT_KEY(e, "status");
+        ikd_emit_str(e, ikd_goal_status_name(gr[i].status));
+        IKD_EMIT_KEY(e, "error");
+        ikd_emit_num(e, gr[i].error);
+        IKD_EMIT_KEY(e, "rotation_error_deg");
+        ikd_emit_num(e, gr[i].rotation_error_deg);
+        ikd_emit_end(e);
+    }
+    ikd_emit_end(e);
+    IKD_EMIT_KEY(e, "joints");
+    ikd_emit_array(e, n);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = req->names ? req->names[i] : NULL;
+        ikd_emit_map(e, name ? 4 : 3);
+        if (name) {
+            IKD_EMIT_KEY(e, "name");
+            ikd_emit_str(e, name);
+        }
+        IKD_EMIT_KEY(e, "position");
+        ikd_emit_nums(e, &pose[i].position.x, 3);
+        IKD_EMIT_KEY(e, "rotation");
+        ikd_emit_nums(e, &pose[i].rotation.x, 4);
+        IKD_EMIT_KEY(e, "local_rotation");
+        ikd_emit_nums(e, &pose[i].local_rotation.x, 4);
+        ikd_emit_end(e);
+    }
+    ikd_emit_end(e);
+    IKD_EMIT_KEY(e, "pose");
+    ikd_emit_map(e, 2);
+    IKD_EMIT_KEY(e, "root");
+    ikd_emit_nums(e, &res->root.x, 3);
+    IKD_EMIT_KEY(e, "rotations");
+    ikd_emit_array(e, n);
+    for (size_t i = 0; i < n; i++) ikd_emit_nums(e, &local[i].x, 4);
+    ikd_emit_end(e);
+    ikd_emit_end(e);
+    IKD_EMIT_KEY(e, "iterations");
+    ikd_emit_int(e, res->iterations);
+    IKD_EMIT_KEY(e, "solve_us");
+    ikd_emit_num(e, solve_us);
+    ikd_emit_end(e);
+}
+
 void ikd_reply_error(ikd_emitter *e, const ikd_error *err)
 {
     ikd_emit_map(e, 1);

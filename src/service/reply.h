@@ -5,11 +5,17 @@
 #include "../codec/buf.h"
 #include "../codec/emit.h"
 #include "../codec/request.h"
+#include "../codec/skel.h"
 #include "ikd/solve.h"
 
 /* {"solver","status","reached","error","iterations",["rotation_error_deg"],"joints","solve_us"} */
 void ikd_reply_solve(ikd_emitter *e, const ikd_request *req, const ikd_result *res, const ikd_pose_joint *pose,
                      double solve_us);
+/* {"status","goals","joints","pose","iterations","solve_us"}: a skeleton
+ * solve (POST /v1/solve/skeleton); goals name their joint as the request
+ * did when it has a name. */
+void ikd_reply_skeleton(ikd_emitter *e, const ikd_skel_request *req, const ikd_quat *local, const ikd_pose_joint *pose,
+                        const ikd_goal_result *gr, const ikd_multi_result *res, double solve_us);
 /* {"error":{"code","message","field"}}: the wire code of err->code, its
  * message (the code's default when empty) and field path. */
 void ikd_reply_error(ikd_emitter *e, const ikd_error *err);

@@ -92,6 +92,17 @@ await check('batch', a, { method: 'POST', url: '/v1/solve/batch', headers: JSONH
 await check('batch over --max-batch', a, { method: 'POST', url: '/v1/solve/batch', headers: JSONH, status: 413,
   body: JSON.stringify({ problems: [1, 2, 3, 4, 5].map(() => JSON.parse(SOLVE)) }) });
 await check('batch envelope wrong', a, { method: 'POST', url: '/v1/solve/batch', headers: JSONH, body: '{"problems":{}}', status: 400, badRequest: true });
+const SKELETON = JSON.stringify({
+  skeleton: { joints: [{ name: 'pelvis', position: [0, 1, 0] },
+    { name: 'hip_l', position: [0.1, 0.95, 0], constraint: { type: 'ball', max_deg: 90 } },
+    { name: 'knee_l', position: [0.1, 0.5, 0.02], constraint: { type: 'hinge', axis: [1, 0, 0], min_deg: 0, max_deg: 150 } },
+    { name: 'foot_l', position: [0.1, 0.05, 0] },
+    { name: 'hip_r', parent: 'pelvis', position: [-0.1, 0.95, 0] }, [-0.1, 0.5, 0.02], [-0.1, 0.05, 0]] },
+  root: 'free',
+  goals: [{ joint: 'foot_l', position: [0.15, 0.2, 0.3] }, { joint: 6, ground: { point: [0, 0.1, 0] } }] });
+await check('skeleton', a, { method: 'POST', url: '/v1/solve/skeleton', headers: JSONH, body: SKELETON, status: 200 });
+await check('skeleton with a bad goal', a, { method: 'POST', url: '/v1/solve/skeleton', headers: JSONH, status: 400, badRequest: true,
+  body: JSON.stringify({ skeleton: { joints: [[0, 0, 0], [0, 1, 0]] }, goals: [{ joint: 'nobody', position: [1, 0, 0] }] }) });
 await check('solvers', a, { url: '/v1/solvers', status: 200 });
 await check('healthz', a, { url: '/healthz', status: 200 });
 await check('readyz', a, { url: '/readyz', status: 200 });

@@ -14,6 +14,7 @@
 #include "codec/buf.h"
 #include "codec/codec.h"
 #include "service/api.h"
+#include "jsonpack.h"
 #include "testutil.h"
 
 static json_t *load_cases(void)
@@ -81,7 +82,7 @@ static void check_reply(json_t *c, int status, const char *reply, size_t len)
 START_TEST(fixtures_through_the_handler)
 {
     json_t *cases = load_cases();
-    ikd_api_limits lim = {64, 100000, 100};
+    ikd_api_limits lim = {64, 100000, 100, NULL};
     ikd_api_scratch s;
     ck_assert_int_eq(ikd_api_scratch_init(&s, 64), 0);
     ikd_buf out;
@@ -101,39 +102,6 @@ START_TEST(fixtures_through_the_handler)
 END_TEST
 
 /* jansson value -> MessagePack with msgpack-c (the same document shape). */
-static void pack_json(msgpack_packer *pk, json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        const char *k;
-        json_t *x;
-        msgpack_pack_map(pk, json_object_size(v));
-        json_object_foreach(v, k, x) {
-            msgpack_pack_str(pk, strlen(k));
-            msgpack_pack_str_body(pk, k, strlen(k));
-            pack_json(pk, x);
-        }
-        break;
-    }
-    case JSON_ARRAY: {
-        size_t i;
-        json_t *x;
-        msgpack_pack_array(pk, json_array_size(v));
-        json_array_foreach(v, i, x) pack_json(pk, x);
-        break;
-    }
-    case JSON_STRING:
-        msgpack_pack_str(pk, json_string_length(v));
-        msgpack_pack_str_body(pk, json_string_value(v), json_string_length(v));
-        break;
-    case JSON_INTEGER: msgpack_pack_int64(pk, json_integer_value(v)); break;
-    case JSON_REAL: msgpack_pack_double(pk, json_real_value(v)); break;
-    case JSON_TRUE: msgpack_pack_true(pk); break;
-    case JSON_FALSE: msgpack_pack_false(pk); break;
-    default: msgpack_pack_nil(pk); break;
-    }
-}
-
 /* MessagePack reply -> jansson, to compare with the JSON reply. */
 static json_t *unpack_to_json(const msgpack_object *o)
 {
@@ -191,7 +159,7 @@ static int same_doc(json_t *a, json_t *b)
 START_TEST(fixtures_in_msgpack_give_the_same_replies)
 {
     json_t *cases = load_cases();
-    ikd_api_limits lim = {64, 100000, 100};
+    ikd_api_limits lim = {64, 100000, 100, NULL};
     ikd_api_scratch s;
     ck_assert_int_eq(ikd_api_scratch_init(&s, 64), 0);
     ikd_buf jout, mout;
@@ -208,7 +176,7 @@ START_TEST(fixtures_in_msgpack_give_the_same_replies)
         msgpack_packer pk;
         msgpack_sbuffer_init(&sb);
         msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-        pack_json(&pk, json_object_get(c, "body"));
+        tu_pack_json(&pk, json_object_get(c, "body"));
         int ms = ikd_api_solve(&s, &lim, 0, IKD_ENC_MSGPACK, IKD_ENC_MSGPACK, sb.data, sb.size, &mout, NULL);
         msgpack_sbuffer_destroy(&sb);
         ck_assert_msg(js == ms, "%s: json %d, msgpack %d", name, js, ms);
@@ -237,7 +205,7 @@ END_TEST
 
 START_TEST(malformed_msgpack)
 {
-    ikd_api_limits lim = {64, 100000, 100};
+    ikd_api_limits lim = {64, 100000, 100, NULL};
     ikd_api_scratch s;
     ck_assert_int_eq(ikd_api_scratch_init(&s, 64), 0);
     ikd_buf out;
@@ -285,7 +253,7 @@ END_TEST
 static int solve_msg(ikd_api_scratch *s, ikd_encoding enc, const char *body, size_t len, ikd_buf *out,
                      const char *want_code, const char *want_field, const char *want_text)
 {
-    ikd_api_limits lim = {64, 100000, 100};
+    ikd_api_limits lim = {64, 100000, 100, NULL};
     int st = ikd_api_solve(s, &lim, 0, enc, IKD_ENC_JSON, body, len, out, NULL);
     json_error_t e;
     json_t *d = json_loadb(out->data, out->len, 0, &e);
@@ -346,7 +314,7 @@ START_TEST(max_joints_limit)
     ikd_buf out;
     ikd_buf_init(&out);
     const char *body = "{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0],[0,3,0]]},\"target\":[1,1,0]}";
-    ikd_api_limits lim3 = {3, 1000, 10};
+    ikd_api_limits lim3 = {3, 1000, 10, NULL};
     ck_assert_int_eq(ikd_api_solve(&s, &lim3, 0, IKD_ENC_JSON, IKD_ENC_JSON, body, strlen(body), &out, NULL), 400);
     ck_assert_ptr_nonnull(strstr(out.data, "\"field\":\"chain.joints\""));
     ck_assert_ptr_nonnull(strstr(out.data, "--max-joints"));

@@ -1,0 +1,354 @@
+/* skel.c - decoding POST /v1/solve/skeleton: skeleton joints and limits, start pose, goals, options, with field paths. */
+#include "skel.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "field.h"
+#include "request.h"
+
+void ikd_skel_request_init(ikd_skel_request *r)
+{
+    memset(r, 0, sizeof *r);
+    ikd_multi_init(&r->problem);
+}
+
+void ikd_skel_request_destroy(ikd_skel_request *r)
+{
+    if (r->names)
+        for (size_t i = 0; i < r->skeleton.count; i++) free(r->names[i]);
+    free(r->names);
+    free(r->joints);
+    free(r->start);
+    free(r->goals);
+    ikd_skel_request_init(r);
+}
+
+static int nomem(ikd_error *err, const ikd_path *p) { return ikd_field_fail(err, IKD_E_NOMEM, p, "out of memory"); }
+
+static int parse_range3(ikd_val x, const ikd_path *f, double out[3], ikd_error *err)
+{
+    return ikd_field_numbers(x, f, out, 3, err) ? ikd_field_bad(err, f, "must be an array of 3 numbers (one per euler angle)")
+                                                : IKD_E_OK;
+}
+
+static int parse_limit(ikd_val v, const ikd_path *f, ikd_limit *l, ikd_error *err)
+{
+    static const ikd_field keys[] = {FIELD("type"),          FIELD("axis"),          FIELD("min_deg"), FIELD("max_deg"),
+                                     FIELD("twist_min_deg"), FIELD("twist_max_deg"), FIELD("order")};
+    enum { TYPE, AXIS, MIN, MAX, TMIN, TMAX, ORDER };
+    static const char *const types[] = {"none", "fixed", "hinge", "ball", "euler"};
+    ikd_val m[7];
+    if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, f, "must be an object");
+    int rc = GATHER(v, f, keys, m, err);
+    if (rc) return rc;
+    ikd_path ft = ikd_field_key(f, "type");
+    int type = -1;
+    for (int t = 0; t < 5 && type < 0 && m[TYPE].v && ikd_val_type(m[TYPE]) == IKD_DOC_STRING; t++)
+        if (ikd_field_str_is(m[TYPE], types[t])) type = t;
+    if (type < 0) return ikd_field_bad(err, &ft, "must be \"none\", \"fixed\", \"hinge\", \"ball\" or \"euler\"");
+    ikd_limit_init(l, (ikd_limit_type)type);
+    ikd_path fa = ikd_field_key(f, "axis"), fmin = ikd_field_key(f, "min_deg"), fmax = ikd_field_key(f, "max_deg");
+    ikd_path fo = ikd_field_key(f, "order");
+    int hinge = type == IKD_LIMIT_HINGE, ball = type == IKD_LIMIT_BALL, euler = type == IKD_LIMIT_EULER;
+    if (m[AXIS].v) {
+        if (!hinge && !ball) return ikd_field_bad(err, &fa, "only a hinge or a ball takes an axis");
+        if ((rc = ikd_field_vec3(m[AXIS], &fa, &l->axis, err))) return rc;
+        l->has_axis = 1;
+    }
+    if (m[MIN].v) {
+        if (!hinge && !euler) return ikd_field_bad(err, &fmin, "only a hinge or euler limit takes min_deg");
+        if ((rc = euler ? parse_range3(m[MIN], &fmin, l->euler_min_deg, err) : ikd_field_number(m[MIN], &fmin, &l->min_deg, err)))
+            return rc;
+    }
+    if (m[MAX].v) {
+        if (!hinge && !ball && !euler) return ikd_field_bad(err, &fmax, "this constraint takes no limits");
+        if ((rc = euler ? parse_range3(m[MAX], &fmax, l->euler_max_deg, err) : ikd_field_number(m[MAX], &fmax, &l->max_deg, err)))
+            return rc;
+    }
+    for (int k = TMIN; k <= TMAX; k++) {
+        if (!m[k].v) continue;
+        ikd_path ftw = ikd_field_key(f, keys[k].name);
+        if (!ball) return ikd_field_bad(err, &ftw, "only a ball takes a twist range");
+        if ((rc = ikd_field_number(m[k], &ftw, k == TMIN ? &l->twist_min_deg : &l->twist_max_deg, err))) return rc;
+    }
+    if (m[ORDER].v || euler) {
+        if (!euler) return ikd_field_bad(err, &fo, "only an euler limit takes an order");
+        size_t len;
+        const char *s = ikd_val_type(m[ORDER]) == IKD_DOC_STRING ? m[ORDER].ops->string(m[ORDER].v, &len) : NULL;
+        char name[8] = "";
+        if (s && len < sizeof name) memcpy(name, s, len), name[len] = '\0';
+        if (!s || ikd_limit_order_from_name(name, &l->order) != 0)
+            return ikd_field_bad(err, &fo, "must be \"xyz\", \"xzy\", \"yxz\", \"yzx\", \"zxy\" or \"zyx\"");
+    }
+    return IKD_E_OK;
+}
+
+/* The index of the joint named `s` among the first `before` joints; -1. */
+static long find_name(const ikd_skel_request *r, const char *s, size_t len, size_t before)
+{
+    for (size_t k = 0; r->names && k < before; k++)
+        if (r->names[k] && strlen(r->names[k]) == len && memcmp(r->names[k], s, len) == 0) return (long)k;
+    return -1;
+}
+
+static int parse_name(ikd_val x, const ikd_path *fn, ikd_skel_request *r, size_t i, ikd_error *err)
+{
+    if (ikd_val_type(x) != IKD_DOC_STRING) return ikd_field_bad(err, fn, "must be a string");
+    size_t len;
+    const char *s = x.ops->string(x.v, &len);
+    if (len == 0 || len > IKD_NAME_MAX) return ikd_field_bad(err, fn, "must be 1 to 256 bytes");
+    if (memchr(s, '\0', len) || !ikd_utf8_valid(s, len)) return ikd_field_bad(err, fn, "must be valid UTF-8 without NUL");
+    if (find_name(r, s, len, i) >= 0) return ikd_field_bad(err, fn, "is the name of an earlier joint (names are unique)");
+    if (!r->names && !(r->names = calloc(r->skeleton.count, sizeof *r->names))) return nomem(err, fn);
+    if (!(r->names[i] = malloc(len + 1))) return nomem(err, fn);
+    memcpy(r->names[i], s, len);
+    r->names[i][len] = '\0';
+    return IKD_E_OK;
+}
+
+static int parse_parent(ikd_val x, const ikd_path *fp, ikd_skel_request *r, size_t i, ikd_error *err)
+{
+    ikd_skeleton_joint *j = &r->joints[i];
+    if (ikd_val_type(x) == IKD_DOC_STRING) {
+        size_t len;
+        const char *s = x.ops->string(x.v, &len);
+        if ((j->parent = find_name(r, s, len, i)) < 0)
+            return ikd_field_bad(err, fp, "names no joint listed earlier (a parent comes before its children)");
+        return IKD_E_OK;
+    }
+    if (ikd_val_type(x) != IKD_DOC_INT) return ikd_field_bad(err, fp, "must be a joint's index or name");
+    long long v = x.ops->integer(x.v);
+    j->parent = v < -1 ? -2 : v > (long long)IKD_MAX_JOINTS ? (long)IKD_MAX_JOINTS : (long)v; /* checked by validation */
+    return IKD_E_OK;
+}
+
+static int parse_joint(ikd_val v, const ikd_path *f, ikd_skel_request *r, size_t i, ikd_error *err)
+{
+    static const ikd_field keys[] = {FIELD("name"), FIELD("parent"), FIELD("position"), FIELD("rotation"),
+                                     FIELD("constraint")};
+    enum { NAME, PARENT, POS, ROT, CONS };
+    ikd_skeleton_joint *j = &r->joints[i];
+    memset(j, 0, sizeof *j);
+    j->parent = (long)i - 1;
+    j->rotation = ikd_quat_identity();
+    ikd_limit_init(&j->limit, IKD_LIMIT_NONE);
+    if (ikd_val_type(v) == IKD_DOC_ARRAY) return ikd_field_vec3(v, f, &j->position, err);
+    if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, f, "must be an object or an array of 3 numbers");
+    ikd_val m[5];
+    int rc = GATHER(v, f, keys, m, err);
+    if (rc) return rc;
+    ikd_path fn = ikd_field_key(f, "name"), fp = ikd_field_key(f, "parent"), fpos = ikd_field_key(f, "position");
+    ikd_path fr = ikd_field_key(f, "rotation"), fc = ikd_field_key(f, "constraint");
+    if (m[NAME].v && (rc = parse_name(m[NAME], &fn, r, i, err))) return rc;
+    if (m[PARENT].v) {
+        if (i == 0) return ikd_field_bad(err, &fp, "the first joint is the root and has no parent");
+        if ((rc = parse_parent(m[PARENT], &fp, r, i, err))) return rc;
+    }
+    if (!m[POS].v) return ikd_field_bad(err, &fpos, "is required");
+    if ((rc = ikd_field_vec3(m[POS], &fpos, &j->position, err))) return rc;
+    if (m[ROT].v && (rc = ikd_field_quat(m[ROT], &fr, &j->rotation, err))) return rc;
+    if (m[CONS].v && (rc = parse_limit(m[CONS], &fc, &j->limit, err))) return rc;
+    return IKD_E_OK;
+}
+
+static int parse_skeleton(ikd_val v, const ikd_path *pre, size_t max_joints, ikd_skel_request *r, ikd_error *err)
+{
+    static const ikd_field keys[] = {FIELD("joints")};
+    ikd_path fs = ikd_field_key(pre, "skeleton"), fj = ikd_field_key(&fs, "joints");
+    if (!v.v) return ikd_field_bad(err, &fs, "is required");
+    if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fs, "must be an object");
+    ikd_val m[1];
+    int rc = GATHER(v, &fs, keys, m, err);
+    if (rc) return rc;
+    if (ikd_val_type(m[0]) != IKD_DOC_ARRAY || m[0].ops->size(m[0].v) < 1)
+        return ikd_field_bad(err, &fj, "must be a non-empty array of joints");
+    size_t n = m[0].ops->size(m[0].v);
+    if (n > max_joints) return ikd_field_bad(err, &fj, "has more joints than --max-joints allows");
+    if (!(r->joints = calloc(n, sizeof *r->joints))) return nomem(err, &fj);
+    r->skeleton.joints = r->joints;
+    r->skeleton.count = n;
+    for (size_t i = 0; i < n; i++) {
+        ikd_path fi = ikd_field_index(&fj, i);
+        if ((rc = parse_joint(ikd_val_at(m[0], i), &fi, r, i, err))) return rc;
+    }
+    return IKD_E_OK;
+}
+
+static int parse_pose(ikd_val v, const ikd_path *pre, ikd_skel_request *r, ikd_error *err)
+{
+    static const ikd_field keys[] = {FIELD("root"), FIELD("rotations")};
+    ikd_path fp = ikd_field_key(pre, "pose"), froot = ikd_field_key(&fp, "root"), frot = ikd_field_key(&fp, "rotations");
+    r->problem.root = r->joints[0].position;
+    if (!v.v) return IKD_E_OK;
+    if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fp, "must be an object");
+    ikd_val m[2];
+    int rc = GATHER(v, &fp, keys, m, err);
+    if (rc) return rc;
+    if (m[0].v && (rc = ikd_field_vec3(m[0], &froot, &r->problem.root, err))) return rc;
+    if (!m[1].v) return IKD_E_OK;
+    if (ikd_val_type(m[1]) != IKD_DOC_ARRAY || m[1].ops->size(m[1].v) != r->skeleton.count)
+        return ikd_field_bad(err, &frot, "must hold one rotation per joint");
+    if (!(r->start = malloc(r->skeleton.count * sizeof *r->start))) return nomem(err, &frot);
+    for (size_t i = 0; i < r->skeleton.count; i++) {
+        ikd_path fi = ikd_field_index(&frot, i);
+        if ((rc = ikd_field_quat(ikd_val_at(m[1], i), &fi, &r->start[i], err))) return rc;
+        double ql = ikd_quat_len(r->start[i]);
+        if (!(fabs(ql - 1) <= 1e-3)) return ikd_field_bad(err, &fi, "must be a unit quaternion [x, y, z, w]");
+        r->start[i] = ikd_quat_norm(r->start[i]);
+    }
+    r->problem.start = r->start;
+    return IKD_E_OK;
+}
+
+static int parse_goal_joint(ikd_val x, const ikd_path *f, const ikd_skel_request *r, ikd_goal *g, ikd_error *err)
+{
+    if (!x.v) return ikd_field_bad(err, f, "is required (a joint's name or index)");
+    if (ikd_val_type(x) == IKD_DOC_STRING) {
+        size_t len;
+        const char *s = x.ops->string(x.v, &len);
+        long k = find_name(r, s, len, r->skeleton.count);
+        if (k < 0) return ikd_field_bad(err, f, "names no joint of the skeleton");
+        g->joint = (size_t)k;
+        return IKD_E_OK;
+    }
+    if (ikd_val_type(x) != IKD_DOC_INT) return ikd_field_bad(err, f, "must be a joint's name or index");
+    long long v = x.ops->integer(x.v);
+    if (v < 0 || (unsigned long long)v >= r->skeleton.count) return ikd_field_bad(err, f, "names no joint of the skeleton");
+    g->joint = (size_t)v;
+    return IKD_E_OK;
+}
+
+static int parse_pair(ikd_val v, const ikd_path *f, const char *a, const char *b, ikd_val out[3], const char *c,
+                      ikd_error *err)
+{
+    ikd_field keys[3] = {{a, strlen(a)}, {b, strlen(b)}, {c ? c : "", c ? strlen(c) : 0}};
+    if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, f, "must be an object");
+    return ikd_field_gather(v, f, keys, c ? 3 : 2, out, err);
+}
+
+static int parse_goal(ikd_val v, const ikd_path *f, const ikd_skel_request *r, ikd_goal *g, ikd_error *err)
+{
+    static const ikd_field keys[] = {FIELD("joint"), FIELD("position"), FIELD("rotation"), FIELD("aim"),
+                                     FIELD("ground"), FIELD("pole"),     FIELD("weight")};
+    enum { JOINT, POS, ROT, AIM, GROUND, POLE, WEIGHT };
+    if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, f, "must be an object");
+    ikd_val m[7], sub[3];
+    int rc = GATHER(v, f, keys, m, err);
+    if (rc) return rc;
+    ikd_goal_init(g, 0);
+    ikd_path fj = ikd_field_key(f, "joint");
+    if ((rc = parse_goal_joint(m[JOINT], &fj, r, g, err))) return rc;
+    ikd_path fp = ikd_field_key(f, "position"), fr = ikd_field_key(f, "rotation"), fa = ikd_field_key(f, "aim");
+    ikd_path fg = ikd_field_key(f, "ground"), fpo = ikd_field_key(f, "pole"), fw = ikd_field_key(f, "weight");
+    if (m[POS].v && !(rc = ikd_field_vec3(m[POS], &fp, &g->position, err))) g->has_position = 1;
+    if (rc) return rc;
+    if (m[ROT].v && !(rc = ikd_field_quat(m[ROT], &fr, &g->rotation, err))) g->has_rotation = 1;
+    if (rc) return rc;
+    if (m[AIM].v) {
+        if ((rc = parse_pair(m[AIM], &fa, "axis", "at", sub, NULL, err))) return rc;
+        ikd_path fx = ikd_field_key(&fa, "axis"), ft = ikd_field_key(&fa, "at");
+        if (!sub[0].v) return ikd_field_bad(err, &fx, "is required");
+        if (!sub[1].v) return ikd_field_bad(err, &ft, "is required");
+        if ((rc = ikd_field_vec3(sub[0], &fx, &g->aim_axis, err)) || (rc = ikd_field_vec3(sub[1], &ft, &g->aim_at, err)))
+            return rc;
+        g->has_aim = 1;
+    }
+    if (m[GROUND].v) {
+        if ((rc = parse_pair(m[GROUND], &fg, "point", "normal", sub, "height", err))) return rc;
+        ikd_path fpt = ikd_field_key(&fg, "point"), fn = ikd_field_key(&fg, "normal"), fh = ikd_field_key(&fg, "height");
+        if (!sub[0].v) return ikd_field_bad(err, &fpt, "is required");
+        if ((rc = ikd_field_vec3(sub[0], &fpt, &g->ground_point, err))) return rc;
+        g->ground_normal = ikd_vec3_make(0, 0, 0); /* default: up (filled in once up is known) */
+        if (sub[1].v && (rc = ikd_field_vec3(sub[1], &fn, &g->ground_normal, err))) return rc;
+        if (sub[2].v && !(rc = ikd_field_number(sub[2], &fh, &g->ground_height, err))) g->has_ground_height = 1;
+        if (rc) return rc;
+        g->has_ground = 1;
+    }
+    if (m[POLE].v && !(rc = ikd_field_vec3(m[POLE], &fpo, &g->pole, err))) g->has_pole = 1;
+    if (rc) return rc;
+    if (m[WEIGHT].v && (rc = ikd_field_number(m[WEIGHT], &fw, &g->weight, err))) return rc;
+    return IKD_E_OK;
+}
+
+static int parse_goals(ikd_val v, const ikd_path *pre, ikd_skel_request *r, ikd_error *err)
+{
+    ikd_path fg = ikd_field_key(pre, "goals");
+    if (ikd_val_type(v) != IKD_DOC_ARRAY || v.ops->size(v.v) < 1) return ikd_field_bad(err, &fg, "must be a non-empty array");
+    size_t n = v.ops->size(v.v);
+    if (n > IKD_SKEL_MAX_GOALS || n > r->skeleton.count)
+        return ikd_field_bad(err, &fg, "has more goals than joints (or than 64)");
+    if (!(r->goals = calloc(n, sizeof *r->goals))) return nomem(err, &fg);
+    r->goal_count = n;
+    for (size_t i = 0; i < n; i++) {
+        ikd_path fi = ikd_field_index(&fg, i);
+        int rc = parse_goal(ikd_val_at(v, i), &fi, r, &r->goals[i], err);
+        if (rc) return rc;
+    }
+    return IKD_E_OK;
+}
+
+static int parse_options(ikd_val v, const ikd_path *pre, ikd_multi_problem *p, ikd_error *err)
+{
+    static const ikd_field keys[] = {FIELD("max_iterations"), FIELD("tolerance"), FIELD("rotation_tolerance_deg"),
+                                     FIELD("rest_pull"), FIELD("damping")};
+    ikd_path fo = ikd_field_key(pre, "options");
+    if (!v.v) return IKD_E_OK;
+    if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fo, "must be an object");
+    ikd_val m[5];
+    int rc = GATHER(v, &fo, keys, m, err);
+    if (rc) return rc;
+    double *dst[5] = {NULL, &p->tolerance, &p->rotation_tolerance_deg, &p->rest_pull, &p->damping};
+    for (int k = 0; k < 5; k++) {
+        if (!m[k].v) continue;
+        ikd_path f = ikd_field_key(&fo, keys[k].name);
+        if (k == 0) {
+            if (ikd_val_type(m[k]) != IKD_DOC_INT) return ikd_field_bad(err, &f, "must be an integer in [1, 100000]");
+            long long it = m[k].ops->integer(m[k].v);
+            p->max_iterations = it < 0 ? 0 : it > 1000000 ? 1000000 : (int)it; /* range checked by validation */
+        } else if ((rc = ikd_field_number(m[k], &f, dst[k], err))) {
+            return rc;
+        }
+    }
+    return IKD_E_OK;
+}
+
+int ikd_skel_decode(ikd_val root, long item, size_t max_joints, ikd_skel_request *req, ikd_error *err)
+{
+    static const ikd_field keys[] = {FIELD("skeleton"), FIELD("pose"), FIELD("root"),   FIELD("up"),
+                                     FIELD("goals"),    FIELD("solver"), FIELD("options")};
+    enum { SKELETON, POSE, ROOT, UP, GOALS, SOLVER, OPTIONS };
+    ikd_path body = ikd_field_key(NULL, ""), batch = ikd_field_key(NULL, "problems"), in_batch = ikd_field_index(&batch, (size_t)item);
+    const ikd_path *pre = item < 0 ? &body : &in_batch;
+    if (ikd_val_type(root) != IKD_DOC_OBJECT) return ikd_field_bad(err, pre, item >= 0 ? "must be an object" : "the body must be an object");
+    ikd_val m[7];
+    int rc = GATHER(root, pre, keys, m, err);
+    if (rc) return rc;
+    ikd_multi_problem *p = &req->problem;
+    if ((rc = parse_skeleton(m[SKELETON], pre, max_joints, req, err))) return rc;
+    p->skeleton = &req->skeleton;
+    if ((rc = parse_pose(m[POSE], pre, req, err))) return rc;
+    if (m[ROOT].v) {
+        ikd_path fr = ikd_field_key(pre, "root");
+        if (ikd_field_str_is(m[ROOT], "free")) p->root_free = 1;
+        else if (!ikd_field_str_is(m[ROOT], "fixed")) return ikd_field_bad(err, &fr, "must be \"fixed\" or \"free\"");
+    }
+    if (m[UP].v) {
+        ikd_path fu = ikd_field_key(pre, "up");
+        if ((rc = ikd_field_vec3(m[UP], &fu, &p->up, err))) return rc;
+    }
+    if (m[SOLVER].v) {
+        ikd_path fs = ikd_field_key(pre, "solver");
+        if (!ikd_field_str_is(m[SOLVER], "auto") && !ikd_field_str_is(m[SOLVER], "dls"))
+            return ikd_field_bad(err, &fs, "must be \"auto\" or \"dls\" for a skeleton");
+    }
+    ikd_path fgoals = ikd_field_key(pre, "goals");
+    if (!m[GOALS].v) return ikd_field_bad(err, &fgoals, "is required");
+    if ((rc = parse_goals(m[GOALS], pre, req, err))) return rc;
+    for (size_t i = 0; i < req->goal_count; i++) /* a ground normal left out is up */
+        if (req->goals[i].has_ground && ikd_vec3_len(req->goals[i].ground_normal) == 0) req->goals[i].ground_normal = p->up;
+    p->goals = req->goals;
+    p->goal_count = req->goal_count;
+    return parse_options(m[OPTIONS], pre, p, err);
+}

@@ -1,0 +1,177 @@
+/* test_skel.c - libcheck suite: POST /v1/solve/skeleton through the service: bad input names its field, good input solves. */
+#include <check.h>
+#include <jansson.h>
+#include <msgpack.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/buf.h"
+#include "service/api.h"
+#include "jsonpack.h"
+#include "testutil.h"
+
+static const char *const LEGS =
+    "\"skeleton\":{\"joints\":["
+    "{\"name\":\"pelvis\",\"position\":[0,1,0]},"
+    "{\"name\":\"hip_l\",\"position\":[0.1,0.95,0],\"constraint\":{\"type\":\"ball\",\"max_deg\":90}},"
+    "{\"name\":\"knee_l\",\"parent\":\"hip_l\",\"position\":[0.1,0.5,0.02],"
+    "\"constraint\":{\"type\":\"hinge\",\"axis\":[1,0,0],\"min_deg\":0,\"max_deg\":150}},"
+    "{\"name\":\"foot_l\",\"parent\":\"knee_l\",\"position\":[0.1,0.05,0]},"
+    "{\"name\":\"hip_r\",\"parent\":\"pelvis\",\"position\":[-0.1,0.95,0]},"
+    "{\"name\":\"knee_r\",\"position\":[-0.1,0.5,0.02]},"
+    "{\"name\":\"foot_r\",\"position\":[-0.1,0.05,0]}]}";
+
+static int run(const char *body, ikd_encoding enc, ikd_buf *out)
+{
+    ikd_api_limits lim = {64, 1000, 100, NULL};
+    ikd_buf_reset(out);
+    return ikd_api_skeleton(&lim, 0, enc, IKD_ENC_JSON, body, strlen(body), out, NULL);
+}
+
+/* Every bad skeleton request of issue 15 gets 400 with its exact field. */
+START_TEST(bad_input_names_the_field)
+{
+    static const struct {
+        const char *skeleton; /* NULL: LEGS */
+        const char *rest, *field;
+    } cases[] = {
+        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"parent\":3},[0,2,0],[0,3,0]]}",
+         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].parent"},
+        {"\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0],{\"position\":[0,3,0],\"parent\":3}]}",
+         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[3].parent"},
+        {"\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0],{\"position\":[0,3,0],\"parent\":\"nobody\"}]}",
+         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[3].parent"},
+        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"parent\":-1}]}",
+         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].parent"},
+        {"\"skeleton\":{\"joints\":[{\"name\":\"a\",\"position\":[0,0,0]},{\"name\":\"a\",\"position\":[0,1,0]}]}",
+         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].name"},
+        {NULL, "\"goals\":[{\"joint\":\"hand\",\"position\":[1,0,0]}]", "goals[0].joint"},
+        {NULL, "\"goals\":[{\"joint\":3,\"position\":[1,0,0]},{\"joint\":99,\"position\":[1,0,0]}]", "goals[1].joint"},
+        {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0],\"ground\":{\"point\":[0,0,0]}}]", "goals[0].ground"},
+        {NULL, "\"goals\":[{\"joint\":\"foot_l\"}]", "goals[0]"},
+        {"\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],{\"position\":[0,2,0],\"constraint\":{\"type\":\"ball\"}}]}",
+         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[2].constraint.axis"},
+        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"euler\",\"order\":\"xyy\"}},[0,2,0]]}",
+         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.order"},
+        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"euler\",\"order\":\"xyz\","
+         "\"min_deg\":[0,-95,0],\"max_deg\":[10,10,10]}},[0,2,0]]}",
+         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.min_deg"},
+        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"euler\",\"order\":\"xyz\","
+         "\"min_deg\":[20,0,0],\"max_deg\":[10,10,10]}},[0,2,0]]}",
+         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.min_deg"},
+        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"hinge\"}},[0,2,0]]}",
+         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.axis"},
+        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"hinge\",\"axis\":[0,0,0]}},[0,2,0]]}",
+         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.axis"},
+        {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"rotation\":[0,0,0,2]}]", "goals[0].rotation"},
+        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"rotation\":[0,0,1,1]}]}",
+         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].rotation"},
+        {NULL, "\"pose\":{\"rotations\":[[0,0,0,1]]},\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}]", "pose.rotations"},
+        {NULL, "\"root\":\"floating\",\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}]", "root"},
+        {"\"skeleton\":{\"joints\":[[0,0,0],[0,1,0]]}",
+         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]},{\"joint\":1,\"position\":[1,0,0]},{\"joint\":0,\"position\":[0,0,0]}]",
+         "goals"},
+        {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"rest_pull\":2}", "options.rest_pull"},
+    };
+    ikd_buf out;
+    ikd_buf_init(&out);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char body[2048];
+        snprintf(body, sizeof body, "{%s,%s}", cases[i].skeleton ? cases[i].skeleton : LEGS, cases[i].rest);
+        int st = run(body, IKD_ENC_JSON, &out);
+        json_error_t e;
+        json_t *d = json_loadb(out.data, out.len, 0, &e);
+        ck_assert_msg(d != NULL, "case %zu: %s", i, out.data);
+        const char *field = json_string_value(json_object_get(json_object_get(d, "error"), "field"));
+        ck_assert_msg(st == 400 && field && !strcmp(field, cases[i].field), "case %zu: %d %s (want %s)", i, st, out.data,
+                      cases[i].field);
+        json_decref(d);
+    }
+    /* over --max-joints */
+    ikd_api_limits small = {3, 1000, 100, NULL};
+    char body[1024];
+    snprintf(body, sizeof body, "{%s,\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]}", LEGS);
+    ikd_buf_reset(&out);
+    ck_assert_int_eq(ikd_api_skeleton(&small, 0, IKD_ENC_JSON, IKD_ENC_JSON, body, strlen(body), &out, NULL), 400);
+    ck_assert_ptr_nonnull(strstr(out.data, "\"skeleton.joints\""));
+    ikd_buf_destroy(&out);
+}
+END_TEST
+
+/* A good request: both feet placed, a free root; the reply's pose fed back
+ * with the same goals is (nearly) a fixed point; MessagePack gives the
+ * same pose as JSON. */
+START_TEST(good_requests_solve)
+{
+    char body[4096], again[8192];
+    snprintf(body, sizeof body,
+             "{%s,\"root\":\"free\",\"goals\":[{\"joint\":\"foot_l\",\"position\":[0.15,0.2,0.3]},"
+             "{\"joint\":\"foot_r\",\"ground\":{\"point\":[0,0.1,0]}}]}",
+             LEGS);
+    ikd_buf out;
+    ikd_buf_init(&out);
+    ck_assert_int_eq(run(body, IKD_ENC_JSON, &out), 200);
+    json_error_t e;
+    json_t *d = json_loadb(out.data, out.len, 0, &e);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(json_string_value(json_object_get(d, "status")), "reached");
+    json_t *goals = json_object_get(d, "goals");
+    ck_assert_uint_eq(json_array_size(goals), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(goals, 0), "joint")), "foot_l");
+    ck_assert_uint_eq(json_array_size(json_object_get(d, "joints")), 7);
+    /* feed the pose back */
+    char *pose = json_dumps(json_object_get(d, "pose"), JSON_COMPACT);
+    snprintf(again, sizeof again,
+             "{%s,\"root\":\"free\",\"pose\":%s,\"goals\":[{\"joint\":\"foot_l\",\"position\":[0.15,0.2,0.3]},"
+             "{\"joint\":\"foot_r\",\"ground\":{\"point\":[0,0.1,0]}}]}",
+             LEGS, pose);
+    free(pose);
+    ikd_buf out2;
+    ikd_buf_init(&out2);
+    ck_assert_int_eq(run(again, IKD_ENC_JSON, &out2), 200);
+    json_t *d2 = json_loadb(out2.data, out2.len, 0, &e);
+    json_t *r1 = json_object_get(json_object_get(d, "pose"), "rotations"), *r2 = json_object_get(json_object_get(d2, "pose"), "rotations");
+    for (size_t i = 0; i < json_array_size(r1); i++) {
+        ikd_quat a, b;
+        double *pa = &a.x, *pb = &b.x;
+        for (int k = 0; k < 4; k++) pa[k] = json_number_value(json_array_get(json_array_get(r1, i), (size_t)k)),
+                                    pb[k] = json_number_value(json_array_get(json_array_get(r2, i), (size_t)k));
+        ck_assert_msg(ikd_quat_angle_between(a, b) * IKD_RAD2DEG < 1.0, "joint %zu moved %g deg when fed back", i,
+                      ikd_quat_angle_between(a, b) * IKD_RAD2DEG);
+    }
+    json_decref(d2);
+    ikd_buf_destroy(&out2);
+    /* the same request in MessagePack */
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    json_t *req = json_loads(body, 0, &e);
+    ck_assert_ptr_nonnull(req);
+    tu_pack_json(&pk, req);
+    ikd_api_limits lim = {64, 1000, 100, NULL};
+    ikd_buf mp;
+    ikd_buf_init(&mp);
+    ck_assert_int_eq(ikd_api_skeleton(&lim, 0, IKD_ENC_MSGPACK, IKD_ENC_JSON, sb.data, sb.size, &mp, NULL), 200);
+    json_t *dm = json_loadb(mp.data, mp.len, 0, &e);
+    ck_assert(json_equal(json_object_get(dm, "pose"), json_object_get(d, "pose")));
+    json_decref(dm);
+    json_decref(req);
+    json_decref(d);
+    msgpack_sbuffer_destroy(&sb);
+    ikd_buf_destroy(&mp);
+    ikd_buf_destroy(&out);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("skel");
+    TCase *tc = tcase_create("skeleton_requests");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, bad_input_names_the_field);
+    tcase_add_test(tc, good_requests_solve);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
