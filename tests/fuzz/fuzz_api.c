@@ -57,8 +57,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ikd_encoding out = (sel & 2) ? IKD_ENC_MSGPACK : IKD_ENC_JSON;
     ikd_buf reply;
     ikd_buf_init(&reply);
-    int status = (sel & 4) ? ikd_api_batch(&scratch, &lim, in, out, body, len, &reply)
-                           : ikd_api_solve(&scratch, &lim, 0, in, out, body, len, &reply, NULL);
+    /* bit 2: a batch; bit 3: a skeleton solve (POST /v1/solve/skeleton) */
+    int status = (sel & 8)   ? ikd_api_skeleton(&lim, 0, in, out, body, len, &reply, NULL)
+                 : (sel & 4) ? ikd_api_batch(&scratch, &lim, in, out, body, len, &reply)
+                             : ikd_api_solve(&scratch, &lim, 0, in, out, body, len, &reply, NULL);
     if (!known_status(status) || reply.len == 0) abort();
     if (out == IKD_ENC_JSON) {
         /* every reply is valid JSON (so it holds no NaN or Infinity: JSON has none) */

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """seeds.py - the fuzzers' seed corpus, from the request fixtures: every fixture body as a
-solve request and inside a batch, in JSON (selector bytes 0 and 4), plus byte strings for the
+solve request and inside a batch, in JSON (selector bytes 0 and 4), skeleton requests (8), plus byte strings for the
 solver fuzzer and number strings for the strtod fuzzer; usage: seeds.py OUTDIR"""
 import json
 import os
@@ -20,6 +20,27 @@ for i, c in enumerate(cases):
     if "body" in c:
         with open(os.path.join(api, f"batch-{i:03d}"), "wb") as f:
             f.write(b"\x04" + json.dumps({"problems": [c["body"], c["body"]]}, separators=(",", ":")).encode())
+# skeleton requests (selector byte 8): legs with limits and every kind of goal
+legs = {"skeleton": {"joints": [
+    {"name": "pelvis", "position": [0, 1, 0]},
+    {"name": "hip_l", "position": [0.1, 0.95, 0], "constraint": {"type": "ball", "max_deg": 90, "twist_min_deg": -30}},
+    {"name": "knee_l", "parent": "hip_l", "position": [0.1, 0.5, 0.02],
+     "constraint": {"type": "hinge", "axis": [1, 0, 0], "min_deg": 0, "max_deg": 150}},
+    {"name": "foot_l", "position": [0.1, 0.05, 0],
+     "constraint": {"type": "euler", "order": "zxy", "min_deg": [-20, -30, -10], "max_deg": [20, 30, 10]}},
+    {"name": "hip_r", "parent": "pelvis", "position": [-0.1, 0.95, 0]},
+    {"name": "knee_r", "position": [-0.1, 0.5, 0.02], "constraint": {"type": "fixed"}},
+    [-0.1, 0.05, 0]]}}
+goal_sets = [
+    [{"joint": "foot_l", "position": [0.15, 0.2, 0.3]}],
+    [{"joint": "foot_l", "ground": {"point": [0, 0.1, 0], "normal": [0, 1, 0.2]}}, {"joint": 6, "position": [0, 0, 0]}],
+    [{"joint": "knee_l", "aim": {"axis": [0, -1, 0], "at": [1, 0, 1]}, "weight": 2},
+     {"joint": "foot_l", "rotation": [0, 0.38, 0, 0.92], "pole": [0, 0.5, 1]}],
+]
+for i, goals in enumerate(goal_sets):
+    for root in ("fixed", "free"):
+        with open(os.path.join(api, f"skeleton-{i}-{root}"), "wb") as f:
+            f.write(b"\x08" + json.dumps(dict(legs, goals=goals, root=root), separators=(",", ":")).encode())
 # a few byte strings that decode to small valid chains for the solver fuzzer
 for i in range(16):
     with open(os.path.join(solvers, f"seed-{i:02d}"), "wb") as f:
