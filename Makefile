@@ -31,7 +31,8 @@ TEST_UNIT  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/t
 TEST_E2E   := $(BUILD)/tests/run_e2e $(BUILD)/tests/run_service $(BUILD)/tests/run_hostile
 # an LD_PRELOAD shim the hostile suite runs the daemon under (allocations above a size fail)
 FAILALLOC  := $(BUILD)/tests/failalloc.so
-TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o $(BUILD)/tests/unit/problems.o $(BUILD)/tests/unit/jsonpack.o
+TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o $(BUILD)/tests/unit/problems.o $(BUILD)/tests/unit/jsonpack.o \
+                $(BUILD)/tests/unit/humanoid.o
 
 LISTEN ?= 127.0.0.1:8080
 

@@ -119,6 +119,8 @@ typedef struct multi_ws {
     ikd_quat *trot;     /* [g] rotation targets */
     ikd_vec3 *aim_local;/* [g] aim axes in the joint's rest frame */
     unsigned char *want;/* [g] bit 1 position, 2 rotation, 4 aim */
+    int *row0;          /* [g] first row of each goal's position rows (its rotation rows follow) */
+    unsigned char *locked; /* [cols] columns taken out this iteration (a step that would leave a limit) */
     double *J;          /* [rows x cols], row-major */
     double *A;          /* [rows x rows] */
     double *e, *y, *t;  /* [rows] */
@@ -131,7 +133,7 @@ static size_t align8(size_t b) { return (b + 7) & ~(size_t)7; }
 size_t ikd_multi_workspace_size(size_t joints, size_t goals)
 {
     size_t cols = 3 * joints + 3, rows = MULTI_ROWS_PER_GOAL * goals;
-    return align8(2 * joints * sizeof(int)) + joints * sizeof(double) + goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) +
+    return align8(2 * joints * sizeof(int)) + align8(goals * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) + goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) +
            align8(goals) + (rows * cols + rows * rows + 3 * rows + 2 * cols) * sizeof(double) + joints * sizeof(ikd_quat) +
            64;
 }
@@ -154,6 +156,8 @@ static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->z = (double *)m, m += w->cols * sizeof(double);
     w->col = (int *)m, m += n * sizeof(int);
     w->dof = (int *)m, m += n * sizeof(int);
+    w->row0 = (int *)m, m += g * sizeof(int);
+    w->locked = (unsigned char *)m, m += 3 * n + 3;
     w->want = (unsigned char *)m;
 }
 
@@ -195,16 +199,20 @@ static void ground_targets(const ikd_multi_problem *p, const ikd_goal *g, const 
 
 static void setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start)
 {
+    int rows = 0;
     for (size_t i = 0; i < w->g; i++) {
         const ikd_goal *g = &p->goals[i];
         w->want[i] = (unsigned char)((g->has_position || g->has_ground ? 1 : 0) | (g->has_rotation || g->has_ground ? 2 : 0) |
                                      (g->has_aim && !g->has_rotation && !g->has_ground ? 4 : 0));
+        w->row0[i] = rows; /* only the rows a goal uses: 3 for a position, 3 for a rotation or aim */
+        rows += (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
         w->tpos[i] = g->position;
         w->trot[i] = g->rotation;
         if (g->has_ground) ground_targets(p, g, start, &w->tpos[i], &w->trot[i]);
         if (g->has_aim)
             w->aim_local[i] = ikd_quat_rotate(ikd_quat_conj(p->skeleton->joints[g->joint].rotation), g->aim_axis);
     }
+    w->rows = (size_t)rows;
 }
 
 /* ---- one iteration -------------------------------------------------------- */
@@ -242,13 +250,14 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
     memset(w->e, 0, w->rows * sizeof(double));
     for (size_t i = 0; i < w->g; i++) {
         const ikd_goal *g = &p->goals[i];
-        size_t j = g->joint, r0 = i * MULTI_ROWS_PER_GOAL;
+        size_t j = g->joint, r0 = (size_t)w->row0[i], r1 = r0 + (w->want[i] & 1 ? 3 : 0);
         double wt = g->weight;
         ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv;
         gr[i].error = 0, gr[i].rotation_error_deg = 0;
         if (w->want[i] & 1) {
             ikd_vec3 d = ikd_vec3_sub(w->tpos[i], pj);
             gr[i].error = ikd_vec3_len(d);
+            if (gr[i].error > 0.2 * L) d = ikd_vec3_scale(d, 0.2 * L / gr[i].error); /* one step aims this far at most */
             w->e[r0] = wt * d.x, w->e[r0 + 1] = wt * d.y, w->e[r0 + 2] = wt * d.z;
             if (gr[i].error > p->tolerance) all = 0;
         }
@@ -260,7 +269,8 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         }
         if (w->want[i] & 6) {
             gr[i].rotation_error_deg = ikd_vec3_len(rv) * IKD_RAD2DEG;
-            w->e[r0 + 3] = wt * L * rv.x, w->e[r0 + 4] = wt * L * rv.y, w->e[r0 + 5] = wt * L * rv.z;
+            if (ikd_vec3_len(rv) > 0.5) rv = ikd_vec3_scale(rv, 0.5 / ikd_vec3_len(rv));
+            w->e[r1] = wt * L * rv.x, w->e[r1 + 1] = wt * L * rv.y, w->e[r1 + 2] = wt * L * rv.z;
             if (ikd_vec3_len(rv) > rot_tol) all = 0;
         }
         /* columns: every joint from the goal's joint up to the root (the
@@ -279,9 +289,9 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
                 }
                 if (w->want[i] & 6) {
                     ikd_vec3 v = (w->want[i] & 4) ? ikd_vec3_reject(ax[a], aim) : ax[a];
-                    w->J[(r0 + 3) * w->cols + c] = wt * L * v.x;
-                    w->J[(r0 + 4) * w->cols + c] = wt * L * v.y;
-                    w->J[(r0 + 5) * w->cols + c] = wt * L * v.z;
+                    w->J[r1 * w->cols + c] = wt * L * v.x;
+                    w->J[(r1 + 1) * w->cols + c] = wt * L * v.y;
+                    w->J[(r1 + 2) * w->cols + c] = wt * L * v.z;
                 }
             }
         }
@@ -446,6 +456,7 @@ static int step_leaves_limits(const multi_ws *w, const ikd_multi_problem *p, con
 static int primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose,
                         double lambda)
 {
+    memset(w->locked, 0, w->cols);
     for (int round = 0; round < 4; round++) {
         if (factor(w, lambda) != 0) return -1;
         solve_factored(w, w->e, w->y);
@@ -457,6 +468,7 @@ static int primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat 
                 size_t c = (size_t)w->col[k] + (size_t)a;
                 for (size_t r = 0; r < w->rows; r++) w->J[r * w->cols + c] = 0;
                 w->dq[c] = 0;
+                w->locked[c] = 1;
             }
             locked = 1;
         }
@@ -473,6 +485,8 @@ static void null_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
     for (size_t i = 0; i < w->g; i++) poles |= p->goals[i].has_pole;
     if (p->rest_pull <= 0 && !poles) return;
     secondary(w, p, local, pose);
+    for (size_t c = 0; c < w->cols; c++)
+        if (w->locked[c]) w->z[c] = 0; /* a joint held by its limit stays out of the secondary task too */
     for (size_t r = 0; r < w->rows; r++) {
         const double *row = &w->J[r * w->cols];
         double v = 0;
@@ -528,7 +542,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     }
     ikd_skeleton_fk(s, root, local, pose);
     setup_targets(&w, p, pose);
-    double best = INFINITY, L = s->size;
+    double best = INFINITY, L = s->size, rot_tol = p->rotation_tolerance_deg * IKD_DEG2RAD;
     ikd_vec3 best_root = root;
     int it = 0, stall = 0, timed_out = 0;
     for (;;) {
@@ -546,10 +560,12 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
         if (p->deadline_ns && ikd_clock_ns() > p->deadline_ns) { timed_out = 1; break; }
         double lambda = p->damping * fmin(en, 0.5 * L) + 1e-9 * L;
         if (primary_step(&w, p, local, pose, lambda) != 0) break;
-        null_step(&w, p, local, pose);
+        /* the pull toward rest once the goals are nearly met: earlier it only
+         * slows them down (the null space of a damped system is not exact) */
+        if (en <= 10 * (p->tolerance + rot_tol * L) * sqrt((double)w.g)) null_step(&w, p, local, pose);
         it++;
         double moved = apply(&w, p, local, pose, &root);
-        if (met && moved < 1e-9) break; /* goals met and the pose has stopped changing */
+        if (met && moved < 1e-6) break; /* goals met and the pose has stopped changing */
     }
     /* keep the best pose found */
     memcpy(local, w.best, s->count * sizeof *local);

@@ -10,6 +10,7 @@
 #include "codec/codec.h"
 #include "ikd/constraint.h"
 #include "service/api.h"
+#include "../unit/humanoid.h"
 #include "service/reply.h"
 #include "service/route.h"
 #include "../unit/problems.h"
@@ -263,6 +264,63 @@ static void number_writer_bench(void)
     ikd_buf_destroy(&b);
 }
 
+/* The humanoid sets of issue 15 (tests/unit/humanoid.c): per set the share
+ * of problems whose every reachable goal is met (position 1e-4, rotation and
+ * aim 0.1 degrees), out-of-reach goals reported unreachable, the worst limit
+ * violation, and the median and p99 solve time of ikd_multi_solve. */
+static void humanoid_bench(int count)
+{
+    static humanoid_problem hp;
+    static double work[1 << 15];
+    double *times = malloc(sizeof(double) * (size_t)count);
+    ikd_quat local[HUMANOID_JOINTS];
+    ikd_pose_joint pose[HUMANOID_JOINTS];
+    ikd_goal_result gr[HUMANOID_MAX_GOALS];
+    printf("\nhumanoid (%d joints), %d problems per set, 10%% with a hand goal beyond reach (fixed roots)\n",
+           HUMANOID_JOINTS, count);
+    printf("%-14s %8s %12s %10s %9s %9s %7s\n", "set", "met%", "unreachable%", "worst_viol", "median_us", "p99_us",
+           "iters");
+    for (int kind = 0; kind < HSET__COUNT; kind++) {
+        tu_rng r;
+        tu_seed(&r, 4000 + (uint64_t)kind);
+        int met = 0, far_n = 0, far_ok = 0;
+        double worst = 0, iters = 0;
+        for (int k = 0; k < count; k++) {
+            humanoid_make(&r, (hset_kind)kind, k % 10 == 9, &hp);
+            ikd_multi_problem p;
+            ikd_multi_init(&p);
+            p.skeleton = &hp.skeleton;
+            p.root = hp.root;
+            p.root_free = hp.root_free;
+            p.start = hp.has_start ? hp.start : NULL;
+            p.goal_count = hp.goal_count;
+            ikd_error err;
+            ikd_multi_result res;
+            if (ikd_multi_validate(&p, hp.goals, &err) != IKD_E_OK) abort();
+            double t0 = now_ns();
+            ikd_multi_solve(&p, work, sizeof work, local, pose, gr, &res, &err);
+            times[k] = (now_ns() - t0) / 1e3;
+            iters += res.iterations;
+            worst = fmax(worst, ikd_skeleton_max_violation(&hp.skeleton, local));
+            int ok = 1;
+            for (size_t g = 0; g < hp.goal_count; g++) {
+                if ((int)g == hp.far_goal) {
+                    far_n++;
+                    far_ok += gr[g].status == IKD_GOAL_UNREACHABLE;
+                } else {
+                    ok &= gr[g].status == IKD_GOAL_REACHED;
+                }
+            }
+            met += ok;
+        }
+        qsort(times, (size_t)count, sizeof(double), cmp_double);
+        printf("%-14s %7.1f%% %11.1f%% %10.2g %9.1f %9.1f %7.1f\n", hset_name((hset_kind)kind), 100.0 * met / count,
+               far_n ? 100.0 * far_ok / far_n : 100.0, worst, times[count / 2], times[(size_t)(count * 0.99)],
+               iters / count);
+    }
+    free(times);
+}
+
 int main(int argc, char **argv)
 {
     /* the daemon's heap settings (src/server/main.c): batches' buffers stay in the heap
@@ -355,6 +413,7 @@ int main(int argc, char **argv)
             }
         }
     }
+    if (!getenv("IKD_BENCH_BATCH_ONLY") && (!only || !strcmp(only, "humanoid"))) humanoid_bench(count);
     /* IKD_BENCH_BATCH_ONLY=1: the batch handler alone (with IKD_BENCH_BATCH_ENC=json|msgpack, one encoding) */
     if (!getenv("IKD_BENCH_BATCH_ONLY")) codec_bench();
     if (!getenv("IKD_BENCH_BATCH_ONLY")) strtod_bench();

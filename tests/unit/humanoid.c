@@ -1,0 +1,146 @@
+/* humanoid.c - a 25-joint humanoid (euler spine, wrists and ankles; ball shoulders and hips with twist; hinge elbows,
+ * knees and toes) and goal sets from forward kinematics of random poses inside its limits. */
+#include "humanoid.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const humanoid_names[HUMANOID_JOINTS] = {
+    "pelvis",     "spine1",    "spine2",     "chest",      "neck",    "head",      "head_end",
+    "clavicle_l", "upperarm_l", "lowerarm_l", "hand_l",    "hand_end_l", "clavicle_r", "upperarm_r",
+    "lowerarm_r", "hand_r",    "hand_end_r", "thigh_l",    "calf_l",  "foot_l",    "toe_l",
+    "thigh_r",    "calf_r",    "foot_r",     "toe_r"};
+
+static const struct {
+    int parent;
+    double x, y, z;
+} layout[HUMANOID_JOINTS] = {
+    {-1, 0, 1.0, 0},      {0, 0, 1.1, 0},       {1, 0, 1.25, 0},     {2, 0, 1.4, 0},     {3, 0, 1.55, 0},
+    {4, 0, 1.65, 0.02},   {5, 0, 1.82, 0.02},   {3, 0.04, 1.5, 0},   {7, 0.18, 1.5, 0},  {8, 0.45, 1.5, 0},
+    {9, 0.7, 1.5, 0},     {10, 0.8, 1.5, 0},    {3, -0.04, 1.5, 0},  {12, -0.18, 1.5, 0}, {13, -0.45, 1.5, 0},
+    {14, -0.7, 1.5, 0},   {15, -0.8, 1.5, 0},   {0, 0.1, 0.95, 0},   {17, 0.1, 0.52, 0.01}, {18, 0.1, 0.09, 0},
+    {19, 0.1, 0.02, 0.13}, {0, -0.1, 0.95, 0},  {21, -0.1, 0.52, 0.01}, {22, -0.1, 0.09, 0}, {23, -0.1, 0.02, 0.13}};
+
+const char *hset_name(hset_kind k)
+{
+    static const char *const names[] = {"positions", "full 6dof+aim", "free root", "ground", "no limits"};
+    return (unsigned)k < HSET__COUNT ? names[k] : "?";
+}
+
+static void euler(ikd_limit *l, ikd_euler_order o, double a, double b, double c)
+{
+    ikd_limit_init(l, IKD_LIMIT_EULER);
+    l->order = o;
+    double r[3] = {a, b, c};
+    for (int i = 0; i < 3; i++) l->euler_min_deg[i] = -r[i], l->euler_max_deg[i] = r[i];
+}
+
+static void ball(ikd_limit *l, double swing, double twist)
+{
+    ikd_limit_init(l, IKD_LIMIT_BALL);
+    l->max_deg = swing, l->twist_min_deg = -twist, l->twist_max_deg = twist;
+}
+
+static void hinge(ikd_limit *l, ikd_quat turn, ikd_vec3 axis, double lo, double hi)
+{
+    ikd_limit_init(l, IKD_LIMIT_HINGE);
+    l->has_axis = 1, l->axis = ikd_quat_rotate(turn, axis), l->min_deg = lo, l->max_deg = hi;
+}
+
+/* The skeleton, its rest pose turned by `turn` about the origin. */
+static void build(humanoid_problem *hp, ikd_quat turn, int limits)
+{
+    ikd_skeleton_joint *j = hp->joints;
+    for (int i = 0; i < HUMANOID_JOINTS; i++) {
+        memset(&j[i], 0, sizeof j[i]);
+        j[i].parent = layout[i].parent;
+        j[i].position = ikd_quat_rotate(turn, ikd_vec3_make(layout[i].x, layout[i].y, layout[i].z));
+        j[i].rotation = turn;
+        ikd_limit_init(&j[i].limit, IKD_LIMIT_NONE);
+    }
+    if (limits) {
+        for (int i = 1; i <= 3; i++) euler(&j[i].limit, IKD_EULER_XYZ, 20, 15, 20);  /* spine */
+        euler(&j[4].limit, IKD_EULER_XYZ, 40, 50, 30);                              /* neck */
+        euler(&j[5].limit, IKD_EULER_XYZ, 30, 40, 20);                              /* head */
+        for (int s = 0; s < 2; s++) {
+            int b = s ? 12 : 7;
+            euler(&j[b].limit, IKD_EULER_XYZ, 10, 15, 20);                          /* clavicle */
+            ball(&j[b + 1].limit, 100, 80);                                        /* shoulder */
+            hinge(&j[b + 2].limit, turn, ikd_vec3_make(0, s ? -1 : 1, 0), 0, 145); /* elbow */
+            euler(&j[b + 3].limit, IKD_EULER_XYZ, 70, 30, 80);                      /* wrist */
+            int h = s ? 21 : 17;
+            ball(&j[h].limit, 90, 45);                                              /* hip */
+            hinge(&j[h + 1].limit, turn, ikd_vec3_make(1, 0, 0), 0, 150);          /* knee */
+            euler(&j[h + 2].limit, IKD_EULER_XYZ, 40, 20, 25);                      /* ankle */
+            hinge(&j[h + 3].limit, turn, ikd_vec3_make(1, 0, 0), -30, 60);         /* toes */
+        }
+    }
+    hp->skeleton = (ikd_skeleton){j, HUMANOID_JOINTS, 0};
+    ikd_error err;
+    if (ikd_skeleton_validate(&hp->skeleton, &err) != IKD_E_OK) abort();
+}
+
+/* A random pose inside the limits: each joint's deviation a random rotation
+ * of up to `max_rad`, projected onto its limit. */
+static void random_pose(tu_rng *r, const ikd_skeleton *s, double max_rad, ikd_quat *local)
+{
+    for (size_t i = 0; i < s->count; i++) {
+        ikd_quat d = ikd_limit_project(&s->joints[i].limit, tu_small_quat(r, max_rad));
+        local[i] = ikd_quat_norm(ikd_quat_mul(s->joints[i].rest_local, d));
+    }
+}
+
+void humanoid_make(tu_rng *r, hset_kind kind, int far, humanoid_problem *hp)
+{
+    ikd_quat turn = tu_next(r) % 2 ? tu_unit_quat(r) : ikd_quat_identity();
+    build(hp, turn, kind != HSET_NO_LIMITS);
+    const ikd_skeleton *s = &hp->skeleton;
+    ikd_quat target[HUMANOID_JOINTS];
+    ikd_pose_joint tp[HUMANOID_JOINTS];
+    random_pose(r, s, 1.0, target);
+    target[0] = s->joints[0].rest_local;
+    hp->root = s->joints[0].position;
+    hp->root_free = kind == HSET_FREE_ROOT || kind == HSET_GROUND;
+    ikd_vec3 troot = hp->root;
+    if (hp->root_free)
+        troot = ikd_vec3_add(troot, ikd_quat_rotate(turn, ikd_vec3_make(tu_uniform(r, -0.1, 0.1), tu_uniform(r, -0.15, 0.05),
+                                                                       tu_uniform(r, -0.1, 0.1))));
+    ikd_skeleton_fk(s, troot, target, tp);
+    hp->has_start = tu_next(r) % 4 == 0;
+    if (hp->has_start) random_pose(r, s, 0.5, hp->start);
+    static const size_t ends[4] = {10, 15, 19, 23}; /* hands, feet */
+    hp->goal_count = 0;
+    for (int e = 0; e < 4; e++) {
+        ikd_goal *g = &hp->goals[hp->goal_count++];
+        ikd_goal_init(g, ends[e]);
+        if (kind == HSET_GROUND && e >= 2) { /* a plane tilted up to 15 degrees, 0.15 below to above the rest floor */
+            ikd_vec3 up = ikd_quat_rotate(turn, ikd_vec3_make(0, 1, 0));
+            ikd_vec3 n = ikd_quat_rotate(tu_small_quat(r, 15 * IKD_DEG2RAD), up);
+            g->has_ground = 1;
+            g->ground_normal = n;
+            g->ground_point = ikd_vec3_add(s->joints[ends[e]].position,
+                                           ikd_vec3_add(ikd_vec3_scale(up, tu_uniform(r, -0.15, 0.15) - 0.09),
+                                                        ikd_quat_rotate(turn, ikd_vec3_make(0, 0, tu_uniform(r, -0.1, 0.1)))));
+            continue;
+        }
+        g->has_position = 1;
+        g->position = tp[ends[e]].position;
+        if (kind == HSET_FULL) g->has_rotation = 1, g->rotation = tp[ends[e]].rotation;
+    }
+    if (kind == HSET_FULL) { /* the head looks where its target pose looks */
+        ikd_goal *g = &hp->goals[hp->goal_count++];
+        ikd_goal_init(g, 5);
+        g->has_aim = 1;
+        g->aim_axis = ikd_quat_rotate(turn, ikd_vec3_make(0, 0, 1));
+        ikd_vec3 look = ikd_quat_rotate(ikd_quat_mul(tp[5].rotation, ikd_quat_conj(s->joints[5].rotation)), g->aim_axis);
+        g->aim_at = ikd_vec3_mad(tp[5].position, look, 2.0);
+    }
+    hp->far_goal = -1;
+    if (far && !hp->root_free) { /* a hand goal beyond the arm's reach from the fixed root */
+        hp->far_goal = 0;
+        ikd_goal *g = &hp->goals[0];
+        ikd_vec3 dir = ikd_vec3_norm_or(ikd_vec3_sub(g->position, hp->root), ikd_vec3_make(1, 0, 0));
+        g->position = ikd_vec3_mad(hp->root, dir, 3.0); /* the skeleton reaches about 1.4 */
+        g->has_rotation = 0;
+    }
+}

@@ -1,0 +1,45 @@
+/* humanoid.h - a humanoid skeleton with realistic limits and generated goal sets (fixed seeds), for the bench and tests. */
+#ifndef IKD_HUMANOID_H
+#define IKD_HUMANOID_H
+
+#include <stddef.h>
+
+#include "testutil.h"
+
+#define HUMANOID_JOINTS 25
+#define HUMANOID_MAX_GOALS 5
+
+typedef enum {
+    HSET_POSITIONS,   /* hands and feet: 4 position goals, fixed root */
+    HSET_FULL,        /* hands and feet position + rotation, and a head aim */
+    HSET_FREE_ROOT,   /* 4 position goals, the pelvis free to move */
+    HSET_GROUND,      /* both feet on tilted planes (ground goals), free root */
+    HSET_NO_LIMITS,   /* 4 position goals, every joint free */
+    HSET__COUNT
+} hset_kind;
+
+const char *hset_name(hset_kind k);
+
+/* The humanoid's joint names, index = joint. */
+extern const char *const humanoid_names[HUMANOID_JOINTS];
+
+/* One problem of set `kind`: the skeleton (in joints, validated), its goals
+ * from forward kinematics of a random pose inside the limits (so they are
+ * reachable), half of the skeletons turned by a random world rotation, some
+ * starting from a random pose (`start` filled and *has_start = 1), and with
+ * `far` one hand goal moved beyond reach (*far_goal = its index, else -1). */
+typedef struct humanoid_problem {
+    ikd_skeleton_joint joints[HUMANOID_JOINTS];
+    ikd_skeleton skeleton;
+    ikd_goal goals[HUMANOID_MAX_GOALS];
+    size_t goal_count;
+    ikd_quat start[HUMANOID_JOINTS];
+    int has_start;
+    ikd_vec3 root;
+    int root_free;
+    int far_goal;
+} humanoid_problem;
+
+void humanoid_make(tu_rng *r, hset_kind kind, int far, humanoid_problem *hp);
+
+#endif
