@@ -44,6 +44,7 @@ int ikd_buf_reserve(ikd_buf *b, size_t extra)
         return -1;
     }
     size_t cap = b->cap ? b->cap : 1024;
+    if (!b->cap && cap < b->len + extra + 1) cap = b->len + extra + 1; /* a first reservation (a declared body): exact */
     while (cap < b->len + extra + 1) {
         if (cap > ((size_t)-1) / 2) { b->failed = 1; return -1; }
         cap *= 2;

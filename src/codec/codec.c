@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -182,16 +183,28 @@ static arena_block *arena_block_new(size_t size, arena_block *next)
     return b;
 }
 
+/* jansson 2.14's lexer does not survive an allocation failure (it goes on
+ * scanning a token it could not save, past the end of its buffer): while a
+ * document is parsed, running out of memory jumps back to ikd_doc_load,
+ * whose arena then frees whatever jansson had. */
+static _Thread_local jmp_buf *tls_oom;
+
+static void *arena_oom(void)
+{
+    if (tls_oom) longjmp(*tls_oom, 1);
+    return NULL;
+}
+
 static void *arena_malloc(size_t n)
 {
     arena *a = &tls_arena;
     if (!a->active) return malloc(n);
     n = (n + 15) & ~(size_t)15;
-    if (!n || n > ((size_t)-1) / 2) return NULL;
+    if (!n || n > ((size_t)-1) / 2) return arena_oom();
     arena_block *b = a->head;
     if (n > b->size - b->used) {
         b = arena_block_new(n > ARENA_BLOCK ? n : ARENA_BLOCK, a->head);
-        if (!b) return NULL;
+        if (!b) return arena_oom();
         a->head = b;
     }
     void *p = (char *)b->data + b->used;
@@ -375,13 +388,22 @@ int ikd_doc_load(ikd_doc *doc, ikd_encoding enc, const char *body, size_t len, i
     if (enc == IKD_ENC_JSON) {
         json_error_t jerr;
         doc->arena = arena_begin();
+        if (!doc->arena) return ikd_error_set(err, IKD_E_NOMEM, "", "out of memory while parsing the JSON body");
+        jmp_buf oom;
+        if (setjmp(oom)) {
+            tls_oom = NULL;
+            return ikd_error_set(err, IKD_E_NOMEM, "", "out of memory while parsing the JSON body");
+        }
+        tls_oom = &oom;
         json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
         if (!root && json_error_code(&jerr) == json_error_numeric_overflow) {
             /* an integer beyond 64 bits is still a valid JSON number: read
              * every integer as a double (a real beyond double range fails again) */
-            if (doc->arena) arena_end(), doc->arena = arena_begin();
+            arena_end();
+            if (!(doc->arena = arena_begin())) arena_oom();
             root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &jerr);
         }
+        tls_oom = NULL;
         if (!root && json_error_code(&jerr) == json_error_out_of_memory)
             return ikd_error_set(err, IKD_E_NOMEM, "", "out of memory while parsing the JSON body");
         if (!root)

@@ -40,6 +40,7 @@ void ikd_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_conte
     ikd_http *h = cls;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         atomic_fetch_add(&h->connections, 1);
+        atomic_fetch_add(&h->started, 1);
         conn_ctx *cc = malloc(sizeof *cc); /* NULL: no client in the log, and no hold on a drain */
         if (cc) {
             cc->begun = 0;

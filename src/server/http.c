@@ -335,6 +335,8 @@ int ikd_http_start(ikd_http *h, const ikd_config *cfg, char *errbuf, size_t errl
     atomic_init(&h->active, 0);
     atomic_init(&h->connections, 0);
     atomic_init(&h->fresh, 0);
+    atomic_init(&h->started, 0);
+    h->handed = 0;
     atomic_init(&h->draining, 0);
     atomic_init(&h->ready, 0);
     ikd_metrics_init(&h->metrics);
@@ -384,13 +386,17 @@ void ikd_http_close_listener(ikd_http *h)
      * on a listening socket would reset what is still queued, so it comes
      * after the backlog is empty). The descriptor stays open until
      * libmicrohttpd is stopped, as its documentation requires. */
+    long handed = 0, base = atomic_load(&h->started);
     for (;;) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         int c = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
         if (c < 0) break; /* EAGAIN: empty (the socket is non-blocking) */
-        MHD_add_connection(h->daemon, c, (struct sockaddr *)&ss, sl);
+        handed += MHD_add_connection(h->daemon, c, (struct sockaddr *)&ss, sl) == MHD_YES;
     }
+    /* libmicrohttpd takes added connections in on its own threads: until it
+     * has, they count as busy (ikd_http_busy) */
+    h->handed = base + handed;
     shutdown(fd, SHUT_RD);
     h->quiesced_fd = fd;
     h->listen_fd = -1;
@@ -400,7 +406,11 @@ void ikd_http_abort(ikd_http *h) { ikd_service_stop(&h->service); }
 
 long ikd_http_active(ikd_http *h) { return atomic_load(&h->active); }
 
-long ikd_http_busy(ikd_http *h) { return atomic_load(&h->active) + atomic_load(&h->fresh); }
+long ikd_http_busy(ikd_http *h)
+{
+    long waiting = h->handed - atomic_load(&h->started); /* handed over, not yet taken in */
+    return atomic_load(&h->active) + atomic_load(&h->fresh) + (waiting > 0 ? waiting : 0);
+}
 
 void ikd_http_stop(ikd_http *h)
 {

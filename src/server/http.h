@@ -25,6 +25,8 @@ typedef struct ikd_http {
     atomic_long active;      /* requests begun and not yet completed */
     atomic_long connections; /* open client connections (checked against --max-connections) */
     atomic_long fresh;       /* open connections on which no request has begun yet */
+    atomic_long started;     /* connections libmicrohttpd has taken in, ever */
+    long handed;             /* what `started` reaches once the backlog handed over at the drain is taken in */
     atomic_int draining;     /* set by ikd_http_drain */
     atomic_int ready;        /* set once serving; cleared when draining */
     ikd_metrics metrics;

@@ -832,6 +832,19 @@ START_TEST(failed_allocations_are_5xx)
         free(r.body);
     }
     free(body);
+    /* a JSON string of 2.9 MB (the body fits; jansson grows the string to 4 MiB): out of memory while parsing, a
+     * 500, not a 400 "malformed at line -1" */
+    size_t big = 2900000;
+    char *text = malloc(big + 64);
+    int k = snprintf(text, big + 64, "{\"name\":\"");
+    memset(text + k, 'a', big);
+    snprintf(text + k + big, 64, "\"}");
+    harness_phase = "a document jansson cannot allocate";
+    reply r = request(d.port, "POST", "/v1/solve", "application/json", text);
+    free(text);
+    assert_error(&r, 500, "internal_error", "");
+    ck_assert_ptr_nonnull(strstr(r.body, "out of memory while parsing"));
+    free(r.body);
     assert_alive(d.port);
     ck_assert_int_eq(stop_ikd(&d), 0);
 }
