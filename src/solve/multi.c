@@ -7,6 +7,7 @@
 
 #define MULTI_ROWS_PER_GOAL 6 /* position 3 + rotation (or aim) 3 */
 #define MULTI_MAX_STEP 0.5    /* radians a joint turns at most in one iteration */
+#define MULTI_PULL 0.0003       /* mu = rest_pull x this x the skeleton's size (see primary_step) */
 #define MULTI_MAX_ROWS (6 * IKD_MAX_JOINTS)
 
 static const char *const goal_names[] = {"reached", "unreachable", "not_reached"};
@@ -252,6 +253,10 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         const ikd_goal *g = &p->goals[i];
         size_t j = g->joint, r0 = (size_t)w->row0[i], r1 = r0 + (w->want[i] & 1 ? 3 : 0);
         double wt = g->weight;
+        /* a goal out of reach of a fixed root yields to the others ("the other
+         * goals are still met"): it only turns what they leave free */
+        if (!p->root_free && (w->want[i] & 1) && ikd_vec3_dist(w->tpos[i], p->root) > w->reach[j] + p->tolerance)
+            wt *= 1e-5;
         ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv;
         gr[i].error = 0, gr[i].rotation_error_deg = 0;
         if (w->want[i] & 1) {
@@ -367,7 +372,7 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
         ikd_quat d = ikd_quat_mul(ikd_quat_conj(j->rest_local), local[k]);
         ikd_vec3 back = rot_vec(ikd_quat_conj(d)); /* in the joint's rest frame */
         ikd_quat frame = ikd_quat_mul(k ? pose[j->parent].rotation : ikd_quat_identity(), j->rest_local);
-        ikd_vec3 world = ikd_vec3_scale(ikd_quat_rotate(frame, back), p->rest_pull);
+        ikd_vec3 world = ikd_quat_rotate(frame, back); /* the whole way back to rest */
         if (w->dof[k] == 1) {
             w->z[w->col[k]] = ikd_vec3_dot(world, ikd_quat_rotate(pose[k].rotation, j->limit.local_axis));
         } else {
@@ -423,10 +428,18 @@ static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *loc
     return worst * scale;
 }
 
-static double task_norm(const multi_ws *w)
+/* The task error's norm; with `reachable`, over the goals not known to be
+ * out of reach only (those would keep the damping high and slow the rest). */
+static double task_norm(const multi_ws *w, const ikd_multi_problem *p, int reachable)
 {
     double s = 0;
-    for (size_t r = 0; r < w->rows; r++) s += w->e[r] * w->e[r];
+    for (size_t i = 0; i < w->g; i++) {
+        if (reachable && !p->root_free && (w->want[i] & 1) &&
+            ikd_vec3_dist(w->tpos[i], p->root) > w->reach[p->goals[i].joint] + p->tolerance)
+            continue;
+        size_t r0 = (size_t)w->row0[i], nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
+        for (size_t r = r0; r < r0 + nr; r++) s += w->e[r] * w->e[r];
+    }
     return sqrt(s);
 }
 
@@ -449,57 +462,51 @@ static int step_leaves_limits(const multi_ws *w, const ikd_multi_problem *p, con
     return ikd_limit_violation(&j->limit, d) > 0.25 * ang + 1e-9;
 }
 
-/* The goals' step in dq by damped least squares; a joint whose step would
- * leave its limits is taken out (its columns zeroed) and the rest solved
- * again, up to four rounds, so that limits are not fought step after step.
- * 0, or -1 when the system cannot be solved. */
+/* The step in dq: damped least squares toward the goals, regularised
+ * toward the rest pose (and the poles). With z the whole way back to rest,
+ * it minimises |J dq - e|^2 + lambda^2 |dq|^2 + mu^2 |dq - z|^2:
+ * dq = x0 + J^T (J J^T + c I)^-1 (e - J x0), c = lambda^2 + mu^2,
+ * x0 = (mu^2 / c) z. Far from the goals lambda dominates and the pull is
+ * faint; once they are met the pull takes whole steps in their null space,
+ * so the pose settles in a few iterations, and it costs the goals about
+ * mu^2 / sigma^2 of the deviation. A joint whose step would leave its
+ * limits is taken out (its columns zeroed) and the rest solved again, up to
+ * four rounds. 0, or -1 when the system cannot be solved. */
 static int primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose,
-                        double lambda)
+                        double lambda, double mu)
 {
+    int pull = mu > 0;
+    for (size_t i = 0; i < w->g; i++) pull |= p->goals[i].has_pole;
+    if (pull) secondary(w, p, local, pose);
+    else memset(w->z, 0, w->cols * sizeof(double));
+    double c = lambda * lambda + mu * mu, k = c > 0 ? mu * mu / c : 0;
     memset(w->locked, 0, w->cols);
     for (int round = 0; round < 4; round++) {
-        if (factor(w, lambda) != 0) return -1;
-        solve_factored(w, w->e, w->y);
+        if (factor(w, sqrt(c)) != 0) return -1;
+        for (size_t r = 0; r < w->rows; r++) { /* e - J x0 */
+            const double *row = &w->J[r * w->cols];
+            double v = 0;
+            for (size_t col = 0; col < w->cols; col++) v += row[col] * w->z[col];
+            w->y[r] = w->e[r] - k * v;
+        }
+        solve_factored(w, w->y, w->y);
         jt(w, w->y, w->dq);
+        for (size_t col = 0; col < w->cols; col++) w->dq[col] += w->locked[col] ? 0 : k * w->z[col];
         int locked = 0;
-        for (size_t k = 0; k < w->n; k++) {
-            if (!step_leaves_limits(w, p, local, pose, k)) continue;
-            for (int a = 0; a < w->dof[k]; a++) {
-                size_t c = (size_t)w->col[k] + (size_t)a;
-                for (size_t r = 0; r < w->rows; r++) w->J[r * w->cols + c] = 0;
-                w->dq[c] = 0;
-                w->locked[c] = 1;
+        for (size_t j = 0; j < w->n; j++) {
+            if (!step_leaves_limits(w, p, local, pose, j)) continue;
+            for (int a = 0; a < w->dof[j]; a++) {
+                size_t col = (size_t)w->col[j] + (size_t)a;
+                for (size_t r = 0; r < w->rows; r++) w->J[r * w->cols + col] = 0;
+                w->dq[col] = 0;
+                w->z[col] = 0;
+                w->locked[col] = 1;
             }
             locked = 1;
         }
         if (!locked) break;
     }
     return 0;
-}
-
-/* dq += z - J^T A^-1 J z: the secondary task (rest pull, poles) in the
- * null space of the goals, with the factor of the current iteration. */
-static void null_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose)
-{
-    int poles = 0;
-    for (size_t i = 0; i < w->g; i++) poles |= p->goals[i].has_pole;
-    if (p->rest_pull <= 0 && !poles) return;
-    secondary(w, p, local, pose);
-    for (size_t c = 0; c < w->cols; c++)
-        if (w->locked[c]) w->z[c] = 0; /* a joint held by its limit stays out of the secondary task too */
-    for (size_t r = 0; r < w->rows; r++) {
-        const double *row = &w->J[r * w->cols];
-        double v = 0;
-        for (size_t c = 0; c < w->cols; c++) v += row[c] * w->z[c];
-        w->t[r] = v;
-    }
-    solve_factored(w, w->t, w->t);
-    for (size_t c = 0; c < w->cols; c++) w->dq[c] += w->z[c];
-    for (size_t r = 0; r < w->rows; r++) {
-        if (w->t[r] == 0) continue;
-        const double *row = &w->J[r * w->cols];
-        for (size_t c = 0; c < w->cols; c++) w->dq[c] -= row[c] * w->t[r];
-    }
 }
 
 /* ---- the solve ------------------------------------------------------------ */
@@ -542,13 +549,13 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     }
     ikd_skeleton_fk(s, root, local, pose);
     setup_targets(&w, p, pose);
-    double best = INFINITY, L = s->size, rot_tol = p->rotation_tolerance_deg * IKD_DEG2RAD;
+    double best = INFINITY, L = s->size;
     ikd_vec3 best_root = root;
     int it = 0, stall = 0, timed_out = 0;
     for (;;) {
         ikd_skeleton_fk(s, root, local, pose);
         int met = build_rows(&w, p, pose, gr);
-        double en = task_norm(&w);
+        double en = task_norm(&w, p, 0);
         if (met || en < best - 1e-12 * L) { /* once met, the pull toward rest goes on */
             best = fmin(best, en), best_root = root, stall = 0;
             memcpy(w.best, local, s->count * sizeof *local);
@@ -558,11 +565,8 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
         if (it >= p->max_iterations) break;
         if (p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed)) { timed_out = 1; break; }
         if (p->deadline_ns && ikd_clock_ns() > p->deadline_ns) { timed_out = 1; break; }
-        double lambda = p->damping * fmin(en, 0.5 * L) + 1e-9 * L;
-        if (primary_step(&w, p, local, pose, lambda) != 0) break;
-        /* the pull toward rest once the goals are nearly met: earlier it only
-         * slows them down (the null space of a damped system is not exact) */
-        if (en <= 10 * (p->tolerance + rot_tol * L) * sqrt((double)w.g)) null_step(&w, p, local, pose);
+        double lambda = p->damping * fmin(task_norm(&w, p, 1), 0.5 * L) + 1e-9 * L;
+        if (primary_step(&w, p, local, pose, lambda, p->rest_pull * MULTI_PULL * L) != 0) break;
         it++;
         double moved = apply(&w, p, local, pose, &root);
         if (met && moved < 1e-6) break; /* goals met and the pose has stopped changing */

@@ -312,6 +312,10 @@ static void humanoid_bench(int count)
                 }
             }
             met += ok;
+            if (!ok && getenv("IKD_BENCH_DEBUG"))
+                fprintf(stderr, "%s #%d far=%d it=%d: %.2g/%.2g %.2g/%.2g %.2g/%.2g %.2g/%.2g\n", hset_name((hset_kind)kind), k,
+                        hp.far_goal, res.iterations, gr[0].error, gr[0].rotation_error_deg, gr[1].error,
+                        gr[1].rotation_error_deg, gr[2].error, gr[2].rotation_error_deg, gr[3].error, gr[3].rotation_error_deg);
         }
         qsort(times, (size_t)count, sizeof(double), cmp_double);
         printf("%-14s %7.1f%% %11.1f%% %10.2g %9.1f %9.1f %7.1f\n", hset_name((hset_kind)kind), 100.0 * met / count,

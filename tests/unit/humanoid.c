@@ -110,7 +110,7 @@ void humanoid_make(tu_rng *r, hset_kind kind, int far, humanoid_problem *hp)
     if (hp->has_start) random_pose(r, s, 0.5, hp->start);
     static const size_t ends[4] = {10, 15, 19, 23}; /* hands, feet */
     hp->goal_count = 0;
-    for (int e = 0; e < 4; e++) {
+    for (int e = kind == HSET_GROUND ? 2 : 0; e < 4; e++) { /* ground: the feet alone */
         ikd_goal *g = &hp->goals[hp->goal_count++];
         ikd_goal_init(g, ends[e]);
         if (kind == HSET_GROUND && e >= 2) { /* a plane tilted up to 15 degrees, 0.15 below to above the rest floor */
