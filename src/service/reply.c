@@ -6,6 +6,31 @@
 
 #include "wire.h"
 
+/* "joints": [{["name"], "position", "rotation", "local_rotation"}, ...]
+ * (the key included); names[i] NULL (or names NULL) for an unnamed joint. */
+static inline void emit_joints(ikd_emitter *e, char *const *names, const ikd_pose_joint *pose, size_t n)
+{
+    IKD_EMIT_KEY(e, "joints");
+    ikd_emit_array(e, n);
+    for (size_t i = 0; i < n; i++) {
+        const ikd_pose_joint *j = &pose[i];
+        const char *name = names ? names[i] : NULL;
+        ikd_emit_map(e, name ? 4 : 3);
+        if (name) {
+            IKD_EMIT_KEY(e, "name");
+            ikd_emit_str(e, name);
+        }
+        IKD_EMIT_KEY(e, "position");
+        ikd_emit_nums(e, &j->position.x, 3);
+        IKD_EMIT_KEY(e, "rotation");
+        ikd_emit_nums(e, &j->rotation.x, 4);
+        IKD_EMIT_KEY(e, "local_rotation");
+        ikd_emit_nums(e, &j->local_rotation.x, 4);
+        ikd_emit_end(e);
+    }
+    ikd_emit_end(e);
+}
+
 void ikd_reply_solve(ikd_emitter *e, const ikd_request *req, const ikd_result *res, const ikd_pose_joint *pose,
                      double solve_us)
 {
@@ -25,25 +50,7 @@ void ikd_reply_solve(ikd_emitter *e, const ikd_request *req, const ikd_result *r
         IKD_EMIT_KEY(e, "rotation_error_deg");
         ikd_emit_num(e, res->rotation_error_deg);
     }
-    IKD_EMIT_KEY(e, "joints");
-    ikd_emit_array(e, req->problem.joint_count);
-    for (size_t i = 0; i < req->problem.joint_count; i++) {
-        const ikd_pose_joint *j = &pose[i];
-        const char *name = req->names ? req->names[i] : NULL;
-        ikd_emit_map(e, name ? 4 : 3);
-        if (name) {
-            IKD_EMIT_KEY(e, "name");
-            ikd_emit_str(e, name);
-        }
-        IKD_EMIT_KEY(e, "position");
-        ikd_emit_nums(e, &j->position.x, 3);
-        IKD_EMIT_KEY(e, "rotation");
-        ikd_emit_nums(e, &j->rotation.x, 4);
-        IKD_EMIT_KEY(e, "local_rotation");
-        ikd_emit_nums(e, &j->local_rotation.x, 4);
-        ikd_emit_end(e);
-    }
-    ikd_emit_end(e);
+    emit_joints(e, req->names, pose, req->problem.joint_count);
     IKD_EMIT_KEY(e, "solve_us");
     ikd_emit_num(e, solve_us);
     ikd_emit_end(e);
@@ -73,24 +80,7 @@ void ikd_reply_skeleton(ikd_emitter *e, const ikd_skel_request *req, const ikd_q
         ikd_emit_end(e);
     }
     ikd_emit_end(e);
-    IKD_EMIT_KEY(e, "joints");
-    ikd_emit_array(e, n);
-    for (size_t i = 0; i < n; i++) {
-        const char *name = req->names ? req->names[i] : NULL;
-        ikd_emit_map(e, name ? 4 : 3);
-        if (name) {
-            IKD_EMIT_KEY(e, "name");
-            ikd_emit_str(e, name);
-        }
-        IKD_EMIT_KEY(e, "position");
-        ikd_emit_nums(e, &pose[i].position.x, 3);
-        IKD_EMIT_KEY(e, "rotation");
-        ikd_emit_nums(e, &pose[i].rotation.x, 4);
-        IKD_EMIT_KEY(e, "local_rotation");
-        ikd_emit_nums(e, &pose[i].local_rotation.x, 4);
-        ikd_emit_end(e);
-    }
-    ikd_emit_end(e);
+    emit_joints(e, req->names, pose, n);
     IKD_EMIT_KEY(e, "pose");
     ikd_emit_map(e, 2);
     IKD_EMIT_KEY(e, "root");
