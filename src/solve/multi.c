@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "ikd/skeleton.h"
+
+#include "bone.h"
 #include "ikd/solve.h"
 
 #define MULTI_ROWS_PER_GOAL 6 /* position 3 + rotation (or aim) 3 */
@@ -42,14 +44,6 @@ static ikd_code goal_error(ikd_error *err, size_t g, const char *leaf, const cha
     return ikd_error_set(err, IKD_E_INVALID, field, "%s", msg);
 }
 
-static int make_unit(ikd_vec3 *v)
-{
-    double l = ikd_vec3_len(*v);
-    if (!ikd_vec3_isfinite(*v) || !(l > 1e-300) || !isfinite(l)) return 0;
-    *v = ikd_vec3_scale(*v, 1.0 / l);
-    return 1;
-}
-
 static ikd_code check_goal(const ikd_multi_problem *p, ikd_goal *g, size_t i, ikd_error *err)
 {
     if (g->joint >= p->skeleton->count) return goal_error(err, i, "joint", "names no joint of the skeleton");
@@ -66,12 +60,12 @@ static ikd_code check_goal(const ikd_multi_problem *p, ikd_goal *g, size_t i, ik
         g->rotation = ikd_quat_norm(g->rotation);
     }
     if (g->has_aim) {
-        if (!make_unit(&g->aim_axis)) return goal_error(err, i, "aim.axis", "must be a finite, non-zero direction");
+        if (!ikd__unit_dir(&g->aim_axis)) return goal_error(err, i, "aim.axis", "must be a finite, non-zero direction");
         if (!ikd_vec3_isfinite(g->aim_at)) return goal_error(err, i, "aim.at", "must be finite numbers");
     }
     if (g->has_ground) {
         if (!ikd_vec3_isfinite(g->ground_point)) return goal_error(err, i, "ground.point", "must be finite numbers");
-        if (!make_unit(&g->ground_normal))
+        if (!ikd__unit_dir(&g->ground_normal))
             return goal_error(err, i, "ground.normal", "must be a finite, non-zero direction");
         if (g->has_ground_height && !isfinite(g->ground_height))
             return goal_error(err, i, "ground.height", "must be a finite number");
@@ -90,7 +84,7 @@ ikd_code ikd_multi_validate(ikd_multi_problem *p, ikd_goal *goals, ikd_error *er
     if (p->goal_count > n)
         return ikd_error_set(err, IKD_E_INVALID, "goals", "more goals (%zu) than joints (%zu)", p->goal_count, n);
     if (!ikd_vec3_isfinite(p->root)) return ikd_error_set(err, IKD_E_INVALID, "pose.root", "must be finite numbers");
-    if (!make_unit(&p->up)) return ikd_error_set(err, IKD_E_INVALID, "up", "must be a finite, non-zero direction");
+    if (!ikd__unit_dir(&p->up)) return ikd_error_set(err, IKD_E_INVALID, "up", "must be a finite, non-zero direction");
     if (p->max_iterations < 1 || p->max_iterations > IKD_MAX_ITERATIONS_LIMIT)
         return ikd_error_set(err, IKD_E_INVALID, "options.max_iterations", "must be an integer in [1, 100000]");
     if (!(p->tolerance >= 0) || !(p->tolerance <= 1e300))
@@ -239,6 +233,29 @@ static int joint_axes(const multi_ws *w, const ikd_skeleton *s, const ikd_pose_j
     return w->dof[k];
 }
 
+/* 1 when goal i is a position farther from a fixed root than the bones
+ * between them reach: no pose meets it. */
+static int out_of_reach(const multi_ws *w, const ikd_multi_problem *p, size_t i)
+{
+    return !p->root_free && (w->want[i] & 1) &&
+           ikd_vec3_dist(w->tpos[i], p->root) > w->reach[p->goals[i].joint] + p->tolerance;
+}
+
+/* Joint k's local rotation after turning it by its step in dq times
+ * `scale` (about world axes at the current pose); *angle gets the turn. */
+static ikd_quat turned(const multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose,
+                       size_t k, double scale, double *angle)
+{
+    ikd_vec3 ax[3], v = ikd_vec3_make(0, 0, 0);
+    int na = joint_axes(w, p->skeleton, pose, k, ax);
+    for (int a = 0; a < na; a++) v = ikd_vec3_mad(v, ax[a], w->dq[w->col[k] + a] * scale);
+    double ang = *angle = ikd_vec3_len(v);
+    if (!(ang > 0)) return local[k];
+    ikd_quat dw = ikd_quat_axis_angle(ikd_vec3_scale(v, 1 / ang), ang);
+    ikd_quat pr = k ? pose[p->skeleton->joints[k].parent].rotation : ikd_quat_identity();
+    return ikd_quat_norm(ikd_quat_mul(ikd_quat_mul(ikd_quat_conj(pr), ikd_quat_mul(dw, pr)), local[k]));
+}
+
 /* The task error and Jacobian rows of every goal; returns 1 when every goal
  * is met. Rotation rows are scaled by the skeleton's size (one radian
  * weighs one skeleton size). */
@@ -255,8 +272,7 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         double wt = g->weight;
         /* a goal out of reach of a fixed root yields to the others ("the other
          * goals are still met"): it only turns what they leave free */
-        if (!p->root_free && (w->want[i] & 1) && ikd_vec3_dist(w->tpos[i], p->root) > w->reach[j] + p->tolerance)
-            wt *= 1e-5;
+        if (out_of_reach(w, p, i)) wt *= 1e-5;
         ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv;
         gr[i].error = 0, gr[i].rotation_error_deg = 0;
         if (w->want[i] & 1) {
@@ -409,17 +425,8 @@ static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *loc
     double scale = worst > MULTI_MAX_STEP ? MULTI_MAX_STEP / worst : 1;
     for (size_t k = 0; k < s->count; k++) {
         const ikd_skeleton_joint *j = &s->joints[k];
-        if (w->dof[k]) {
-            ikd_vec3 ax[3], v = ikd_vec3_make(0, 0, 0);
-            int na = joint_axes(w, s, pose, k, ax);
-            for (int a = 0; a < na; a++) v = ikd_vec3_mad(v, ax[a], w->dq[w->col[k] + a] * scale);
-            double ang = ikd_vec3_len(v);
-            if (ang > 0) {
-                ikd_quat dw = ikd_quat_axis_angle(ikd_vec3_scale(v, 1 / ang), ang);
-                ikd_quat pr = k ? pose[j->parent].rotation : ikd_quat_identity();
-                local[k] = ikd_quat_norm(ikd_quat_mul(ikd_quat_mul(ikd_quat_conj(pr), ikd_quat_mul(dw, pr)), local[k]));
-            }
-        }
+        double ang;
+        if (w->dof[k]) local[k] = turned(w, p, local, pose, k, scale, &ang);
         ikd_quat d = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(j->rest_local), local[k]));
         local[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, d)));
     }
@@ -434,9 +441,7 @@ static double task_norm(const multi_ws *w, const ikd_multi_problem *p, int reach
 {
     double s = 0;
     for (size_t i = 0; i < w->g; i++) {
-        if (reachable && !p->root_free && (w->want[i] & 1) &&
-            ikd_vec3_dist(w->tpos[i], p->root) > w->reach[p->goals[i].joint] + p->tolerance)
-            continue;
+        if (reachable && out_of_reach(w, p, i)) continue;
         size_t r0 = (size_t)w->row0[i], nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
         for (size_t r = r0; r < r0 + nr; r++) s += w->e[r] * w->e[r];
     }
@@ -450,14 +455,9 @@ static int step_leaves_limits(const multi_ws *w, const ikd_multi_problem *p, con
 {
     const ikd_skeleton_joint *j = &p->skeleton->joints[k];
     if (j->limit.type == IKD_LIMIT_NONE || !w->dof[k]) return 0;
-    ikd_vec3 ax[3], v = ikd_vec3_make(0, 0, 0);
-    int na = joint_axes(w, p->skeleton, pose, k, ax);
-    for (int a = 0; a < na; a++) v = ikd_vec3_mad(v, ax[a], w->dq[w->col[k] + a]);
-    double ang = ikd_vec3_len(v);
+    double ang;
+    ikd_quat nl = turned(w, p, local, pose, k, 1, &ang);
     if (ang < 1e-12) return 0;
-    ikd_quat dw = ikd_quat_axis_angle(ikd_vec3_scale(v, 1 / ang), ang);
-    ikd_quat pr = k ? pose[j->parent].rotation : ikd_quat_identity();
-    ikd_quat nl = ikd_quat_mul(ikd_quat_mul(ikd_quat_conj(pr), ikd_quat_mul(dw, pr)), local[k]);
     ikd_quat d = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(j->rest_local), nl));
     return ikd_limit_violation(&j->limit, d) > 0.25 * ang + 1e-9;
 }
@@ -511,17 +511,13 @@ static int primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat 
 
 /* ---- the solve ------------------------------------------------------------ */
 
-static void finish_goals(const multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root, ikd_goal_result *gr, int *all)
+static void finish_goals(const multi_ws *w, const ikd_multi_problem *p, ikd_goal_result *gr, int *all)
 {
     *all = 1;
     for (size_t i = 0; i < w->g; i++) {
-        const ikd_goal *g = &p->goals[i];
         int met = gr[i].error <= p->tolerance && gr[i].rotation_error_deg <= p->rotation_tolerance_deg;
         gr[i].status = met ? IKD_GOAL_REACHED : IKD_GOAL_NOT_REACHED;
-        /* farther from a fixed root than the bones between them reach */
-        if (!met && !p->root_free && (w->want[i] & 1) &&
-            ikd_vec3_dist(w->tpos[i], root) > w->reach[g->joint] + p->tolerance)
-            gr[i].status = IKD_GOAL_UNREACHABLE;
+        if (!met && out_of_reach(w, p, i)) gr[i].status = IKD_GOAL_UNREACHABLE;
         if (!met) *all = 0;
     }
 }
@@ -577,7 +573,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     ikd_skeleton_fk(s, root, local, pose);
     build_rows(&w, p, pose, gr);
     int all;
-    finish_goals(&w, p, root, gr, &all);
+    finish_goals(&w, p, gr, &all);
     res->iterations = it;
     res->root = root;
     res->status = timed_out && !all ? IKD_MULTI_DEADLINE : all ? IKD_MULTI_REACHED : IKD_MULTI_PARTIAL;

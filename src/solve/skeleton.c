@@ -1,6 +1,8 @@
 /* skeleton.c - the skeleton model: validation (with field paths), derived offsets and rest rotations, forward kinematics. */
 #include "ikd/skeleton.h"
 
+#include "bone.h"
+
 #include <stdio.h>
 
 
@@ -9,15 +11,6 @@ static ikd_code joint_error(ikd_error *err, size_t i, const char *leaf, const ch
     char field[IKD_ERROR_FIELD_MAX];
     snprintf(field, sizeof field, "skeleton.joints[%zu]%s%s", i, leaf[0] ? "." : "", leaf);
     return ikd_error_set(err, IKD_E_INVALID, field, fmt, a, b);
-}
-
-/* A finite, non-zero direction made unit; 0 when it is not one. */
-static int unit_dir(ikd_vec3 *v)
-{
-    double l = ikd_vec3_len(*v);
-    if (!ikd_vec3_isfinite(*v) || !(l > 1e-300) || !isfinite(l)) return 0;
-    *v = ikd_vec3_scale(*v, 1.0 / l);
-    return 1;
 }
 
 static int in_range(double v, double lo, double hi) { return isfinite(v) && v >= lo && v <= hi; }
@@ -83,9 +76,9 @@ static ikd_code resolve_axis(ikd_skeleton *s, size_t i, ikd_error *err)
         if (j->first_child < 0)
             return joint_error(err, i, "constraint.axis", "is required for a ball joint without children", 0, 0);
         w = ikd_vec3_sub(s->joints[j->first_child].position, j->position);
-        if (!unit_dir(&w))
+        if (!ikd__unit_dir(&w))
             return joint_error(err, i, "constraint.axis", "is required: the first child sits on the joint", 0, 0);
-    } else if (!unit_dir(&w)) {
+    } else if (!ikd__unit_dir(&w)) {
         return joint_error(err, i, "constraint.axis", "must be a finite, non-zero direction", 0, 0);
     } else {
         l->axis = w;

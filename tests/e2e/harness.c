@@ -236,3 +236,18 @@ int run_suite(Suite *s)
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
+
+char *straight_chain_batch(size_t items, int joints, const char *solver, const char *rest)
+{
+    size_t cap = 64 + items * ((size_t)joints * 16 + strlen(solver) + strlen(rest) + 64), n = 0;
+    char *body = malloc(cap);
+    ck_assert_ptr_nonnull(body);
+    n += (size_t)snprintf(body + n, cap - n, "{\"problems\":[");
+    for (size_t k = 0; k < items; k++) {
+        n += (size_t)snprintf(body + n, cap - n, "%s{\"solver\":\"%s\",\"chain\":{\"joints\":[", k ? "," : "", solver);
+        for (int i = 0; i < joints; i++) n += (size_t)snprintf(body + n, cap - n, "%s[0,%d,0]", i ? "," : "", i);
+        n += (size_t)snprintf(body + n, cap - n, "]},%s}", rest);
+    }
+    snprintf(body + n, cap - n, "]}");
+    return body;
+}

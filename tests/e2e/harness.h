@@ -49,6 +49,11 @@ void assert_closed_unanswered(int fd, int ms);
  * Connection: close; returns its length. */
 int solve_text(char *buf, size_t size, int close);
 
+/* A batch body of `items` copies of {"solver": solver, "chain": {"joints":
+ * [[0,0,0], [0,1,0], ... (`joints` of them)]}, <rest>} (rest: the target
+ * and any options, as JSON members). malloc'd: free it. */
+char *straight_chain_batch(size_t items, int joints, const char *solver, const char *rest);
+
 /* Run a libcheck suite; the process exit status. */
 int run_suite(Suite *s);
 

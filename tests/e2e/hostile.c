@@ -439,17 +439,7 @@ START_TEST(shutdown_grace_is_a_limit)
     const char *args[] = {"--workers", "1", "--shutdown-grace", "1", "--deadline-ms", "0", "--max-batch", "1000",
                           "--max-iterations", "100000", NULL};
     daemon_proc d = start_ikd(args);
-    size_t cap = 1 << 20, n = 0;
-    char *body = malloc(cap);
-    n += (size_t)snprintf(body + n, cap - n, "{\"problems\":[");
-    for (int k = 0; k < ITEMS; k++) {
-        n += (size_t)snprintf(body + n, cap - n, "%s{\"solver\":\"jacobian\",\"chain\":{\"joints\":[", k ? "," : "");
-        for (int i = 0; i < 60; i++) n += (size_t)snprintf(body + n, cap - n, "%s[0,%d,0]", i ? "," : "", i);
-        n += (size_t)snprintf(body + n, cap - n,
-                              "]},\"target\":[30,30,30],\"options\":{\"method\":\"transpose\",\"tolerance\":0,"
-                              "\"max_iterations\":100000}}");
-    }
-    snprintf(body + n, cap - n, "]}");
+    char *body = straight_chain_batch(ITEMS, 60, "jacobian", "\"target\":[30,30,30],\"options\":{\"method\":\"transpose\",\"tolerance\":0,\"max_iterations\":100000}");
     pthread_t th[CLIENTS];
     batch_client bc[CLIENTS];
     for (int i = 0; i < CLIENTS; i++) {
@@ -722,15 +712,8 @@ START_TEST(memory_is_bounded)
     const char *args[] = {"--memory-budget", "33554432", "--max-body", "2097152", "--workers", "1", NULL};
     daemon_proc d = start_ikd(args);
     long rss0 = rss_kb(d.pid);
-    size_t cap = 2u << 20, n = 0;
-    char *body = malloc(cap);
-    n += (size_t)snprintf(body + n, cap - n, "{\"problems\":[");
-    for (int k = 0; k < 80; k++) {
-        n += (size_t)snprintf(body + n, cap - n, "%s{\"solver\":\"ccd\",\"chain\":{\"joints\":[", k ? "," : "");
-        for (int i = 0; i < 1024; i++) n += (size_t)snprintf(body + n, cap - n, "%s[0,%d,0]", i ? "," : "", i);
-        n += (size_t)snprintf(body + n, cap - n, "]},\"target\":[300,300,0]}");
-    }
-    n += (size_t)snprintf(body + n, cap - n, "]}");
+    char *body = straight_chain_batch(80, 1024, "ccd", "\"target\":[300,300,0]");
+    size_t n = strlen(body);
     char head[256];
     int hn = snprintf(head, sizeof head,
                       "POST /v1/solve/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -808,15 +791,8 @@ START_TEST(failed_allocations_are_5xx)
     const char *args[] = {"--max-body", "4194304", NULL};
     daemon_proc d = start_ikd(args);
     unsetenv("IKD_TEST_WRAPPER");
-    size_t cap = 1u << 20, n = 0;
-    char *body = malloc(cap);
-    n += (size_t)snprintf(body + n, cap - n, "{\"problems\":[");
-    for (int k = 0; k < 1000; k++) { /* poses of 2.8 MB (they fit), a reply of 3.6 MB (it does not) */
-        n += (size_t)snprintf(body + n, cap - n, "%s{\"solver\":\"ccd\",\"chain\":{\"joints\":[", k ? "," : "");
-        for (int i = 0; i < 32; i++) n += (size_t)snprintf(body + n, cap - n, "%s[0,%d,0]", i ? "," : "", i);
-        n += (size_t)snprintf(body + n, cap - n, "]},\"target\":[5,5,0]}");
-    }
-    n += (size_t)snprintf(body + n, cap - n, "]}");
+    /* poses of 2.8 MB (they fit), a reply of 3.6 MB (it does not) */
+    char *body = straight_chain_batch(1000, 32, "ccd", "\"target\":[5,5,0]");
     static const char *accepts[] = {"application/json", "application/msgpack"};
     for (int e = 0; e < 2; e++) {
         char extra[64];

@@ -259,17 +259,7 @@ START_TEST(deadlines)
      * once on a faster machine. */
     const char *args2[] = {"--workers", "1", "--deadline-ms", "50", "--max-iterations", "100000", NULL};
     d = start_ikd(args2);
-    size_t cap = 1 << 20, n = 0;
-    char *body = malloc(cap);
-    n += (size_t)snprintf(body + n, cap - n, "{\"problems\":[");
-    for (int k = 0; k < 200; k++) {
-        n += (size_t)snprintf(body + n, cap - n, "%s{\"solver\":\"jacobian\",\"chain\":{\"joints\":[", k ? "," : "");
-        for (int i = 0; i < 60; i++) n += (size_t)snprintf(body + n, cap - n, "%s[0,%d,0]", i ? "," : "", i);
-        n += (size_t)snprintf(body + n, cap - n,
-                              "]},\"target\":[30,30,30],\"options\":{\"method\":\"transpose\",\"tolerance\":0,"
-                              "\"max_iterations\":100000}}");
-    }
-    snprintf(body + n, cap - n, "]}");
+    char *body = straight_chain_batch(200, 60, "jacobian", "\"target\":[30,30,30],\"options\":{\"method\":\"transpose\",\"tolerance\":0,\"max_iterations\":100000}");
     r = request(d.port, "POST", "/v1/solve/batch", "application/json", body);
     free(body);
     ck_assert_msg(r.status == 200, "%d %.300s", r.status, r.body);
