@@ -106,7 +106,7 @@ ikd_code ikd_multi_validate(ikd_multi_problem *p, ikd_goal *goals, ikd_error *er
 /* ---- workspace ---------------------------------------------------------- */
 
 typedef struct multi_ws {
-    size_t n, g, cols, rows;
+    size_t n, g, cols, rows, cmax;
     int *col;           /* [n] first column of each joint, -1 when fixed */
     int *dof;           /* [n] 0, 1 or 3 */
     double *reach;      /* [n] path length from the root */
@@ -115,11 +115,28 @@ typedef struct multi_ws {
     ikd_vec3 *aim_local;/* [g] aim axes in the joint's rest frame */
     unsigned char *want;/* [g] bit 1 position, 2 rotation, 4 aim */
     int *row0;          /* [g] first row of each goal's position rows (its rotation rows follow) */
+    int *row_goal;      /* [rows] the goal of each row */
+    /* A goal's rows are stored compactly over the columns that move it: a
+     * free root's translation, then the joints from the root down to the
+     * goal's joint. Two goals share their paths' common prefix (the joints
+     * above their lowest common ancestor), so a product of two rows is a
+     * dot product over that prefix: J J^T costs the shared columns only. */
+    int *glen;          /* [g] compact columns of each goal */
+    int *gcol;          /* [g x cmax] the global column of each compact one */
+    int *gdepth;        /* [g] joints on the path */
+    int *gpath;         /* [g x n] the path's joints, root first */
+    int *pre;           /* [g x g] compact columns two goals share */
     unsigned char *locked; /* [cols] columns taken out this iteration (a step that would leave a limit) */
-    double *J;          /* [rows x cols], row-major */
+    double *J;          /* [rows x cmax], compact rows */
     double *A;          /* [rows x rows] */
     double *e, *y, *t;  /* [rows] */
     double *dq, *z;     /* [cols] */
+    /* Each joint's columns are its constraint's own axes at the current
+     * pose (see joint_frames), so a limit binds single columns: */
+    ikd_vec3 *axw;      /* [3n] the world axes of each joint's columns */
+    double *cval, *clo, *chi; /* [cols] each column's angle now and its range, radians (+-inf: unbounded) */
+    ikd_vec3 *zw;       /* [n] the secondary task per joint, a world rotation vector */
+    double *zinv;       /* [9n] per euler joint: world vector -> its columns' rates */
     ikd_quat *best;     /* [n] the best pose so far */
 } multi_ws;
 
@@ -128,30 +145,47 @@ static size_t align8(size_t b) { return (b + 7) & ~(size_t)7; }
 size_t ikd_multi_workspace_size(size_t joints, size_t goals)
 {
     size_t cols = 3 * joints + 3, rows = MULTI_ROWS_PER_GOAL * goals;
-    return align8(2 * joints * sizeof(int)) + align8(goals * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) + goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) +
-           align8(goals) + (rows * cols + rows * rows + 3 * rows + 2 * cols) * sizeof(double) + joints * sizeof(ikd_quat) +
-           64;
+    size_t ints = 2 * joints + 4 * goals + rows + goals * cols + goals * joints + goals * goals;
+    return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
+           joints * 4 * sizeof(ikd_vec3) + (3 * cols + 9 * joints) * sizeof(double) +
+           goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
+           (rows * cols + rows * rows + 3 * rows + 2 * cols) * sizeof(double) + joints * sizeof(ikd_quat) + 64;
 }
 
 static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
 {
     char *m = mem;
-    w->n = n, w->g = g, w->cols = 3 * n + 3, w->rows = MULTI_ROWS_PER_GOAL * g;
+    w->n = n, w->g = g, w->cmax = w->cols = 3 * n + 3, w->rows = MULTI_ROWS_PER_GOAL * g;
+    size_t rows = w->rows;
     w->reach = (double *)m, m += n * sizeof(double);
     w->tpos = (ikd_vec3 *)m, m += g * sizeof(ikd_vec3);
     w->aim_local = (ikd_vec3 *)m, m += g * sizeof(ikd_vec3);
     w->trot = (ikd_quat *)m, m += g * sizeof(ikd_quat);
     w->best = (ikd_quat *)m, m += n * sizeof(ikd_quat);
-    w->J = (double *)m, m += w->rows * w->cols * sizeof(double);
-    w->A = (double *)m, m += w->rows * w->rows * sizeof(double);
-    w->e = (double *)m, m += w->rows * sizeof(double);
-    w->y = (double *)m, m += w->rows * sizeof(double);
-    w->t = (double *)m, m += w->rows * sizeof(double);
+    w->J = (double *)m, m += rows * w->cmax * sizeof(double);
+    w->A = (double *)m, m += rows * rows * sizeof(double);
+    w->e = (double *)m, m += rows * sizeof(double);
+    w->y = (double *)m, m += rows * sizeof(double);
+    w->t = (double *)m, m += rows * sizeof(double);
     w->dq = (double *)m, m += w->cols * sizeof(double);
     w->z = (double *)m, m += w->cols * sizeof(double);
+    w->axw = (ikd_vec3 *)m, m += 3 * n * sizeof(ikd_vec3);
+    w->zw = (ikd_vec3 *)m, m += n * sizeof(ikd_vec3);
+    w->cval = (double *)m, m += w->cols * sizeof(double);
+    w->clo = (double *)m, m += w->cols * sizeof(double);
+    w->chi = (double *)m, m += w->cols * sizeof(double);
+    w->zinv = (double *)m, m += 9 * n * sizeof(double);
     w->col = (int *)m, m += n * sizeof(int);
     w->dof = (int *)m, m += n * sizeof(int);
     w->row0 = (int *)m, m += g * sizeof(int);
+    w->glen = (int *)m, m += g * sizeof(int);
+    w->gdepth = (int *)m, m += g * sizeof(int);
+    w->row_goal = (int *)m, m += rows * sizeof(int);
+    w->gcol = (int *)m, m += g * w->cmax * sizeof(int);
+    w->gpath = (int *)m, m += g * n * sizeof(int);
+    w->pre = (int *)m, m += g * g * sizeof(int);
+    m += g * sizeof(int); /* the spare int of the size's count */
+    m = (char *)align8((size_t)m);
     w->locked = (unsigned char *)m, m += 3 * n + 3;
     w->want = (unsigned char *)m;
 }
@@ -210,6 +244,36 @@ static void setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pos
     w->rows = (size_t)rows;
 }
 
+/* Each goal's path (the joints that move it, root first), its compact
+ * columns, its rows, and the columns each pair of goals shares. */
+static void setup_paths(multi_ws *w, const ikd_multi_problem *p)
+{
+    const ikd_skeleton *s = p->skeleton;
+    for (size_t i = 0; i < w->g; i++) {
+        int *path = &w->gpath[i * w->n], *gc = &w->gcol[i * w->cmax], d = 0, c = 0;
+        for (long k = (long)p->goals[i].joint; k >= 0; k = s->joints[k].parent)
+            if (w->dof[k]) path[d++] = (int)k;
+        for (int a = 0, b = d - 1; a < b; a++, b--) {
+            int t = path[a];
+            path[a] = path[b], path[b] = t;
+        }
+        if (p->root_free)
+            for (int a = 0; a < 3; a++) gc[c++] = (int)w->cols - 3 + a;
+        for (int t = 0; t < d; t++)
+            for (int a = 0; a < w->dof[path[t]]; a++) gc[c++] = w->col[path[t]] + a;
+        w->gdepth[i] = d, w->glen[i] = c;
+        int nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
+        for (int r = 0; r < nr; r++) w->row_goal[w->row0[i] + r] = (int)i;
+    }
+    for (size_t a = 0; a < w->g; a++)
+        for (size_t b = 0; b <= a; b++) {
+            int m = 0, la = w->glen[a], lb = w->glen[b];
+            const int *ca = &w->gcol[a * w->cmax], *cb = &w->gcol[b * w->cmax];
+            while (m < la && m < lb && ca[m] == cb[m]) m++;
+            w->pre[a * w->g + b] = w->pre[b * w->g + a] = m;
+        }
+}
+
 /* ---- one iteration -------------------------------------------------------- */
 
 /* The rotation vector (axis * angle, radians, angle in [0, pi]) of q. */
@@ -222,15 +286,92 @@ static ikd_vec3 rot_vec(ikd_quat q)
     return ikd_vec3_scale(v, 2 * atan2(s, q.w) / s);
 }
 
-/* The world axes of joint k's columns. */
-static int joint_axes(const multi_ws *w, const ikd_skeleton *s, const ikd_pose_joint *pose, size_t k, ikd_vec3 ax[3])
+/* The world axes of joint k's columns (joint_frames). */
+static int joint_axes(const multi_ws *w, size_t k, ikd_vec3 ax[3])
 {
-    if (w->dof[k] == 1) {
-        ax[0] = ikd_quat_rotate(pose[k].rotation, s->joints[k].limit.local_axis);
-        return 1;
-    }
-    ax[0] = ikd_vec3_make(1, 0, 0), ax[1] = ikd_vec3_make(0, 1, 0), ax[2] = ikd_vec3_make(0, 0, 1);
+    for (int a = 0; a < w->dof[k]; a++) ax[a] = w->axw[3 * k + (size_t)a];
     return w->dof[k];
+}
+
+/* Joint k's columns at the current pose, in its constraint's own terms so
+ * that each bound is on one column: a hinge turns about its axis; a ball
+ * joint's columns are its twist (about the bone), its swing's radial
+ * direction (away from the twist axis) and the tangent to the cone; an
+ * euler joint's are its three gimbal axes (their rates are the angles'
+ * rates); a free joint's the world axes. Each column's angle and range. */
+static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *local, const ikd_pose_joint *pose, size_t k)
+{
+    const ikd_skeleton_joint *j = &s->joints[k];
+    const ikd_limit *l = &j->limit;
+    ikd_quat F = ikd_quat_mul(k ? pose[j->parent].rotation : ikd_quat_identity(), j->rest_local);
+    ikd_vec3 *ax = &w->axw[3 * k];
+    int c = w->col[k];
+    if (c < 0) return;
+    for (int a = 0; a < w->dof[k]; a++) w->cval[c + a] = 0, w->clo[c + a] = -INFINITY, w->chi[c + a] = INFINITY;
+    ikd_quat d = ikd_quat_mul(ikd_quat_conj(j->rest_local), local[k]);
+    switch (l->type) {
+    case IKD_LIMIT_HINGE: {
+        ax[0] = ikd_quat_rotate(F, l->local_axis);
+        ikd_vec3 v = ikd_vec3_make(d.x, d.y, d.z);
+        w->cval[c] = 2 * atan2(ikd_vec3_dot(v, l->local_axis), d.w);
+        if (w->cval[c] > IKD_PI) w->cval[c] -= 2 * IKD_PI;
+        if (w->cval[c] <= -IKD_PI) w->cval[c] += 2 * IKD_PI;
+        w->clo[c] = l->min_deg * IKD_DEG2RAD, w->chi[c] = l->max_deg * IKD_DEG2RAD;
+        break;
+    }
+    case IKD_LIMIT_BALL: {
+        ikd_quat sw, tw;
+        ikd_limit_swing_twist(d, l->local_axis, &sw, &tw);
+        if (sw.w < 0) sw = ikd_quat_make(-sw.x, -sw.y, -sw.z, -sw.w);
+        ikd_vec3 b = ikd_quat_rotate(sw, l->local_axis), sv = ikd_vec3_make(sw.x, sw.y, sw.z);
+        ikd_vec3 n = ikd_vec3_norm_or(sv, ikd_vec3_any_perp(l->local_axis)); /* the swing's own axis: radial */
+        ax[0] = ikd_quat_rotate(F, b);
+        ax[1] = ikd_quat_rotate(F, n);
+        ax[2] = ikd_quat_rotate(F, ikd_vec3_cross(b, n));
+        double t = 2 * atan2(ikd_vec3_dot(ikd_vec3_make(tw.x, tw.y, tw.z), l->local_axis), tw.w);
+        if (t > IKD_PI) t -= 2 * IKD_PI;
+        if (t <= -IKD_PI) t += 2 * IKD_PI;
+        w->cval[c] = t, w->clo[c] = l->twist_min_deg * IKD_DEG2RAD, w->chi[c] = l->twist_max_deg * IKD_DEG2RAD;
+        /* a swing past the twist axis is a swing the other way: the radial
+         * range is symmetric */
+        w->cval[c + 1] = 2 * atan2(ikd_vec3_len(sv), sw.w), w->chi[c + 1] = l->max_deg * IKD_DEG2RAD;
+        w->clo[c + 1] = -w->chi[c + 1];
+        break;
+    }
+    case IKD_LIMIT_EULER: {
+        static const int order_axes[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+        double ang[3];
+        ikd_limit_euler_angles(l->order, d, ang);
+        ikd_quat q = F;
+        for (int a = 0; a < 3; a++) {
+            int i = order_axes[l->order][a];
+            ikd_vec3 e = ikd_vec3_make(i == 0, i == 1, i == 2);
+            ax[a] = ikd_quat_rotate(q, e);
+            q = ikd_quat_mul(q, ikd_quat_axis_angle(e, ang[a]));
+            w->cval[c + a] = ang[a], w->clo[c + a] = l->euler_min_deg[a] * IKD_DEG2RAD;
+            w->chi[c + a] = l->euler_max_deg[a] * IKD_DEG2RAD;
+        }
+        /* world vector -> rates: the inverse of [ax0 ax1 ax2] by cross products */
+        ikd_vec3 r0 = ikd_vec3_cross(ax[1], ax[2]), r1 = ikd_vec3_cross(ax[2], ax[0]), r2 = ikd_vec3_cross(ax[0], ax[1]);
+        double det = ikd_vec3_dot(ax[0], r0), inv = fabs(det) > 1e-3 ? 1 / det : 0;
+        double *zi = &w->zinv[9 * k];
+        zi[0] = r0.x * inv, zi[1] = r0.y * inv, zi[2] = r0.z * inv;
+        zi[3] = r1.x * inv, zi[4] = r1.y * inv, zi[5] = r1.z * inv;
+        zi[6] = r2.x * inv, zi[7] = r2.y * inv, zi[8] = r2.z * inv;
+        break;
+    }
+    default:
+        ax[0] = ikd_vec3_make(1, 0, 0), ax[1] = ikd_vec3_make(0, 1, 0), ax[2] = ikd_vec3_make(0, 0, 1);
+        break;
+    }
+}
+
+static void joint_frames(multi_ws *w, const ikd_skeleton *s, const ikd_quat *local, const ikd_pose_joint *pose)
+{
+    for (size_t k = 0; k < s->count; k++) joint_frame(w, s, local, pose, k);
+    for (size_t c = 0; c < w->cols; c++)
+        if (c >= w->cols - 3 || w->chi[c] - w->clo[c] >= 2 * IKD_PI - 1e-9) /* a whole turn: no bound */
+            w->cval[c] = 0, w->clo[c] = -INFINITY, w->chi[c] = INFINITY;
 }
 
 /* 1 when goal i is a position farther from a fixed root than the bones
@@ -247,7 +388,7 @@ static ikd_quat turned(const multi_ws *w, const ikd_multi_problem *p, const ikd_
                        size_t k, double scale, double *angle)
 {
     ikd_vec3 ax[3], v = ikd_vec3_make(0, 0, 0);
-    int na = joint_axes(w, p->skeleton, pose, k, ax);
+    int na = joint_axes(w, k, ax);
     for (int a = 0; a < na; a++) v = ikd_vec3_mad(v, ax[a], w->dq[w->col[k] + a] * scale);
     double ang = *angle = ikd_vec3_len(v);
     if (!(ang > 0)) return local[k];
@@ -264,7 +405,6 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
     const ikd_skeleton *s = p->skeleton;
     double L = s->size, rot_tol = p->rotation_tolerance_deg * IKD_DEG2RAD;
     int all = 1;
-    memset(w->J, 0, w->rows * w->cols * sizeof(double));
     memset(w->e, 0, w->rows * sizeof(double));
     for (size_t i = 0; i < w->g; i++) {
         const ikd_goal *g = &p->goals[i];
@@ -294,30 +434,32 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
             w->e[r1] = wt * L * rv.x, w->e[r1 + 1] = wt * L * rv.y, w->e[r1 + 2] = wt * L * rv.z;
             if (ikd_vec3_len(rv) > rot_tol) all = 0;
         }
-        /* columns: every joint from the goal's joint up to the root (the
-         * goal joint itself turns only its rotation) */
-        for (long k = (long)j; k >= 0; k = s->joints[k].parent) {
+        /* compact columns: a free root's translation, then the path's joints
+         * (the goal joint itself turns only its rotation) */
+        size_t nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0), cm = w->cmax, c = 0;
+        for (size_t r = 0; r < nr; r++) memset(&w->J[(r0 + r) * cm], 0, (size_t)w->glen[i] * sizeof(double));
+        double *Jp = &w->J[r0 * cm], *Jr = &w->J[r1 * cm];
+        if (p->root_free) {
+            if (w->want[i] & 1)
+                for (size_t a = 0; a < 3; a++) Jp[a * cm + a] = wt;
+            c = 3;
+        }
+        for (int t = 0; t < w->gdepth[i]; t++) {
+            size_t k = (size_t)w->gpath[i * w->n + (size_t)t];
             ikd_vec3 ax[3];
-            int na = w->dof[k] ? joint_axes(w, s, pose, (size_t)k, ax) : 0;
+            int na = joint_axes(w, k, ax);
             ikd_vec3 arm = ikd_vec3_sub(pj, pose[k].position);
-            for (int a = 0; a < na; a++) {
-                size_t c = (size_t)w->col[k] + (size_t)a;
-                if ((w->want[i] & 1) && k != (long)j) {
+            for (int a = 0; a < na; a++, c++) {
+                if ((w->want[i] & 1) && k != j) {
                     ikd_vec3 v = ikd_vec3_cross(ax[a], arm);
-                    w->J[r0 * w->cols + c] = wt * v.x;
-                    w->J[(r0 + 1) * w->cols + c] = wt * v.y;
-                    w->J[(r0 + 2) * w->cols + c] = wt * v.z;
+                    Jp[c] = wt * v.x, Jp[cm + c] = wt * v.y, Jp[2 * cm + c] = wt * v.z;
                 }
                 if (w->want[i] & 6) {
                     ikd_vec3 v = (w->want[i] & 4) ? ikd_vec3_reject(ax[a], aim) : ax[a];
-                    w->J[r1 * w->cols + c] = wt * L * v.x;
-                    w->J[(r1 + 1) * w->cols + c] = wt * L * v.y;
-                    w->J[(r1 + 2) * w->cols + c] = wt * L * v.z;
+                    Jr[c] = wt * L * v.x, Jr[cm + c] = wt * L * v.y, Jr[2 * cm + c] = wt * L * v.z;
                 }
             }
         }
-        if (p->root_free && (w->want[i] & 1))
-            for (int a = 0; a < 3; a++) w->J[(r0 + (size_t)a) * w->cols + w->cols - 3 + (size_t)a] = wt;
     }
     return all;
 }
@@ -326,12 +468,13 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
  * when not positive definite. */
 static int factor(multi_ws *w, double lambda)
 {
-    size_t m = w->rows, n = w->cols;
+    size_t m = w->rows, cm = w->cmax;
     for (size_t r = 0; r < m; r++)
         for (size_t c = 0; c <= r; c++) {
-            const double *a = &w->J[r * n], *b = &w->J[c * n];
+            const double *a = &w->J[r * cm], *b = &w->J[c * cm];
+            int n = w->pre[(size_t)w->row_goal[r] * w->g + (size_t)w->row_goal[c]];
             double s = 0;
-            for (size_t k = 0; k < n; k++) s += a[k] * b[k];
+            for (int k = 0; k < n; k++) s += a[k] * b[k];
             w->A[r * m + c] = s + (r == c ? lambda * lambda : 0);
         }
     for (size_t i = 0; i < m; i++) {
@@ -371,29 +514,65 @@ static void jt(const multi_ws *w, const double *v, double *out)
     memset(out, 0, w->cols * sizeof(double));
     for (size_t r = 0; r < w->rows; r++) {
         if (v[r] == 0) continue;
-        const double *row = &w->J[r * w->cols];
-        for (size_t c = 0; c < w->cols; c++) out[c] += row[c] * v[r];
+        size_t gi = (size_t)w->row_goal[r];
+        const double *row = &w->J[r * w->cmax];
+        const int *gc = &w->gcol[gi * w->cmax];
+        for (int c = 0; c < w->glen[gi]; c++) out[gc[c]] += row[c] * v[r];
+    }
+}
+
+/* y = e - k J z. */
+static void residual(multi_ws *w, double k)
+{
+    for (size_t r = 0; r < w->rows; r++) {
+        size_t gi = (size_t)w->row_goal[r];
+        const double *row = &w->J[r * w->cmax];
+        const int *gc = &w->gcol[gi * w->cmax];
+        double v = 0;
+        for (int c = 0; c < w->glen[gi]; c++) v += row[c] * w->z[gc[c]];
+        w->y[r] = w->e[r] - k * v;
+    }
+}
+
+/* Zero the compact entries of every locked column. */
+static void zero_locked(multi_ws *w)
+{
+    for (size_t i = 0; i < w->g; i++) {
+        size_t nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
+        const int *gc = &w->gcol[i * w->cmax];
+        for (int c = 0; c < w->glen[i]; c++)
+            if (w->locked[gc[c]])
+                for (size_t r = 0; r < nr; r++) w->J[((size_t)w->row0[i] + r) * w->cmax + (size_t)c] = 0;
     }
 }
 
 /* The secondary task, in column space: each joint's deviation from rest
  * pulled back by rest_pull, and a limb's middle joint toward its pole. */
+/* A world rotation vector as rates of joint k's columns. */
+static void to_columns(multi_ws *w, const ikd_skeleton *s, size_t k, ikd_vec3 v)
+{
+    double *z = &w->z[w->col[k]];
+    const ikd_vec3 *ax = &w->axw[3 * k];
+    if (s->joints[k].limit.type == IKD_LIMIT_EULER) {
+        const double *m = &w->zinv[9 * k];
+        for (int a = 0; a < 3; a++) z[a] = m[3 * a] * v.x + m[3 * a + 1] * v.y + m[3 * a + 2] * v.z;
+    } else {
+        for (int a = 0; a < w->dof[k]; a++) z[a] = ikd_vec3_dot(v, ax[a]); /* orthonormal columns */
+    }
+}
+
 static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose)
 {
     const ikd_skeleton *s = p->skeleton;
     memset(w->z, 0, w->cols * sizeof(double));
     for (size_t k = 0; k < s->count; k++) {
-        if (!w->dof[k]) continue;
+        w->zw[k] = ikd_vec3_make(0, 0, 0);
+        if (!w->dof[k] || p->rest_pull <= 0) continue;
         const ikd_skeleton_joint *j = &s->joints[k];
         ikd_quat d = ikd_quat_mul(ikd_quat_conj(j->rest_local), local[k]);
         ikd_vec3 back = rot_vec(ikd_quat_conj(d)); /* in the joint's rest frame */
         ikd_quat frame = ikd_quat_mul(k ? pose[j->parent].rotation : ikd_quat_identity(), j->rest_local);
-        ikd_vec3 world = ikd_quat_rotate(frame, back); /* the whole way back to rest */
-        if (w->dof[k] == 1) {
-            w->z[w->col[k]] = ikd_vec3_dot(world, ikd_quat_rotate(pose[k].rotation, j->limit.local_axis));
-        } else {
-            w->z[w->col[k]] = world.x, w->z[w->col[k] + 1] = world.y, w->z[w->col[k] + 2] = world.z;
-        }
+        w->zw[k] = ikd_quat_rotate(frame, back); /* the whole way back to rest */
     }
     for (size_t i = 0; i < w->g; i++) { /* poles: turn the limb's upper joint so the middle joint moves toward it */
         const ikd_goal *g = &p->goals[i];
@@ -404,8 +583,10 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
         ikd_vec3 want = ikd_vec3_reject(ikd_vec3_sub(g->pole, pose[up].position), axis);
         if (ikd_vec3_len(have) < 1e-9 * s->size || ikd_vec3_len(want) < 1e-9 * s->size) continue;
         ikd_vec3 turn = ikd_vec3_scale(axis, ikd_vec3_signed_angle(have, want, axis) * 0.5);
-        w->z[w->col[up]] += turn.x, w->z[w->col[up] + 1] += turn.y, w->z[w->col[up] + 2] += turn.z;
+        w->zw[up] = ikd_vec3_add(w->zw[up], turn);
     }
+    for (size_t k = 0; k < s->count; k++)
+        if (w->dof[k]) to_columns(w, s, k, w->zw[k]);
 }
 
 /* Turn every joint by its step (world rotation vectors, scaled so none
@@ -448,18 +629,13 @@ static double task_norm(const multi_ws *w, const ikd_multi_problem *p, int reach
     return sqrt(s);
 }
 
-/* 1 when turning joint k by its step in dq would leave its limits (by more
- * than a hair): the limit would undo the step. */
-static int step_leaves_limits(const multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local,
-                              const ikd_pose_joint *pose, size_t k)
+/* 1 when column c's step would leave its range by more than a quarter of
+ * the step (the projection would undo most of it). */
+static int column_leaves(const multi_ws *w, size_t c)
 {
-    const ikd_skeleton_joint *j = &p->skeleton->joints[k];
-    if (j->limit.type == IKD_LIMIT_NONE || !w->dof[k]) return 0;
-    double ang;
-    ikd_quat nl = turned(w, p, local, pose, k, 1, &ang);
-    if (ang < 1e-12) return 0;
-    ikd_quat d = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(j->rest_local), nl));
-    return ikd_limit_violation(&j->limit, d) > 0.25 * ang + 1e-9;
+    double v = w->cval[c] + w->dq[c], d = fabs(w->dq[c]);
+    if (d < 1e-12) return 0;
+    return v - w->chi[c] > 0.25 * d + 1e-9 || w->clo[c] - v > 0.25 * d + 1e-9;
 }
 
 /* The step in dq: damped least squares toward the goals, regularised
@@ -483,31 +659,24 @@ static int primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat 
     memset(w->locked, 0, w->cols);
     for (int round = 0; round < 4; round++) {
         if (factor(w, sqrt(c)) != 0) return -1;
-        for (size_t r = 0; r < w->rows; r++) { /* e - J x0 */
-            const double *row = &w->J[r * w->cols];
-            double v = 0;
-            for (size_t col = 0; col < w->cols; col++) v += row[col] * w->z[col];
-            w->y[r] = w->e[r] - k * v;
-        }
+        residual(w, k); /* e - J x0 */
         solve_factored(w, w->y, w->y);
         jt(w, w->y, w->dq);
         for (size_t col = 0; col < w->cols; col++) w->dq[col] += w->locked[col] ? 0 : k * w->z[col];
         int locked = 0;
-        for (size_t j = 0; j < w->n; j++) {
-            if (!step_leaves_limits(w, p, local, pose, j)) continue;
-            for (int a = 0; a < w->dof[j]; a++) {
-                size_t col = (size_t)w->col[j] + (size_t)a;
-                for (size_t r = 0; r < w->rows; r++) w->J[r * w->cols + col] = 0;
-                w->dq[col] = 0;
-                w->z[col] = 0;
-                w->locked[col] = 1;
-            }
+        for (size_t col = 0; col < w->cols; col++) {
+            if (w->locked[col] || !column_leaves(w, col)) continue;
+            w->dq[col] = 0;
+            w->z[col] = 0;
+            w->locked[col] = 1;
             locked = 1;
         }
         if (!locked) break;
+        zero_locked(w);
     }
     return 0;
 }
+
 
 /* ---- the solve ------------------------------------------------------------ */
 
@@ -545,11 +714,13 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     }
     ikd_skeleton_fk(s, root, local, pose);
     setup_targets(&w, p, pose);
+    setup_paths(&w, p);
     double best = INFINITY, L = s->size;
     ikd_vec3 best_root = root;
     int it = 0, stall = 0, timed_out = 0;
     for (;;) {
         ikd_skeleton_fk(s, root, local, pose);
+        joint_frames(&w, s, local, pose);
         int met = build_rows(&w, p, pose, gr);
         double en = task_norm(&w, p, 0);
         if (met || en < best - 1e-12 * L) { /* once met, the pull toward rest goes on */
@@ -571,6 +742,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     memcpy(local, w.best, s->count * sizeof *local);
     root = best_root;
     ikd_skeleton_fk(s, root, local, pose);
+    joint_frames(&w, s, local, pose);
     build_rows(&w, p, pose, gr);
     int all;
     finish_goals(&w, p, gr, &all);

@@ -419,10 +419,12 @@ int main(int argc, char **argv)
     }
     if (!getenv("IKD_BENCH_BATCH_ONLY") && (!only || !strcmp(only, "humanoid"))) humanoid_bench(count);
     /* IKD_BENCH_BATCH_ONLY=1: the batch handler alone (with IKD_BENCH_BATCH_ENC=json|msgpack, one encoding) */
-    if (!getenv("IKD_BENCH_BATCH_ONLY")) codec_bench();
-    if (!getenv("IKD_BENCH_BATCH_ONLY")) strtod_bench();
-    if (!getenv("IKD_BENCH_BATCH_ONLY")) number_writer_bench();
-    batch_bench();
+    /* a solver's name (second argument) runs its tables only */
+    int codec = !getenv("IKD_BENCH_BATCH_ONLY") && !only;
+    if (codec) codec_bench();
+    if (codec) strtod_bench();
+    if (codec) number_writer_bench();
+    if (!only || getenv("IKD_BENCH_BATCH_ONLY")) batch_bench();
     free(joints);
     free(targets);
     free(far);
