@@ -678,6 +678,34 @@ static int primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat 
 }
 
 
+/* A stalled solve with a hinge against a bound of its range (a straight
+ * knee: the limb's Jacobian is singular there and every step that would
+ * bend it is a step along the bound) gets each such hinge on an unmet
+ * goal's path turned 0.1 rad into its range; the next steps start from a
+ * bent limb. Returns 1 when it turned one. */
+static int nudge_hinges(multi_ws *w, const ikd_multi_problem *p, const ikd_goal_result *gr, ikd_quat *local)
+{
+    const ikd_skeleton *s = p->skeleton;
+    int any = 0;
+    for (size_t i = 0; i < w->g; i++) {
+        if (gr[i].error <= p->tolerance || out_of_reach(w, p, i)) continue;
+        for (int t = 0; t < w->gdepth[i]; t++) {
+            size_t k = (size_t)w->gpath[i * w->n + (size_t)t];
+            const ikd_skeleton_joint *j = &s->joints[k];
+            size_t c = (size_t)w->col[k];
+            if (j->limit.type != IKD_LIMIT_HINGE || !isfinite(w->chi[c])) continue;
+            double v = w->cval[c], lo = w->clo[c], hi = w->chi[c], to;
+            if (hi - lo < 0.2) continue;
+            if (v - lo < 1e-3) to = lo + 0.1;
+            else if (hi - v < 1e-3) to = hi - 0.1;
+            else continue;
+            local[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_quat_axis_angle(j->limit.local_axis, to)));
+            w->cval[c] = to, any = 1;
+        }
+    }
+    return any;
+}
+
 /* ---- the solve ------------------------------------------------------------ */
 
 static void finish_goals(const multi_ws *w, const ikd_multi_problem *p, ikd_goal_result *gr, int *all)
@@ -717,7 +745,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     setup_paths(&w, p);
     double best = INFINITY, L = s->size;
     ikd_vec3 best_root = root;
-    int it = 0, stall = 0, timed_out = 0;
+    int it = 0, stall = 0, timed_out = 0, nudged = 0;
     for (;;) {
         ikd_skeleton_fk(s, root, local, pose);
         joint_frames(&w, s, local, pose);
@@ -728,12 +756,17 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
             memcpy(w.best, local, s->count * sizeof *local);
         } else if (++stall >= 12) {
             break; /* no progress: held by limits, reach or the pull */
+        } else if (stall == 4 && !nudged && nudge_hinges(&w, p, gr, local)) {
+            nudged = 1;
+            continue;
         }
         if (it >= p->max_iterations) break;
         if (p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed)) { timed_out = 1; break; }
         if (p->deadline_ns && ikd_clock_ns() > p->deadline_ns) { timed_out = 1; break; }
         double lambda = p->damping * fmin(task_norm(&w, p, 1), 0.5 * L) + 1e-9 * L;
-        if (primary_step(&w, p, local, pose, lambda, p->rest_pull * MULTI_PULL * L) != 0) break;
+        /* a pull that holds unmet goals off (their error stalls) lets go */
+        double mu = stall >= 3 ? 0 : p->rest_pull * MULTI_PULL * L;
+        if (primary_step(&w, p, local, pose, lambda, mu) != 0) break;
         it++;
         double moved = apply(&w, p, local, pose, &root);
         if (met && moved < 1e-6) break; /* goals met and the pose has stopped changing */

@@ -292,6 +292,7 @@ static void humanoid_bench(int count)
             p.skeleton = &hp.skeleton;
             p.root = hp.root;
             p.root_free = hp.root_free;
+            p.up = hp.up;
             p.start = hp.has_start ? hp.start : NULL;
             p.goal_count = hp.goal_count;
             ikd_error err;

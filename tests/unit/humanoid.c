@@ -101,6 +101,7 @@ void humanoid_make(tu_rng *r, hset_kind kind, int far, humanoid_problem *hp)
     target[0] = s->joints[0].rest_local;
     hp->root = s->joints[0].position;
     hp->root_free = kind == HSET_FREE_ROOT || kind == HSET_GROUND;
+    hp->up = ikd_quat_rotate(turn, ikd_vec3_make(0, 1, 0));
     ikd_vec3 troot = hp->root;
     if (hp->root_free)
         troot = ikd_vec3_add(troot, ikd_quat_rotate(turn, ikd_vec3_make(tu_uniform(r, -0.1, 0.1), tu_uniform(r, -0.15, 0.05),

@@ -36,6 +36,7 @@ typedef struct humanoid_problem {
     ikd_quat start[HUMANOID_JOINTS];
     int has_start;
     ikd_vec3 root;
+    ikd_vec3 up;   /* the skeleton's up: the world y axis turned with it */
     int root_free;
     int far_goal;
 } humanoid_problem;
