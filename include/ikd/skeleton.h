@@ -8,6 +8,7 @@
 #include "ikd/chain.h"
 #include "ikd/error.h"
 #include "ikd/math.h"
+#include "ikd/solve.h"
 
 /* The model of DESIGN.md "Skeletons, clips and the editor". A skeleton is
  * its rest pose: every joint's world position and rotation, and its parent.
@@ -171,7 +172,7 @@ typedef struct ikd_multi_problem {
     ikd_vec3 up;                  /* world up, for ground goals; default (0, 1, 0) */
     const ikd_goal *goals;
     size_t goal_count;            /* 1..joint count */
-    int max_iterations;           /* default 100, range [1, 100000] */
+    int max_iterations;           /* default 300, range [1, 100000]: iterations of every descent together */
     double tolerance;             /* position error counted as met, skeleton units; default 1e-4 */
     double rotation_tolerance_deg;/* rotation and aim error counted as met; default 0.1 */
     double rest_pull;             /* [0, 1], default 0.1: how strongly the freedom the goals
@@ -209,15 +210,25 @@ typedef struct ikd_multi_result {
     ikd_vec3 root;             /* the solved root position */
 } ikd_multi_result;
 
+/* The skeleton solver's options table (the fields of ikd_multi_problem
+ * from max_iterations to damping: names, defaults, bounds) and its length. */
+const ikd_option_info *ikd_multi_options_table(size_t *count);
+
 /* Bytes of scratch for a skeleton of `joints` joints and `goals` goals. */
 size_t ikd_multi_workspace_size(size_t joints, size_t goals);
 
 /* Solve by damped least squares over every goal at once: 3 rotational
  * degrees of freedom per joint (1 for a hinge, 0 when fixed) and the root's
- * translation when free, every limit enforced at every iteration in its own
- * space, and the freedom the goals leave pulled toward the rest pose (in the
- * null space of the goals). Writes the pose (local rotations, and each
- * joint's world position and rotation) and each goal's result. Never
+ * translation when free. A joint's columns are its constraint's own axes
+ * (a hinge's axis; a ball joint's twist, swing and cone tangent; an euler
+ * joint's gimbal axes), so a bound stops one column, not the joint; every
+ * limit holds at every iteration. The freedom the goals leave is pulled
+ * toward the rest pose (in the null space of the goals) for up to 30
+ * iterations once they are met. When reachable goals stay unmet (a local
+ * minimum: limits, an arm's elbow on the wrong side) it descends again
+ * from up to 8 fixed poses spread over the limits, within max_iterations
+ * in all, and keeps the best pose. Writes the pose (local rotations, and
+ * each joint's world position and rotation) and each goal's result. Never
  * allocates; deterministic; honours the deadline. */
 ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_size, ikd_quat *local,
                          ikd_pose_joint *pose, ikd_goal_result *goal_results, ikd_multi_result *res, ikd_error *err);

@@ -289,25 +289,30 @@ static int parse_goals(ikd_val v, const ikd_path *pre, ikd_skel_request *r, ikd_
     return IKD_E_OK;
 }
 
+/* Options by ikd_multi_options_table: names and types here, bounds in
+ * ikd_multi_validate. */
 static int parse_options(ikd_val v, const ikd_path *pre, ikd_multi_problem *p, ikd_error *err)
 {
-    static const ikd_field keys[] = {FIELD("max_iterations"), FIELD("tolerance"), FIELD("rotation_tolerance_deg"),
-                                     FIELD("rest_pull"), FIELD("damping")};
+    size_t n;
+    const ikd_option_info *table = ikd_multi_options_table(&n);
     ikd_path fo = ikd_field_key(pre, "options");
     if (!v.v) return IKD_E_OK;
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fo, "must be an object");
-    ikd_val m[5];
-    int rc = GATHER(v, &fo, keys, m, err);
+    ikd_field keys[8];
+    ikd_val m[8];
+    if (n > 8) n = 8;
+    for (size_t k = 0; k < n; k++) keys[k] = (ikd_field){table[k].name, strlen(table[k].name)};
+    int rc = ikd_field_gather(v, &fo, keys, (int)n, m, err);
     if (rc) return rc;
-    double *dst[5] = {NULL, &p->tolerance, &p->rotation_tolerance_deg, &p->rest_pull, &p->damping};
-    for (int k = 0; k < 5; k++) {
+    for (size_t k = 0; k < n; k++) {
         if (!m[k].v) continue;
-        ikd_path f = ikd_field_key(&fo, keys[k].name);
-        if (k == 0) {
+        ikd_path f = ikd_field_key(&fo, table[k].name);
+        char *dst = (char *)p + table[k].offset;
+        if (table[k].type == IKD_OPT_INT) {
             if (ikd_val_type(m[k]) != IKD_DOC_INT) return ikd_field_bad(err, &f, "must be an integer in [1, 100000]");
             long long it = m[k].ops->integer(m[k].v);
-            p->max_iterations = it < 0 ? 0 : it > 1000000 ? 1000000 : (int)it; /* range checked by validation */
-        } else if ((rc = ikd_field_number(m[k], &f, dst[k], err))) {
+            *(int *)dst = it < 0 ? 0 : it > 1000000 ? 1000000 : (int)it; /* range checked by validation */
+        } else if ((rc = ikd_field_number(m[k], &f, (double *)dst, err))) {
             return rc;
         }
     }

@@ -89,6 +89,11 @@ static void hook_solved(void *ctx, ikd_solver solver, ikd_status status, double 
     ikd_metrics_solve(&((ikd_http *)ctx)->metrics, solver, status, seconds);
 }
 
+static void hook_skeleton(void *ctx, ikd_multi_status status, const unsigned goals[3], double seconds)
+{
+    ikd_metrics_skeleton(&((ikd_http *)ctx)->metrics, status, goals, seconds);
+}
+
 static void hook_rejected(void *ctx, ikd_reject_reason why) { ikd_metrics_reject(&((ikd_http *)ctx)->metrics, why); }
 
 static int hook_submit(void *ctx, ikd_task *task) { return ikd_pool_submit(&((ikd_http *)ctx)->pool, task); }
@@ -291,6 +296,7 @@ static int start_service(ikd_http *h, const ikd_config *cfg)
                                 .api_token = cfg->api_token};
     ikd_service_hooks hooks = {.ctx = h,
                                .solved = hook_solved,
+                               .skeleton_solved = hook_skeleton,
                                .rejected = hook_rejected,
                                .submit = hook_submit,
                                .idle = hook_idle,

@@ -48,6 +48,16 @@ void ikd_metrics_solve(ikd_metrics *m, ikd_solver solver, ikd_status status, dou
         atomic_fetch_add_explicit(&m->solves[solver][status], 1, memory_order_relaxed);
 }
 
+void ikd_metrics_skeleton(ikd_metrics *m, ikd_multi_status status, const unsigned goals[3], double seconds)
+{
+    int b = 0;
+    while (b < IKD_METRICS_BUCKETS - 1 && seconds > bounds[b]) b++;
+    atomic_fetch_add_explicit(&m->skel_buckets[b], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->skel_ns, (unsigned long)(seconds * 1e9), memory_order_relaxed);
+    if ((unsigned)status < 3) atomic_fetch_add_explicit(&m->skel_solves[status], 1, memory_order_relaxed);
+    for (int g = 0; g < 3; g++) atomic_fetch_add_explicit(&m->skel_goals[g], goals[g], memory_order_relaxed);
+}
+
 void ikd_metrics_reject(ikd_metrics *m, ikd_reject_reason why)
 {
     if ((int)why >= 0 && why < IKD_REJECT__COUNT) atomic_fetch_add_explicit(&m->rejections[why], 1, memory_order_relaxed);
@@ -95,6 +105,27 @@ void ikd_metrics_render(ikd_metrics *m, const char *const *route_names, int nrou
              (double)atomic_load_explicit(&m->solve_ns[s], memory_order_relaxed) / 1e9);
         line(out, "ikd_solve_duration_seconds_count{solver=\"%s\"} %lu\n", name, cum);
     }
+    unsigned long cum = 0; /* the skeleton solver: solver="skeleton" */
+    for (int b = 0; b < IKD_METRICS_BUCKETS; b++) {
+        cum += atomic_load_explicit(&m->skel_buckets[b], memory_order_relaxed);
+        if (b < IKD_METRICS_BUCKETS - 1)
+            line(out, "ikd_solve_duration_seconds_bucket{solver=\"skeleton\",le=\"%g\"} %lu\n", bounds[b], cum);
+        else
+            line(out, "ikd_solve_duration_seconds_bucket{solver=\"skeleton\",le=\"+Inf\"} %lu\n", cum);
+    }
+    line(out, "ikd_solve_duration_seconds_sum{solver=\"skeleton\"} %.9f\n",
+         (double)atomic_load_explicit(&m->skel_ns, memory_order_relaxed) / 1e9);
+    line(out, "ikd_solve_duration_seconds_count{solver=\"skeleton\"} %lu\n", cum);
+    line(out, "# HELP ikd_skeleton_solves_total Skeleton problems solved, by result status.\n");
+    line(out, "# TYPE ikd_skeleton_solves_total counter\n");
+    for (int st = 0; st < 3; st++)
+        line(out, "ikd_skeleton_solves_total{status=\"%s\"} %lu\n", ikd_multi_status_name((ikd_multi_status)st),
+             atomic_load_explicit(&m->skel_solves[st], memory_order_relaxed));
+    line(out, "# HELP ikd_skeleton_goals_total Goals of skeleton solves, by goal status.\n");
+    line(out, "# TYPE ikd_skeleton_goals_total counter\n");
+    for (int st = 0; st < 3; st++)
+        line(out, "ikd_skeleton_goals_total{status=\"%s\"} %lu\n", ikd_goal_status_name((ikd_goal_status)st),
+             atomic_load_explicit(&m->skel_goals[st], memory_order_relaxed));
     line(out, "# HELP ikd_solves_total Problems solved, by solver and result status.\n");
     line(out, "# TYPE ikd_solves_total counter\n");
     for (int s = 1; s < IKD_SOLVER__COUNT; s++)

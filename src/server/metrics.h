@@ -20,6 +20,10 @@ typedef struct ikd_metrics {
     atomic_ulong solve_count[IKD_SOLVER__COUNT];
     atomic_ulong solve_ns[IKD_SOLVER__COUNT];
     atomic_ulong solves[IKD_SOLVER__COUNT][IKD_STATUS_DEADLINE + 1]; /* by ikd_status */
+    atomic_ulong skel_buckets[IKD_METRICS_BUCKETS]; /* skeleton solves: not cumulative */
+    atomic_ulong skel_ns;
+    atomic_ulong skel_solves[3]; /* by ikd_multi_status */
+    atomic_ulong skel_goals[3];  /* by ikd_goal_status */
     atomic_ulong rejections[IKD_REJECT__COUNT];
     double start_time; /* unix seconds */
 } ikd_metrics;
@@ -29,6 +33,8 @@ void ikd_metrics_init(ikd_metrics *m);
 void ikd_metrics_request(ikd_metrics *m, int route, int status);
 /* Count one solve: the solver that ran, its status and its time in seconds. */
 void ikd_metrics_solve(ikd_metrics *m, ikd_solver solver, ikd_status status, double seconds);
+/* Count one skeleton solve: its status, its goals by status, its time. */
+void ikd_metrics_skeleton(ikd_metrics *m, ikd_multi_status status, const unsigned goals[3], double seconds);
 void ikd_metrics_reject(ikd_metrics *m, ikd_reject_reason why);
 
 /* The live gauges, read by the caller when rendering. */

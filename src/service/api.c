@@ -42,6 +42,22 @@ void ikd_api_request_init(ikd_request *req, const ikd_api_limits *lim)
 
 /* The server's limits on a decoded request, then the library's validation;
  * for batch item `item` (>= 0) error fields get "problems[item]" in front. */
+/* "problems[item]." in front of err's field (a batch item's error). */
+static void prefix_item(ikd_error *err, long item)
+{
+    char inner[IKD_ERROR_FIELD_MAX];
+    memcpy(inner, err->field, sizeof inner);
+    int n = snprintf(err->field, sizeof err->field, "problems[%ld]", item);
+    size_t room = sizeof err->field - 1 - (size_t)n, k = inner[0] ? strlen(inner) : 0;
+    if (k && room > 1) {
+        err->field[n++] = '.';
+        room--;
+        if (k > room) k = room;
+        memcpy(err->field + n, inner, k);
+        err->field[n + (int)k] = '\0';
+    }
+}
+
 int ikd_api_check(ikd_request *req, const ikd_api_limits *lim, long item, ikd_error *err)
 {
     int rc;
@@ -53,19 +69,27 @@ int ikd_api_check(ikd_request *req, const ikd_api_limits *lim, long item, ikd_er
                            "must be an integer in [1, %d] (--max-iterations)", lim->max_iterations);
     else
         rc = ikd_validate(&req->problem, err);
-    if (rc && item >= 0) {
-        char inner[IKD_ERROR_FIELD_MAX];
-        memcpy(inner, err->field, sizeof inner);
-        int n = snprintf(err->field, sizeof err->field, "problems[%ld]", item);
-        size_t room = sizeof err->field - 1 - (size_t)n, k = inner[0] ? strlen(inner) : 0;
-        if (k && room > 1) {
-            err->field[n++] = '.';
-            room--;
-            if (k > room) k = room;
-            memcpy(err->field + n, inner, k);
-            err->field[n + (int)k] = '\0';
-        }
-    }
+    if (rc && item >= 0) prefix_item(err, item);
+    return rc;
+}
+
+void ikd_api_skel_init(ikd_skel_request *req, const ikd_api_limits *lim)
+{
+    ikd_skel_request_init(req);
+    req->problem.cancel = lim->cancel;
+    if (req->problem.max_iterations > lim->max_iterations) req->problem.max_iterations = lim->max_iterations;
+}
+
+int ikd_api_skel_decode(ikd_val root, const ikd_api_limits *lim, long item, ikd_skel_request *req, ikd_error *err)
+{
+    int rc = ikd_skel_decode(root, item, lim->max_joints, req, err);
+    if (rc != IKD_E_OK) return rc; /* the decoder names batch items itself */
+    if (req->problem.max_iterations > lim->max_iterations)
+        rc = ikd_error_set(err, IKD_E_INVALID, "options.max_iterations", "must be an integer in [1, %d] (--max-iterations)",
+                           lim->max_iterations);
+    if (rc == IKD_E_OK) rc = ikd_skeleton_validate(&req->skeleton, err);
+    if (rc == IKD_E_OK) rc = ikd_multi_validate(&req->problem, req->goals, err);
+    if (rc && item >= 0) prefix_item(err, item);
     return rc;
 }
 
@@ -147,8 +171,14 @@ static int skeleton_run(ikd_skel_request *req, unsigned long long deadline_ns, i
         } else {
             ikd_emitter e;
             ikd_emit_reply(&e, out_enc, out);
-            ikd_reply_skeleton(&e, req, local, pose, gr, &res, elapsed_us(t0));
+            double us = elapsed_us(t0);
+            ikd_reply_skeleton(&e, req, local, pose, gr, &res, us);
             status = 200;
+            if (outcome) {
+                *outcome = (ikd_api_outcome){.solved = 1, .skeleton = 1, .multi = res.status, .solve_s = us / 1e6};
+                for (size_t i = 0; i < req->goal_count; i++)
+                    if ((unsigned)gr[i].status < 3) outcome->goals[gr[i].status]++;
+            }
             if (out->failed) {
                 if (outcome) outcome->error = IKD_E_NOMEM;
                 status = ikd_reply_errorf(out, out_enc, IKD_E_NOMEM, "", "the reply could not be built");
@@ -168,18 +198,11 @@ int ikd_api_skeleton(const ikd_api_limits *lim, unsigned long long deadline_ns, 
     ikd_doc doc;
     ikd_error err;
     ikd_skel_request req;
-    ikd_skel_request_init(&req);
+    ikd_api_skel_init(&req, lim);
     if (outcome) *outcome = (ikd_api_outcome){.solved = 0};
-    req.problem.cancel = lim->cancel;
-    if (req.problem.max_iterations > lim->max_iterations) req.problem.max_iterations = lim->max_iterations;
     int rc = ikd_doc_load(&doc, in_enc, body, len, &err);
-    if (rc == IKD_E_OK) rc = ikd_skel_decode(doc.root, -1, lim->max_joints, &req, &err);
+    if (rc == IKD_E_OK) rc = ikd_api_skel_decode(doc.root, lim, -1, &req, &err);
     ikd_doc_free(&doc);
-    if (rc == IKD_E_OK && req.problem.max_iterations > lim->max_iterations)
-        rc = ikd_error_set(&err, IKD_E_INVALID, "options.max_iterations", "must be an integer in [1, %d] (--max-iterations)",
-                           lim->max_iterations);
-    if (rc == IKD_E_OK) rc = ikd_skeleton_validate(&req.skeleton, &err);
-    if (rc == IKD_E_OK) rc = ikd_multi_validate(&req.problem, req.goals, &err);
     int status;
     if (rc != IKD_E_OK) {
         if (outcome) outcome->error = err.code;
@@ -233,73 +256,91 @@ static const struct {
      {"hinge", "ball", NULL}, 2, IKD_MAX_JOINTS, 1},
 };
 
+/* One option of GET /v1/solvers: name, type, default, range or choices. */
+static void emit_option(ikd_emitter *e, const ikd_option_info *o, const ikd_api_limits *lim)
+{
+    ikd_emit_map(e, o->type == IKD_OPT_ENUM ? 5 : 6);
+    ikd_emit_key(e, "name");
+    ikd_emit_str(e, o->name);
+    ikd_emit_key(e, "type");
+    ikd_emit_str(e, o->type == IKD_OPT_INT ? "integer" : o->type == IKD_OPT_NUMBER ? "number" : "string");
+    ikd_emit_key(e, "default");
+    if (o->type == IKD_OPT_ENUM) ikd_emit_str(e, o->choices[(int)o->def]);
+    else ikd_emit_num(e, o->def);
+    if (o->type == IKD_OPT_ENUM) {
+        size_t nc = 0;
+        while (o->choices[nc]) nc++;
+        ikd_emit_key(e, "enum");
+        ikd_emit_array(e, nc);
+        for (size_t c = 0; c < nc; c++) ikd_emit_str(e, o->choices[c]);
+        ikd_emit_end(e);
+    } else {
+        double max = o->max;
+        if (o->type == IKD_OPT_INT && !strcmp(o->name, "max_iterations")) max = lim->max_iterations;
+        ikd_emit_key(e, o->min_open ? "exclusive_minimum" : "minimum");
+        ikd_emit_num(e, o->min);
+        ikd_emit_key(e, o->max_open ? "exclusive_maximum" : "maximum");
+        ikd_emit_num(e, max);
+    }
+    ikd_emit_key(e, "description");
+    ikd_emit_str(e, o->doc);
+    ikd_emit_end(e);
+}
+
+/* One solver row: its endpoint, what it solves and its options (those of
+ * `opts` whose `solvers` mask meets `mask`; mask 0: all of them). */
+static void emit_row(ikd_emitter *e, const char *name, const char *endpoint, const char *summary,
+                     const char *const *cons, long long min_joints, long long max_joints, int rotation,
+                     const ikd_option_info *opts, size_t nopt, unsigned mask, const ikd_api_limits *lim)
+{
+    size_t nmine = 0, ncons = 0;
+    for (size_t i = 0; i < nopt; i++) nmine += !mask || (opts[i].solvers & mask) != 0;
+    while (cons[ncons]) ncons++;
+    ikd_emit_map(e, 8);
+    ikd_emit_key(e, "name");
+    ikd_emit_str(e, name);
+    ikd_emit_key(e, "endpoint");
+    ikd_emit_str(e, endpoint);
+    ikd_emit_key(e, "description");
+    ikd_emit_str(e, summary);
+    ikd_emit_key(e, "constraints");
+    ikd_emit_array(e, ncons);
+    for (size_t c = 0; c < ncons; c++) ikd_emit_str(e, cons[c]);
+    ikd_emit_end(e);
+    ikd_emit_key(e, "min_joints");
+    ikd_emit_int(e, min_joints);
+    ikd_emit_key(e, "max_joints");
+    ikd_emit_int(e, max_joints < (long long)lim->max_joints ? max_joints : (long long)lim->max_joints);
+    ikd_emit_key(e, "target_rotation");
+    ikd_emit_bool(e, rotation);
+    ikd_emit_key(e, "options");
+    ikd_emit_array(e, nmine);
+    for (size_t i = 0; i < nopt; i++)
+        if (!mask || (opts[i].solvers & mask)) emit_option(e, &opts[i], lim);
+    ikd_emit_end(e);
+    ikd_emit_end(e);
+}
+
 int ikd_api_solvers(const ikd_api_limits *lim, ikd_encoding enc, ikd_buf *out)
 {
-    size_t nopt, nrows = sizeof solver_rows / sizeof solver_rows[0];
-    const ikd_option_info *opts = ikd_options_table(&nopt);
+    static const char *const skel_constraints[] = {"none", "fixed", "hinge", "ball", "euler", NULL};
+    size_t nopt, nskel, nrows = sizeof solver_rows / sizeof solver_rows[0];
+    const ikd_option_info *opts = ikd_options_table(&nopt), *skel_opts = ikd_multi_options_table(&nskel);
     ikd_emitter e;
     ikd_emit_reply(&e, enc, out);
     ikd_emit_map(&e, 2);
     ikd_emit_key(&e, "solvers");
-    ikd_emit_array(&e, nrows);
+    ikd_emit_array(&e, nrows + 1);
     for (size_t r = 0; r < nrows; r++) {
         ikd_solver sv = solver_rows[r].solver;
-        unsigned mask = sv == IKD_SOLVER_AUTO ? ~0u : (1u << sv);
-        size_t nmine = 0, ncons = 0;
-        for (size_t i = 0; i < nopt; i++) nmine += (opts[i].solvers & mask) != 0;
-        while (solver_rows[r].constraints[ncons]) ncons++;
-        size_t maxj = (size_t)solver_rows[r].max_joints < lim->max_joints ? (size_t)solver_rows[r].max_joints
-                                                                          : lim->max_joints;
-        ikd_emit_map(&e, 7);
-        ikd_emit_key(&e, "name");
-        ikd_emit_str(&e, ikd_solver_name(sv));
-        ikd_emit_key(&e, "description");
-        ikd_emit_str(&e, solver_rows[r].summary);
-        ikd_emit_key(&e, "constraints");
-        ikd_emit_array(&e, ncons);
-        for (size_t c = 0; c < ncons; c++) ikd_emit_str(&e, solver_rows[r].constraints[c]);
-        ikd_emit_end(&e);
-        ikd_emit_key(&e, "min_joints");
-        ikd_emit_int(&e, solver_rows[r].min_joints);
-        ikd_emit_key(&e, "max_joints");
-        ikd_emit_int(&e, (long long)maxj);
-        ikd_emit_key(&e, "target_rotation");
-        ikd_emit_bool(&e, solver_rows[r].orientation);
-        ikd_emit_key(&e, "options");
-        ikd_emit_array(&e, nmine);
-        for (size_t i = 0; i < nopt; i++) {
-            const ikd_option_info *o = &opts[i];
-            if (!(o->solvers & mask)) continue;
-            ikd_emit_map(&e, o->type == IKD_OPT_ENUM ? 5 : 6);
-            ikd_emit_key(&e, "name");
-            ikd_emit_str(&e, o->name);
-            ikd_emit_key(&e, "type");
-            ikd_emit_str(&e, o->type == IKD_OPT_INT ? "integer" : o->type == IKD_OPT_NUMBER ? "number" : "string");
-            ikd_emit_key(&e, "default");
-            if (o->type == IKD_OPT_ENUM) ikd_emit_str(&e, o->choices[(int)o->def]);
-            else ikd_emit_num(&e, o->def);
-            if (o->type == IKD_OPT_ENUM) {
-                size_t nc = 0;
-                while (o->choices[nc]) nc++;
-                ikd_emit_key(&e, "enum");
-                ikd_emit_array(&e, nc);
-                for (size_t c = 0; c < nc; c++) ikd_emit_str(&e, o->choices[c]);
-                ikd_emit_end(&e);
-            } else {
-                double max = o->max;
-                if (o->type == IKD_OPT_INT && !strcmp(o->name, "max_iterations")) max = lim->max_iterations;
-                ikd_emit_key(&e, o->min_open ? "exclusive_minimum" : "minimum");
-                ikd_emit_num(&e, o->min);
-                ikd_emit_key(&e, o->max_open ? "exclusive_maximum" : "maximum");
-                ikd_emit_num(&e, max);
-            }
-            ikd_emit_key(&e, "description");
-            ikd_emit_str(&e, o->doc);
-            ikd_emit_end(&e);
-        }
-        ikd_emit_end(&e);
-        ikd_emit_end(&e);
+        emit_row(&e, ikd_solver_name(sv), "/v1/solve", solver_rows[r].summary, solver_rows[r].constraints,
+                 solver_rows[r].min_joints, solver_rows[r].max_joints, solver_rows[r].orientation, opts, nopt,
+                 sv == IKD_SOLVER_AUTO ? ~0u : (1u << sv), lim);
     }
+    emit_row(&e, "skeleton", "/v1/solve/skeleton",
+             "damped least squares over every goal of a joint tree at once (position, rotation, aim, ground, pole), "
+             "each limit binding in its own terms, a pull toward the rest pose in the goals' null space",
+             skel_constraints, 1, IKD_MAX_JOINTS, 1, skel_opts, nskel, 0, lim);
     ikd_emit_end(&e);
     ikd_emit_key(&e, "limits");
     ikd_emit_map(&e, 3);

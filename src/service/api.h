@@ -9,6 +9,7 @@
 #include "../codec/codec.h"
 #include "../codec/emit.h"
 #include "../codec/request.h"
+#include "../codec/skel.h"
 #include "ikd/solve.h"
 
 /* Server-side limits applied on top of the library's own checks. */
@@ -38,6 +39,9 @@ typedef struct ikd_api_outcome {
     ikd_status status;
     double solve_s;
     int error;           /* the code of an error reply (for the log); IKD_E_OK otherwise */
+    int skeleton;        /* 1: a skeleton solve (multi and goals below, not solver and status) */
+    ikd_multi_status multi;
+    unsigned goals[3];   /* the skeleton's goals by ikd_goal_status */
 } ikd_api_outcome;
 
 /* A fresh request whose default iteration cap respects lim->max_iterations. */
@@ -45,6 +49,13 @@ void ikd_api_request_init(ikd_request *req, const ikd_api_limits *lim);
 /* The server's limits on a decoded request, then ikd_validate; for batch
  * item `item` (>= 0) error fields get "problems[item]" in front. */
 int ikd_api_check(ikd_request *req, const ikd_api_limits *lim, long item, ikd_error *err);
+
+/* A fresh skeleton request with the server's cancel flag and iteration cap. */
+void ikd_api_skel_init(ikd_skel_request *req, const ikd_api_limits *lim);
+/* Decode a skeleton request, apply the server limits, validate skeleton
+ * and goals; for batch item `item` (>= 0) error fields get
+ * "problems[item]." in front. */
+int ikd_api_skel_decode(ikd_val root, const ikd_api_limits *lim, long item, ikd_skel_request *req, ikd_error *err);
 
 /* POST /v1/solve in two steps. Decode: parse a body in `enc`, apply the
  * server limits and ikd_validate; IKD_E_OK, or the error in `err`. */

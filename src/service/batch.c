@@ -7,6 +7,44 @@
 #include "reply.h"
 #include "wire.h"
 
+/* 1 when batch item `v` is an object with a "skeleton" member. */
+static int is_skeleton_item(ikd_val v)
+{
+    if (ikd_val_type(v) != IKD_DOC_OBJECT) return 0;
+    for (size_t i = 0, n = v.ops->size(v.v); i < n; i++) {
+        const char *key;
+        size_t len;
+        v.ops->member(v.v, i, &key, &len);
+        if (len == 8 && memcmp(key, "skeleton", 8) == 0) return 1;
+    }
+    return 0;
+}
+
+/* Decode skeleton item i into a new it->skel; 0, or -1 out of memory (a bad
+ * item keeps its error in it->err). */
+static int open_skeleton(const ikd_api_limits *lim, ikd_val v, size_t i, ikd_batch_item *it)
+{
+    ikd_batch_skel *k = it->skel = calloc(1, sizeof *k);
+    if (!k) return -1;
+    ikd_api_skel_init(&k->req, lim);
+    if (ikd_api_skel_decode(v, lim, (long)i, &k->req, &it->err) != IKD_E_OK) return 0;
+    size_t n = k->req.skeleton.count;
+    char *m = malloc(n * (sizeof *k->local + sizeof *k->pose) + k->req.goal_count * sizeof *k->gr);
+    if (!m) return -1;
+    k->local = (ikd_quat *)m;
+    k->pose = (ikd_pose_joint *)(m + n * sizeof *k->local);
+    k->gr = (ikd_goal_result *)(m + n * (sizeof *k->local + sizeof *k->pose));
+    return 0;
+}
+
+static void skel_destroy(ikd_batch_skel *k)
+{
+    if (!k) return;
+    ikd_skel_request_destroy(&k->req);
+    free(k->local);
+    free(k);
+}
+
 int ikd_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc,
                        ikd_encoding out_enc, const char *body, size_t len, ikd_batch *b, ikd_buf *out)
 {
@@ -43,8 +81,17 @@ int ikd_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns, ik
     for (size_t i = 0; i < b->count; i++) {
         ikd_batch_item *it = &b->items[i];
         it->req = fresh;
+        it->skel = NULL;
         ikd_error_clear(&it->err);
-        if (ikd_decode_solve(ikd_val_at(items, i), (long)i, &it->req, &it->err) == IKD_E_OK)
+        ikd_val v = ikd_val_at(items, i);
+        if (is_skeleton_item(v)) {
+            if (open_skeleton(lim, v, i, it) != 0) {
+                b->count = i + 1; /* the items set up so far, this one included */
+                goto nomem;
+            }
+            continue;
+        }
+        if (ikd_decode_solve(v, (long)i, &it->req, &it->err) == IKD_E_OK)
             ikd_api_check(&it->req, lim, (long)i, &it->err);
         if (it->err.code == IKD_E_OK) joints += it->req.problem.joint_count;
     }
@@ -53,7 +100,7 @@ int ikd_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns, ik
     b->poses = malloc((joints ? joints : 1) * sizeof *b->poses);
     if (!b->poses) goto nomem;
     for (size_t i = 0, at = 0; i < b->count; i++) {
-        if (b->items[i].err.code != IKD_E_OK) continue;
+        if (b->items[i].err.code != IKD_E_OK || b->items[i].skel) continue;
         b->items[i].pose = b->poses + at;
         at += b->items[i].req.problem.joint_count;
     }
@@ -67,14 +114,34 @@ done:
     return status;
 }
 
+/* A skeleton item's solve, with scratch of its own (a skeleton's system
+ * is larger than a worker's chain scratch). */
+static void solve_skeleton(const ikd_batch *b, ikd_batch_item *it)
+{
+    ikd_batch_skel *k = it->skel;
+    size_t wsize = ikd_multi_workspace_size(k->req.skeleton.count, k->req.goal_count);
+    void *work = malloc(wsize);
+    if (!work) {
+        ikd_error_set(&it->err, IKD_E_NOMEM, "", "out of memory for the skeleton's solve");
+        return;
+    }
+    k->req.problem.deadline_ns = b->deadline_ns;
+    ikd_multi_solve(&k->req.problem, work, wsize, k->local, k->pose, k->gr, &k->res, &it->err);
+    free(work);
+}
+
 void ikd_batch_solve(ikd_batch *b, size_t lo, size_t hi, ikd_api_scratch *s)
 {
     unsigned long long t0 = ikd_clock_ns(); /* one clock read per item: each solve ends where the next begins */
     for (size_t i = lo; i < hi && i < b->count; i++) {
         ikd_batch_item *it = &b->items[i];
         if (it->err.code != IKD_E_OK) continue;
-        it->req.problem.deadline_ns = b->deadline_ns;
-        ikd_solve(&it->req.problem, s->work, s->work_size, it->pose, &it->res, &it->err);
+        if (it->skel) {
+            solve_skeleton(b, it);
+        } else {
+            it->req.problem.deadline_ns = b->deadline_ns;
+            ikd_solve(&it->req.problem, s->work, s->work_size, it->pose, &it->res, &it->err);
+        }
         unsigned long long t1 = ikd_clock_ns();
         it->solve_us = (double)(t1 - t0) / 1e3;
         t0 = t1;
@@ -94,6 +161,7 @@ int ikd_batch_write(const ikd_batch *b, ikd_encoding out_enc, ikd_buf *out)
     for (size_t i = 0; i < b->count; i++) {
         const ikd_batch_item *it = &b->items[i];
         if (it->err.code != IKD_E_OK) ikd_reply_error(&e, &it->err);
+        else if (it->skel) ikd_reply_skeleton(&e, &it->skel->req, it->skel->local, it->skel->pose, it->skel->gr, &it->skel->res, it->solve_us);
         else ikd_reply_solve(&e, &it->req, &it->res, it->pose, it->solve_us);
     }
     ikd_emit_end(&e);
@@ -104,7 +172,10 @@ int ikd_batch_write(const ikd_batch *b, ikd_encoding out_enc, ikd_buf *out)
 
 void ikd_batch_destroy(ikd_batch *b)
 {
-    for (size_t i = 0; b->items && i < b->count; i++) ikd_request_destroy(&b->items[i].req);
+    for (size_t i = 0; b->items && i < b->count; i++) {
+        ikd_request_destroy(&b->items[i].req);
+        skel_destroy(b->items[i].skel);
+    }
     free(b->items);
     free(b->joints.joints);
     free(b->poses);
@@ -123,10 +194,13 @@ size_t ikd_batch_reply_size(const ikd_batch *b, ikd_encoding enc)
             total += 512;
             continue;
         }
-        size_t n = it->req.problem.joint_count;
+        size_t n = it->skel ? it->skel->req.skeleton.count : it->req.problem.joint_count;
+        char **names = it->skel ? it->skel->req.names : it->req.names;
         total += 256 + n * per_joint;
-        for (size_t j = 0; it->req.names && j < n; j++)
-            if (it->req.names[j]) total += per_name_byte * strlen(it->req.names[j]) + 16;
+        if (it->skel) /* the pose's rotations (four numbers each) and the goals' reports */
+            total += n * (enc == IKD_ENC_JSON ? 112 : 48) + it->skel->req.goal_count * (enc == IKD_ENC_JSON ? 160 : 96);
+        for (size_t j = 0; names && j < n; j++)
+            if (names[j]) total += per_name_byte * strlen(names[j]) + 16;
     }
     return total;
 }

@@ -7,7 +7,17 @@
 /* A batch is solved in three steps so that the middle one can be spread
  * over several workers: open (decode every item; a bad item keeps its
  * error), solve any range of items, write the reply. */
+/* A skeleton item (one with a "skeleton" key): its request and results. */
+typedef struct ikd_batch_skel {
+    ikd_skel_request req;
+    ikd_quat *local;         /* [joints], with pose and gr in one block */
+    ikd_pose_joint *pose;    /* [joints] */
+    ikd_goal_result *gr;     /* [goals] */
+    ikd_multi_result res;
+} ikd_batch_skel;
+
 typedef struct ikd_batch_item {
+    ikd_batch_skel *skel; /* NULL: a chain item (req) */
     ikd_request req;
     ikd_error err;     /* err.code != IKD_E_OK: this item failed */
     ikd_result res;

@@ -346,8 +346,12 @@ int ikd_call_refused(const ikd_call *c) { return c->too_large || c->over_budget;
 
 static void record_solve(ikd_call *c)
 {
-    if (c->outcome.solved)
-        c->svc->hooks.solved(c->svc->hooks.ctx, c->outcome.solver, c->outcome.status, c->outcome.solve_s);
+    const ikd_service_hooks *h = &c->svc->hooks;
+    if (c->outcome.solved && c->outcome.skeleton) {
+        if (h->skeleton_solved) h->skeleton_solved(h->ctx, c->outcome.multi, c->outcome.goals, c->outcome.solve_s);
+    } else if (c->outcome.solved) {
+        h->solved(h->ctx, c->outcome.solver, c->outcome.status, c->outcome.solve_s);
+    }
 }
 
 ikd_call_next ikd_call_body_end(ikd_call *c)
@@ -433,7 +437,15 @@ static void slice_finished(ikd_call *c)
     ikd_service *s = c->svc;
     for (size_t i = 0; i < c->batch.count; i++) {
         const ikd_batch_item *it = &c->batch.items[i];
-        if (it->err.code == IKD_E_OK) s->hooks.solved(s->hooks.ctx, it->res.solver, it->res.status, it->solve_us / 1e6);
+        if (it->err.code != IKD_E_OK) continue;
+        if (!it->skel) {
+            s->hooks.solved(s->hooks.ctx, it->res.solver, it->res.status, it->solve_us / 1e6);
+        } else if (s->hooks.skeleton_solved) {
+            unsigned goals[3] = {0, 0, 0};
+            for (size_t g = 0; g < it->skel->req.goal_count; g++)
+                if ((unsigned)it->skel->gr[g].status < 3) goals[it->skel->gr[g].status]++;
+            s->hooks.skeleton_solved(s->hooks.ctx, it->skel->res.status, goals, it->solve_us / 1e6);
+        }
     }
     c->status = ikd_batch_write(&c->batch, c->out_enc, &c->reply);
     if (c->status != 200) c->outcome.error = IKD_E_NOMEM;

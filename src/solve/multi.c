@@ -1,4 +1,5 @@
 /* multi.c - a skeleton toward several goals at once: damped least squares over every goal, limits kept, a rest-pose pull. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +12,11 @@
 #define MULTI_MAX_STEP 0.5    /* radians a joint turns at most in one iteration */
 #define MULTI_PULL 0.0003       /* mu = rest_pull x this x the skeleton's size (see primary_step) */
 #define MULTI_MAX_ROWS (6 * IKD_MAX_JOINTS)
+#define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet */
+#define MULTI_RESTART_ITERATIONS 40 /* iterations of each restart at most */
+#ifndef MULTI_SETTLE_ITERATIONS
+#define MULTI_SETTLE_ITERATIONS 30  /* iterations the rest pull goes on once the goals are met, at most */
+#endif
 
 static const char *const goal_names[] = {"reached", "unreachable", "not_reached"};
 static const char *const multi_names[] = {"reached", "partial", "deadline"};
@@ -26,15 +32,37 @@ void ikd_goal_init(ikd_goal *g, size_t joint)
     g->weight = 1;
 }
 
+/* The skeleton solver's options: defaults (ikd_multi_init), bounds
+ * (ikd_multi_validate), names (the request decoder) and GET /v1/solvers. */
+static const ikd_option_info multi_options[] = {
+    {"max_iterations", IKD_OPT_INT, offsetof(ikd_multi_problem, max_iterations), 300, 1, IKD_MAX_ITERATIONS_LIMIT, 0, 0,
+     NULL, 0, "most iterations (one damped least-squares step over every goal each); capped by --max-iterations"},
+    {"tolerance", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, tolerance), 1e-4, 0, 1e300, 0, 0, NULL, 0,
+     "position error counted as met, skeleton units"},
+    {"rotation_tolerance_deg", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, rotation_tolerance_deg), 0.1, 0, 180, 0, 0,
+     NULL, 0, "rotation and aim error counted as met, degrees"},
+    {"rest_pull", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, rest_pull), 0.1, 0, 1, 0, 0, NULL, 0,
+     "how strongly the joints the goals leave free turn back toward the rest pose; 0 = they stay where they start"},
+    {"damping", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, damping), 0.1, 0, 100, 0, 0, NULL, 0,
+     "damping of each least-squares step, times the goals' error (higher: shorter, steadier steps)"},
+};
+
+const ikd_option_info *ikd_multi_options_table(size_t *count)
+{
+    *count = sizeof multi_options / sizeof multi_options[0];
+    return multi_options;
+}
+
 void ikd_multi_init(ikd_multi_problem *p)
 {
     memset(p, 0, sizeof *p);
     p->up = ikd_vec3_make(0, 1, 0);
-    p->max_iterations = 100;
-    p->tolerance = 1e-4;
-    p->rotation_tolerance_deg = 0.1;
-    p->rest_pull = 0.1;
-    p->damping = 0.1;
+    for (size_t i = 0; i < sizeof multi_options / sizeof multi_options[0]; i++) {
+        const ikd_option_info *o = &multi_options[i];
+        char *field = (char *)p + o->offset;
+        if (o->type == IKD_OPT_NUMBER) *(double *)field = o->def;
+        else *(int *)field = (int)o->def;
+    }
 }
 
 static ikd_code goal_error(ikd_error *err, size_t g, const char *leaf, const char *msg)
@@ -85,16 +113,17 @@ ikd_code ikd_multi_validate(ikd_multi_problem *p, ikd_goal *goals, ikd_error *er
         return ikd_error_set(err, IKD_E_INVALID, "goals", "more goals (%zu) than joints (%zu)", p->goal_count, n);
     if (!ikd_vec3_isfinite(p->root)) return ikd_error_set(err, IKD_E_INVALID, "pose.root", "must be finite numbers");
     if (!ikd__unit_dir(&p->up)) return ikd_error_set(err, IKD_E_INVALID, "up", "must be a finite, non-zero direction");
-    if (p->max_iterations < 1 || p->max_iterations > IKD_MAX_ITERATIONS_LIMIT)
-        return ikd_error_set(err, IKD_E_INVALID, "options.max_iterations", "must be an integer in [1, 100000]");
-    if (!(p->tolerance >= 0) || !(p->tolerance <= 1e300))
-        return ikd_error_set(err, IKD_E_INVALID, "options.tolerance", "must be a number in [0, 1e300]");
-    if (!(p->rotation_tolerance_deg >= 0 && p->rotation_tolerance_deg <= 180))
-        return ikd_error_set(err, IKD_E_INVALID, "options.rotation_tolerance_deg", "must be a number in [0, 180]");
-    if (!(p->rest_pull >= 0 && p->rest_pull <= 1))
-        return ikd_error_set(err, IKD_E_INVALID, "options.rest_pull", "must be a number in [0, 1]");
-    if (!(p->damping >= 0 && p->damping <= 100))
-        return ikd_error_set(err, IKD_E_INVALID, "options.damping", "must be a number in [0, 100]");
+    for (size_t i = 0; i < sizeof multi_options / sizeof multi_options[0]; i++) {
+        const ikd_option_info *o = &multi_options[i];
+        const char *field = (const char *)p + o->offset;
+        double v = o->type == IKD_OPT_NUMBER ? *(const double *)field : *(const int *)field;
+        if (!(v >= o->min && v <= o->max)) {
+            char name[64];
+            snprintf(name, sizeof name, "options.%s", o->name);
+            return ikd_error_set(err, IKD_E_INVALID, name, "must be %s in [%g, %g]",
+                                 o->type == IKD_OPT_INT ? "an integer" : "a number", o->min, o->max);
+        }
+    }
     for (size_t i = 0; i < p->goal_count; i++) {
         ikd_code rc = check_goal(p, &goals[i], i, err);
         if (rc) return rc;
@@ -128,7 +157,7 @@ typedef struct multi_ws {
     int *pre;           /* [g x g] compact columns two goals share */
     unsigned char *locked; /* [cols] columns taken out this iteration (a step that would leave a limit) */
     double *J;          /* [rows x cmax], compact rows */
-    double *A;          /* [rows x rows] */
+    double *A0, *A;     /* [rows x rows]: J J^T (lower), its Cholesky factor */
     double *e, *y, *t;  /* [rows] */
     double *dq, *z;     /* [cols] */
     /* Each joint's columns are its constraint's own axes at the current
@@ -137,7 +166,8 @@ typedef struct multi_ws {
     double *cval, *clo, *chi; /* [cols] each column's angle now and its range, radians (+-inf: unbounded) */
     ikd_vec3 *zw;       /* [n] the secondary task per joint, a world rotation vector */
     double *zinv;       /* [9n] per euler joint: world vector -> its columns' rates */
-    ikd_quat *best;     /* [n] the best pose so far */
+    ikd_quat *best;     /* [n] the best pose of this descent */
+    ikd_quat *keep;     /* [n] the best pose of the descents so far (restarts) */
 } multi_ws;
 
 static size_t align8(size_t b) { return (b + 7) & ~(size_t)7; }
@@ -149,7 +179,7 @@ size_t ikd_multi_workspace_size(size_t joints, size_t goals)
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 9 * joints) * sizeof(double) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
-           (rows * cols + rows * rows + 3 * rows + 2 * cols) * sizeof(double) + joints * sizeof(ikd_quat) + 64;
+           (rows * cols + 2 * rows * rows + 3 * rows + 2 * cols) * sizeof(double) + 2 * joints * sizeof(ikd_quat) + 64;
 }
 
 static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
@@ -162,8 +192,10 @@ static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->aim_local = (ikd_vec3 *)m, m += g * sizeof(ikd_vec3);
     w->trot = (ikd_quat *)m, m += g * sizeof(ikd_quat);
     w->best = (ikd_quat *)m, m += n * sizeof(ikd_quat);
+    w->keep = (ikd_quat *)m, m += n * sizeof(ikd_quat);
     w->J = (double *)m, m += rows * w->cmax * sizeof(double);
     w->A = (double *)m, m += rows * rows * sizeof(double);
+    w->A0 = (double *)m, m += rows * rows * sizeof(double);
     w->e = (double *)m, m += rows * sizeof(double);
     w->y = (double *)m, m += rows * sizeof(double);
     w->t = (double *)m, m += rows * sizeof(double);
@@ -340,14 +372,18 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
     }
     case IKD_LIMIT_EULER: {
         static const int order_axes[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+        const int *oa = order_axes[l->order];
         double ang[3];
         ikd_limit_euler_angles(l->order, d, ang);
-        ikd_quat q = F;
+        /* D = R1(a) R2(b) R3(c): the gimbal axes are F e1, F R1 e2 and
+         * F R1 R2 e3 = F D e3 (the joint's own e3); the middle one is normal
+         * to both (sign: the order's parity) */
+        ikd_vec3 e1 = ikd_vec3_make(oa[0] == 0, oa[0] == 1, oa[0] == 2), e3 = ikd_vec3_make(oa[2] == 0, oa[2] == 1, oa[2] == 2);
+        ax[0] = ikd_quat_rotate(F, e1);
+        ax[2] = ikd_quat_rotate(pose[k].rotation, e3);
+        int even = l->order == IKD_EULER_XYZ || l->order == IKD_EULER_YZX || l->order == IKD_EULER_ZXY;
+        ax[1] = ikd_vec3_scale(ikd_vec3_norm_or(ikd_vec3_cross(ax[0], ax[2]), ikd_vec3_any_perp(ax[0])), even ? -1 : 1);
         for (int a = 0; a < 3; a++) {
-            int i = order_axes[l->order][a];
-            ikd_vec3 e = ikd_vec3_make(i == 0, i == 1, i == 2);
-            ax[a] = ikd_quat_rotate(q, e);
-            q = ikd_quat_mul(q, ikd_quat_axis_angle(e, ang[a]));
             w->cval[c + a] = ang[a], w->clo[c + a] = l->euler_min_deg[a] * IKD_DEG2RAD;
             w->chi[c + a] = l->euler_max_deg[a] * IKD_DEG2RAD;
         }
@@ -369,9 +405,10 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
 static void joint_frames(multi_ws *w, const ikd_skeleton *s, const ikd_quat *local, const ikd_pose_joint *pose)
 {
     for (size_t k = 0; k < s->count; k++) joint_frame(w, s, local, pose, k);
+    for (size_t c = w->cols - 3; c < w->cols; c++) w->cval[c] = 0; /* a free root's translation */
     for (size_t c = 0; c < w->cols; c++)
         if (c >= w->cols - 3 || w->chi[c] - w->clo[c] >= 2 * IKD_PI - 1e-9) /* a whole turn: no bound */
-            w->cval[c] = 0, w->clo[c] = -INFINITY, w->chi[c] = INFINITY;
+            w->clo[c] = -INFINITY, w->chi[c] = INFINITY;
 }
 
 /* 1 when goal i is a position farther from a fixed root than the bones
@@ -392,9 +429,9 @@ static ikd_quat turned(const multi_ws *w, const ikd_multi_problem *p, const ikd_
     for (int a = 0; a < na; a++) v = ikd_vec3_mad(v, ax[a], w->dq[w->col[k] + a] * scale);
     double ang = *angle = ikd_vec3_len(v);
     if (!(ang > 0)) return local[k];
-    ikd_quat dw = ikd_quat_axis_angle(ikd_vec3_scale(v, 1 / ang), ang);
-    ikd_quat pr = k ? pose[p->skeleton->joints[k].parent].rotation : ikd_quat_identity();
-    return ikd_quat_norm(ikd_quat_mul(ikd_quat_mul(ikd_quat_conj(pr), ikd_quat_mul(dw, pr)), local[k]));
+    /* the world turn in the parent's frame: pr^-1 R(v) pr = R(pr^-1 v) */
+    ikd_vec3 vl = k ? ikd_quat_rotate(ikd_quat_conj(pose[p->skeleton->joints[k].parent].rotation), v) : v;
+    return ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(ikd_vec3_scale(vl, 1 / ang), ang), local[k]));
 }
 
 /* The task error and Jacobian rows of every goal; returns 1 when every goal
@@ -466,7 +503,7 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
 
 /* A = J J^T + lambda^2 I, factored in place (Cholesky, lower); 0, or -1
  * when not positive definite. */
-static int factor(multi_ws *w, double lambda)
+static void form_product(multi_ws *w)
 {
     size_t m = w->rows, cm = w->cmax;
     for (size_t r = 0; r < m; r++)
@@ -475,11 +512,18 @@ static int factor(multi_ws *w, double lambda)
             int n = w->pre[(size_t)w->row_goal[r] * w->g + (size_t)w->row_goal[c]];
             double s = 0;
             for (int k = 0; k < n; k++) s += a[k] * b[k];
-            w->A[r * m + c] = s + (r == c ? lambda * lambda : 0);
+            w->A0[r * m + c] = s;
         }
+}
+
+/* A = A0 + lambda^2 I, factored in place (Cholesky, lower); 0, or -1 when
+ * not positive definite. */
+static int factor(multi_ws *w, double lambda)
+{
+    size_t m = w->rows;
     for (size_t i = 0; i < m; i++) {
         for (size_t k = 0; k <= i; k++) {
-            double s = w->A[i * m + k];
+            double s = w->A0[i * m + k] + (i == k ? lambda * lambda : 0);
             for (size_t t = 0; t < k; t++) s -= w->A[i * m + t] * w->A[k * m + t];
             if (i == k) {
                 if (!(s > 0)) return -1;
@@ -537,12 +581,26 @@ static void residual(multi_ws *w, double k)
 /* Zero the compact entries of every locked column. */
 static void zero_locked(multi_ws *w)
 {
-    for (size_t i = 0; i < w->g; i++) {
-        size_t nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
-        const int *gc = &w->gcol[i * w->cmax];
-        for (int c = 0; c < w->glen[i]; c++)
-            if (w->locked[gc[c]])
-                for (size_t r = 0; r < nr; r++) w->J[((size_t)w->row0[i] + r) * w->cmax + (size_t)c] = 0;
+    size_t m = w->rows;
+    for (size_t col = 0; col < w->cols; col++) {
+        if (w->locked[col] != 1) continue;
+        w->locked[col] = 2;
+        /* the column over every row, then A0 -= v v^T */
+        memset(w->t, 0, m * sizeof(double));
+        for (size_t i = 0; i < w->g; i++) {
+            size_t nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
+            const int *gc = &w->gcol[i * w->cmax];
+            for (int c = 0; c < w->glen[i]; c++)
+                if ((size_t)gc[c] == col)
+                    for (size_t r = 0; r < nr; r++) {
+                        double *x = &w->J[((size_t)w->row0[i] + r) * w->cmax + (size_t)c];
+                        w->t[(size_t)w->row0[i] + r] = *x;
+                        *x = 0;
+                    }
+        }
+        for (size_t r = 0; r < m; r++)
+            if (w->t[r] != 0)
+                for (size_t c = 0; c <= r; c++) w->A0[r * m + c] -= w->t[r] * w->t[c];
     }
 }
 
@@ -567,7 +625,7 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
     memset(w->z, 0, w->cols * sizeof(double));
     for (size_t k = 0; k < s->count; k++) {
         w->zw[k] = ikd_vec3_make(0, 0, 0);
-        if (!w->dof[k] || p->rest_pull <= 0) continue;
+        if (!w->dof[k] || p->rest_pull <= 0 || w->dof[k] == 1) continue; /* hinges: below */
         const ikd_skeleton_joint *j = &s->joints[k];
         ikd_quat d = ikd_quat_mul(ikd_quat_conj(j->rest_local), local[k]);
         ikd_vec3 back = rot_vec(ikd_quat_conj(d)); /* in the joint's rest frame */
@@ -585,8 +643,31 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
         ikd_vec3 turn = ikd_vec3_scale(axis, ikd_vec3_signed_angle(have, want, axis) * 0.5);
         w->zw[up] = ikd_vec3_add(w->zw[up], turn);
     }
-    for (size_t k = 0; k < s->count; k++)
-        if (w->dof[k]) to_columns(w, s, k, w->zw[k]);
+    for (size_t k = 0; k < s->count; k++) {
+        if (w->dof[k] == 3) to_columns(w, s, k, w->zw[k]);
+        if (w->dof[k] == 1 && p->rest_pull > 0) w->z[w->col[k]] = -w->cval[w->col[k]]; /* a hinge: back by its angle */
+    }
+}
+
+/* 1 when deviation d keeps ball or euler limit l (then projecting it would
+ * give it back). */
+static int inside(const ikd_limit *l, ikd_quat d)
+{
+    if (l->type == IKD_LIMIT_EULER) {
+        double a[3];
+        ikd_limit_euler_angles(l->order, d, a);
+        for (int i = 0; i < 3; i++)
+            if (!(a[i] >= l->euler_min_deg[i] * IKD_DEG2RAD && a[i] <= l->euler_max_deg[i] * IKD_DEG2RAD)) return 0;
+        return 1;
+    }
+    if (l->type != IKD_LIMIT_BALL) return 0;
+    ikd_quat sw, tw;
+    ikd_limit_swing_twist(d, l->local_axis, &sw, &tw);
+    double sa = 2 * atan2(sqrt(sw.x * sw.x + sw.y * sw.y + sw.z * sw.z), fabs(sw.w));
+    double t = 2 * atan2(tw.x * l->local_axis.x + tw.y * l->local_axis.y + tw.z * l->local_axis.z, tw.w);
+    if (t > IKD_PI) t -= 2 * IKD_PI;
+    if (t <= -IKD_PI) t += 2 * IKD_PI;
+    return sa <= l->max_deg * IKD_DEG2RAD && t >= l->twist_min_deg * IKD_DEG2RAD && t <= l->twist_max_deg * IKD_DEG2RAD;
 }
 
 /* Turn every joint by its step (world rotation vectors, scaled so none
@@ -607,9 +688,19 @@ static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *loc
     for (size_t k = 0; k < s->count; k++) {
         const ikd_skeleton_joint *j = &s->joints[k];
         double ang;
-        if (w->dof[k]) local[k] = turned(w, p, local, pose, k, scale, &ang);
+        if (!w->dof[k]) continue; /* fixed: at rest since the start */
+        if (j->limit.type == IKD_LIMIT_HINGE) { /* a turn about its own axis: the angle moves by the step */
+            size_t c = (size_t)w->col[k];
+            double a = w->cval[c] + w->dq[c] * scale;
+            if (a > w->chi[c]) a = w->chi[c];
+            if (a < w->clo[c]) a = w->clo[c];
+            local[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_quat_axis_angle(j->limit.local_axis, a)));
+            continue;
+        }
+        local[k] = turned(w, p, local, pose, k, scale, &ang);
+        if (j->limit.type == IKD_LIMIT_NONE) continue;
         ikd_quat d = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(j->rest_local), local[k]));
-        local[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, d)));
+        if (!inside(&j->limit, d)) local[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, d)));
     }
     if (p->root_free)
         *root = ikd_vec3_add(*root, ikd_vec3_make(w->dq[w->cols - 3], w->dq[w->cols - 2], w->dq[w->cols - 1]));
@@ -657,6 +748,7 @@ static int primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat 
     else memset(w->z, 0, w->cols * sizeof(double));
     double c = lambda * lambda + mu * mu, k = c > 0 ? mu * mu / c : 0;
     memset(w->locked, 0, w->cols);
+    form_product(w);
     for (int round = 0; round < 4; round++) {
         if (factor(w, sqrt(c)) != 0) return -1;
         residual(w, k); /* e - J x0 */
@@ -719,6 +811,90 @@ static void finish_goals(const multi_ws *w, const ikd_multi_problem *p, ikd_goal
     }
 }
 
+/* One damped least-squares descent from `local` and *root: iterations
+ * until the goals are met and the pose settles, the error stalls, or the
+ * budget, deadline or cancel flag ends it. The best pose of the descent is
+ * left in w->best and *root; returns the iterations taken. */
+static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd_pose_joint *pose, ikd_vec3 *root,
+                   ikd_goal_result *gr, int budget, int *timed_out)
+{
+    const ikd_skeleton *s = p->skeleton;
+    double best = INFINITY, L = s->size;
+    ikd_vec3 best_root = *root;
+    int it = 0, stall = 0, nudged = 0, settle = 0;
+    for (;;) {
+        ikd_skeleton_fk(s, *root, local, pose);
+        joint_frames(w, s, local, pose);
+        int met = build_rows(w, p, pose, gr);
+        double en = task_norm(w, p, 0);
+        if (met || en < best - 1e-12 * L) { /* once met, the pull toward rest goes on */
+            best = fmin(best, en), best_root = *root, stall = 0;
+            memcpy(w->best, local, s->count * sizeof *local);
+        } else if (++stall >= 12) {
+            break; /* no progress: held by limits, reach or the pull */
+        } else if (stall == 4 && !nudged && nudge_hinges(w, p, gr, local)) {
+            nudged = 1;
+            continue;
+        }
+        if (it >= budget) break;
+        if (p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed)) { *timed_out = 1; break; }
+        if (p->deadline_ns && ikd_clock_ns() > p->deadline_ns) { *timed_out = 1; break; }
+        double lambda = p->damping * fmin(task_norm(w, p, 1), 0.5 * L) + 1e-9 * L;
+        /* a pull that holds unmet goals off (their error stalls) lets go */
+        double mu = stall >= 3 ? 0 : p->rest_pull * MULTI_PULL * L;
+        if (primary_step(w, p, local, pose, lambda, mu) != 0) break;
+        it++;
+        double moved = apply(w, p, local, pose, root);
+        settle += met || settle > 0; /* iterations since the goals were first met */
+        if (met && moved < 1e-6) break; /* goals met and the pose has stopped changing */
+        if (settle >= MULTI_SETTLE_ITERATIONS) break; /* the best (met) pose so far is kept */
+    }
+    *root = best_root;
+    return it;
+}
+
+/* How far w->best (at `root`) is from meeting the reachable goals: 0 when
+ * every one is met (goals known out of reach left out); gr gets the goals'
+ * errors. */
+static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root, ikd_pose_joint *pose,
+                         ikd_goal_result *gr)
+{
+    const ikd_skeleton *s = p->skeleton;
+    ikd_skeleton_fk(s, root, w->best, pose);
+    joint_frames(w, s, w->best, pose);
+    build_rows(w, p, pose, gr);
+    double sc = 0;
+    for (size_t i = 0; i < w->g; i++) {
+        if (out_of_reach(w, p, i)) continue;
+        if (gr[i].error > p->tolerance) sc += gr[i].error;
+        if (gr[i].rotation_error_deg > p->rotation_tolerance_deg) sc += gr[i].rotation_error_deg * IKD_DEG2RAD * s->size;
+    }
+    return sc;
+}
+
+/* Restart r's start pose: every joint somewhere inside its limits
+ * (deterministic: a fixed sequence of pseudo-random numbers). */
+static void restart_pose(const ikd_skeleton *s, int r, ikd_quat *local)
+{
+    unsigned long long x = 0x9E3779B97F4A7C15ull * (unsigned long long)(r + 1);
+    for (size_t k = 0; k < s->count; k++) {
+        double u[4];
+        for (int t = 0; t < 4; t++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            u[t] = (double)(x >> 11) / 9007199254740992.0; /* [0, 1) */
+        }
+        const ikd_limit *l = &s->joints[k].limit;
+        ikd_quat d;
+        if (l->type == IKD_LIMIT_HINGE) {
+            d = ikd_quat_axis_angle(l->local_axis, (l->min_deg + u[0] * (l->max_deg - l->min_deg)) * IKD_DEG2RAD);
+        } else {
+            ikd_vec3 axis = ikd_vec3_norm_or(ikd_vec3_make(u[0] - 0.5, u[1] - 0.5, u[2] - 0.5), ikd_vec3_make(1, 0, 0));
+            d = ikd_limit_project(l, ikd_quat_axis_angle(axis, u[3] * 1.5));
+        }
+        local[k] = ikd_quat_norm(ikd_quat_mul(s->joints[k].rest_local, d));
+    }
+}
+
 ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_size, ikd_quat *local,
                          ikd_pose_joint *pose, ikd_goal_result *gr, ikd_multi_result *res, ikd_error *err)
 {
@@ -743,37 +919,28 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     ikd_skeleton_fk(s, root, local, pose);
     setup_targets(&w, p, pose);
     setup_paths(&w, p);
-    double best = INFINITY, L = s->size;
-    ikd_vec3 best_root = root;
-    int it = 0, stall = 0, timed_out = 0, nudged = 0;
-    for (;;) {
-        ikd_skeleton_fk(s, root, local, pose);
-        joint_frames(&w, s, local, pose);
-        int met = build_rows(&w, p, pose, gr);
-        double en = task_norm(&w, p, 0);
-        if (met || en < best - 1e-12 * L) { /* once met, the pull toward rest goes on */
-            best = fmin(best, en), best_root = root, stall = 0;
-            memcpy(w.best, local, s->count * sizeof *local);
-        } else if (++stall >= 12) {
-            break; /* no progress: held by limits, reach or the pull */
-        } else if (stall == 4 && !nudged && nudge_hinges(&w, p, gr, local)) {
-            nudged = 1;
-            continue;
+    /* A descent from the start pose, then (while reachable goals stay unmet
+     * and iterations are left) from poses spread over the limits: a local
+     * minimum of one start (an arm's elbow on the wrong side, against its
+     * limit) is rarely one of another. The best pose wins. */
+    int it = 0, timed_out = 0;
+    double keep_score = INFINITY;
+    ikd_vec3 keep_root = root;
+    for (int r = 0; r <= MULTI_RESTARTS; r++) {
+        ikd_vec3 rt = p->root;
+        if (r) restart_pose(s, r, local);
+        int budget = p->max_iterations - it;
+        if (r && budget > MULTI_RESTART_ITERATIONS) budget = MULTI_RESTART_ITERATIONS; /* a restart converges fast or not at all */
+        it += descend(&w, p, local, pose, &rt, gr, budget, &timed_out);
+        double sc = score_best(&w, p, rt, pose, gr);
+        if (sc < keep_score) {
+            keep_score = sc, keep_root = rt;
+            memcpy(w.keep, w.best, s->count * sizeof *local);
         }
-        if (it >= p->max_iterations) break;
-        if (p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed)) { timed_out = 1; break; }
-        if (p->deadline_ns && ikd_clock_ns() > p->deadline_ns) { timed_out = 1; break; }
-        double lambda = p->damping * fmin(task_norm(&w, p, 1), 0.5 * L) + 1e-9 * L;
-        /* a pull that holds unmet goals off (their error stalls) lets go */
-        double mu = stall >= 3 ? 0 : p->rest_pull * MULTI_PULL * L;
-        if (primary_step(&w, p, local, pose, lambda, mu) != 0) break;
-        it++;
-        double moved = apply(&w, p, local, pose, &root);
-        if (met && moved < 1e-6) break; /* goals met and the pose has stopped changing */
+        if (keep_score == 0 || timed_out || it >= p->max_iterations) break;
     }
-    /* keep the best pose found */
-    memcpy(local, w.best, s->count * sizeof *local);
-    root = best_root;
+    memcpy(local, w.keep, s->count * sizeof *local);
+    root = keep_root;
     ikd_skeleton_fk(s, root, local, pose);
     joint_frames(&w, s, local, pose);
     build_rows(&w, p, pose, gr);

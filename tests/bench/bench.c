@@ -264,18 +264,72 @@ static void number_writer_bench(void)
     ikd_buf_destroy(&b);
 }
 
-/* The humanoid sets of issue 15 (tests/unit/humanoid.c): per set the share
- * of problems whose every reachable goal is met (position 1e-4, rotation and
- * aim 0.1 degrees), out-of-reach goals reported unreachable, the worst limit
- * violation, and the median and p99 solve time of ikd_multi_solve. */
-static void humanoid_bench(int count)
+/* One skeleton problem solved by ikd_multi_solve: its time (us), whether
+ * every reachable goal was met and every out-of-reach goal reported
+ * unreachable (*far_n, *far_ok), the worst limit violation, iterations. */
+typedef struct hstats {
+    int met, far_n, far_ok;
+    double worst, iters;
+} hstats;
+
+static double solve_one(humanoid_problem *hp, hstats *st, const char *label, int k)
 {
-    static humanoid_problem hp;
     static double work[1 << 15];
-    double *times = malloc(sizeof(double) * (size_t)count);
     ikd_quat local[HUMANOID_JOINTS];
     ikd_pose_joint pose[HUMANOID_JOINTS];
     ikd_goal_result gr[HUMANOID_MAX_GOALS];
+    ikd_multi_problem p;
+    ikd_multi_init(&p);
+    p.skeleton = &hp->skeleton;
+    p.root = hp->root;
+    p.root_free = hp->root_free;
+    p.up = hp->up;
+    p.start = hp->has_start ? hp->start : NULL;
+    p.goal_count = hp->goal_count;
+    if (getenv("IKD_BENCH_ITERS")) p.max_iterations = atoi(getenv("IKD_BENCH_ITERS"));
+    ikd_error err;
+    ikd_multi_result res;
+    if (ikd_multi_validate(&p, hp->goals, &err) != IKD_E_OK) abort();
+    double t0 = now_ns();
+    ikd_multi_solve(&p, work, sizeof work, local, pose, gr, &res, &err);
+    double us = (now_ns() - t0) / 1e3;
+    st->iters += res.iterations;
+    st->worst = fmax(st->worst, ikd_skeleton_max_violation(&hp->skeleton, local));
+    int ok = 1;
+    for (size_t g = 0; g < hp->goal_count; g++) {
+        if ((int)g == hp->far_goal) {
+            st->far_n++;
+            st->far_ok += gr[g].status == IKD_GOAL_UNREACHABLE;
+        } else {
+            ok &= gr[g].status == IKD_GOAL_REACHED;
+        }
+    }
+    st->met += ok;
+    if (!ok && getenv("IKD_BENCH_DEBUG")) {
+        fprintf(stderr, "%s #%d far=%d it=%d:", label, k, hp->far_goal, res.iterations);
+        for (size_t g = 0; g < hp->goal_count; g++) fprintf(stderr, " %.2g/%.2g", gr[g].error, gr[g].rotation_error_deg);
+        fprintf(stderr, "\n");
+    }
+    return us;
+}
+
+static void print_hrow(const char *label, int count, const hstats *st, double *times)
+{
+    qsort(times, (size_t)count, sizeof(double), cmp_double);
+    printf("%-14s %7.1f%% %11.1f%% %10.2g %9.1f %9.1f %7.1f\n", label, 100.0 * st->met / count,
+           st->far_n ? 100.0 * st->far_ok / st->far_n : 100.0, st->worst, times[count / 2],
+           times[(size_t)(count * 0.99)], st->iters / count);
+}
+
+/* The humanoid sets of issue 15 (tests/unit/humanoid.c) and the 6R/7R
+ * arms: per set the share of problems whose every reachable goal is met
+ * (position 1e-4, rotation and aim 0.1 degrees), out-of-reach goals
+ * reported unreachable, the worst limit violation, and the median and p99
+ * solve time of ikd_multi_solve. */
+static void humanoid_bench(int count)
+{
+    static humanoid_problem hp;
+    double *times = malloc(sizeof(double) * (size_t)count);
     printf("\nhumanoid (%d joints), %d problems per set, 10%% with a hand goal beyond reach (fixed roots)\n",
            HUMANOID_JOINTS, count);
     printf("%-14s %8s %12s %10s %9s %9s %7s\n", "set", "met%", "unreachable%", "worst_viol", "median_us", "p99_us",
@@ -283,45 +337,26 @@ static void humanoid_bench(int count)
     for (int kind = 0; kind < HSET__COUNT; kind++) {
         tu_rng r;
         tu_seed(&r, 4000 + (uint64_t)kind);
-        int met = 0, far_n = 0, far_ok = 0;
-        double worst = 0, iters = 0;
+        hstats st = {0};
         for (int k = 0; k < count; k++) {
             humanoid_make(&r, (hset_kind)kind, k % 10 == 9, &hp);
-            ikd_multi_problem p;
-            ikd_multi_init(&p);
-            p.skeleton = &hp.skeleton;
-            p.root = hp.root;
-            p.root_free = hp.root_free;
-            p.up = hp.up;
-            p.start = hp.has_start ? hp.start : NULL;
-            p.goal_count = hp.goal_count;
-            ikd_error err;
-            ikd_multi_result res;
-            if (ikd_multi_validate(&p, hp.goals, &err) != IKD_E_OK) abort();
-            double t0 = now_ns();
-            ikd_multi_solve(&p, work, sizeof work, local, pose, gr, &res, &err);
-            times[k] = (now_ns() - t0) / 1e3;
-            iters += res.iterations;
-            worst = fmax(worst, ikd_skeleton_max_violation(&hp.skeleton, local));
-            int ok = 1;
-            for (size_t g = 0; g < hp.goal_count; g++) {
-                if ((int)g == hp.far_goal) {
-                    far_n++;
-                    far_ok += gr[g].status == IKD_GOAL_UNREACHABLE;
-                } else {
-                    ok &= gr[g].status == IKD_GOAL_REACHED;
-                }
-            }
-            met += ok;
-            if (!ok && getenv("IKD_BENCH_DEBUG"))
-                fprintf(stderr, "%s #%d far=%d it=%d: %.2g/%.2g %.2g/%.2g %.2g/%.2g %.2g/%.2g\n", hset_name((hset_kind)kind), k,
-                        hp.far_goal, res.iterations, gr[0].error, gr[0].rotation_error_deg, gr[1].error,
-                        gr[1].rotation_error_deg, gr[2].error, gr[2].rotation_error_deg, gr[3].error, gr[3].rotation_error_deg);
+            times[k] = solve_one(&hp, &st, hset_name((hset_kind)kind), k);
         }
-        qsort(times, (size_t)count, sizeof(double), cmp_double);
-        printf("%-14s %7.1f%% %11.1f%% %10.2g %9.1f %9.1f %7.1f\n", hset_name((hset_kind)kind), 100.0 * met / count,
-               far_n ? 100.0 * far_ok / far_n : 100.0, worst, times[count / 2], times[(size_t)(count * 0.99)],
-               iters / count);
+        print_hrow(hset_name((hset_kind)kind), count, &st, times);
+    }
+    printf("\narms: hinge joints with rest-pose axes and ranges, a 6-DoF goal on the flange (POST /v1/solve/skeleton "
+           "without parents)\n");
+    for (int dof = 6; dof <= 7; dof++) {
+        tu_rng r;
+        tu_seed(&r, 5000 + (uint64_t)dof);
+        hstats st = {0};
+        char label[32];
+        snprintf(label, sizeof label, "%dR arm", dof);
+        for (int k = 0; k < count; k++) {
+            arm_make(&r, dof, &hp);
+            times[k] = solve_one(&hp, &st, label, k);
+        }
+        print_hrow(label, count, &st, times);
     }
     free(times);
 }

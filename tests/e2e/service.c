@@ -125,11 +125,12 @@ START_TEST(solvers_and_readyz)
     ck_assert_int_eq(r.status, 200);
     json_t *doc = body_json(&r);
     json_t *list = json_object_get(doc, "solvers");
-    const char *want[] = {"auto", "two_bone", "ccd", "fabrik", "jacobian"};
-    ck_assert_uint_eq(json_array_size(list), 5);
-    for (size_t i = 0; i < 5; i++) {
+    const char *want[] = {"auto", "two_bone", "ccd", "fabrik", "jacobian", "skeleton"};
+    ck_assert_uint_eq(json_array_size(list), 6);
+    for (size_t i = 0; i < 6; i++) {
         json_t *s = json_array_get(list, i);
         ck_assert_str_eq(json_string_value(json_object_get(s, "name")), want[i]);
+        ck_assert_str_eq(json_string_value(json_object_get(s, "endpoint")), i < 5 ? "/v1/solve" : "/v1/solve/skeleton");
         ck_assert(json_is_array(json_object_get(s, "options")));
         ck_assert(json_is_array(json_object_get(s, "constraints")));
     }
@@ -143,6 +144,17 @@ START_TEST(solvers_and_readyz)
         }
     }
     ck_assert(saw_damping);
+    /* the skeleton solver's options: every one with its default and bounds */
+    json_t *sopts = json_object_get(json_array_get(list, 5), "options");
+    const char *snames[] = {"max_iterations", "tolerance", "rotation_tolerance_deg", "rest_pull", "damping"};
+    const double sdef[] = {300, 1e-4, 0.1, 0.1, 0.1};
+    ck_assert_uint_eq(json_array_size(sopts), 5);
+    for (size_t i = 0; i < 5; i++) {
+        json_t *o = json_array_get(sopts, i);
+        ck_assert_str_eq(json_string_value(json_object_get(o, "name")), snames[i]);
+        ck_assert_double_eq(json_number_value(json_object_get(o, "default")), sdef[i]);
+        ck_assert(json_is_number(json_object_get(o, "minimum")) && json_is_number(json_object_get(o, "maximum")));
+    }
     ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(doc, "limits"), "max_batch")), 1024);
     json_decref(doc);
     free(r.body);
@@ -167,14 +179,27 @@ START_TEST(metrics_pass_promtool)
     free(r.body);
     r = request(d.port, "GET", "/nope", NULL, NULL);
     free(r.body);
+    /* two skeleton solves: one alone, one as a batch item (with a chain item) */
+    static const char SKEL[] = "{\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"goals\":[{\"joint\":2,\"position\":[1,1,0]}]}";
+    r = request(d.port, "POST", "/v1/solve/skeleton", "application/json", SKEL);
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
+    char batch[512];
+    snprintf(batch, sizeof batch, "{\"problems\":[%s,%s]}", SKEL, SOLVE);
+    r = request(d.port, "POST", "/v1/solve/batch", "application/json", batch);
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
     r = request(d.port, "GET", "/metrics", NULL, NULL);
     ck_assert_int_eq(r.status, 200);
     ck_assert(has_header(&r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8"));
+    ck_assert_ptr_nonnull(strstr(r.body, "ikd_solve_duration_seconds_count{solver=\"skeleton\"} 2\n"));
+    ck_assert_ptr_nonnull(strstr(r.body, "ikd_skeleton_solves_total{status=\"reached\"} 2\n"));
+    ck_assert_ptr_nonnull(strstr(r.body, "ikd_skeleton_goals_total{status=\"reached\"} 2\n"));
     ck_assert_ptr_nonnull(strstr(r.body, "ikd_http_requests_total{route=\"/v1/solve\",code=\"200\"} 1\n"));
     ck_assert_ptr_nonnull(strstr(r.body, "ikd_http_requests_total{route=\"/v1/solve\",code=\"400\"} 1\n"));
     ck_assert_ptr_nonnull(strstr(r.body, "ikd_http_requests_total{route=\"unmatched\",code=\"404\"} 1\n"));
-    ck_assert_ptr_nonnull(strstr(r.body, "ikd_solve_duration_seconds_count{solver=\"two_bone\"} 1\n"));
-    ck_assert_ptr_nonnull(strstr(r.body, "ikd_solves_total{solver=\"two_bone\",status=\"reached\"} 1\n"));
+    ck_assert_ptr_nonnull(strstr(r.body, "ikd_solve_duration_seconds_count{solver=\"two_bone\"} 2\n"));
+    ck_assert_ptr_nonnull(strstr(r.body, "ikd_solves_total{solver=\"two_bone\",status=\"reached\"} 2\n"));
     ck_assert_ptr_nonnull(strstr(r.body, "ikd_queue_depth 0\n"));
     ck_assert_ptr_nonnull(strstr(r.body, "ikd_build_info{version="));
     /* promtool (Debian package prometheus, installed by make deps) must accept it */

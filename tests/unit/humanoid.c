@@ -1,5 +1,5 @@
 /* humanoid.c - a 25-joint humanoid (euler spine, wrists and ankles; ball shoulders and hips with twist; hinge elbows,
- * knees and toes) and goal sets from forward kinematics of random poses inside its limits. */
+ * knees and toes), 6R/7R robot arms, and goals from forward kinematics of random poses inside their limits. */
 #include "humanoid.h"
 
 #include <stdlib.h>
@@ -144,4 +144,53 @@ void humanoid_make(tu_rng *r, hset_kind kind, int far, humanoid_problem *hp)
         g->position = ikd_vec3_mad(hp->root, dir, 3.0); /* the skeleton reaches about 1.4 */
         g->has_rotation = 0;
     }
+}
+
+/* The arms: each joint a hinge about a rest-pose axis (yaw and roll about
+ * the arm's length, pitch across it), then the flange (fixed). */
+static const struct {
+    double y, lo, hi;
+    char axis; /* 'y': yaw or roll, 'x': pitch */
+} arm6[] = {{0, -170, 170, 'y'},   {0.2, -110, 110, 'x'}, {0.6, -140, 140, 'x'}, {0.9, -170, 170, 'y'},
+            {1.0, -120, 120, 'x'}, {1.1, -170, 170, 'y'}, {1.2, 0, 0, 0}},
+  arm7[] = {{0, -170, 170, 'y'},   {0.2, -120, 120, 'x'}, {0.4, -170, 170, 'y'}, {0.6, -120, 120, 'x'},
+            {0.8, -170, 170, 'y'}, {1.0, -120, 120, 'x'}, {1.1, -175, 175, 'y'}, {1.2, 0, 0, 0}};
+
+void arm_make(tu_rng *r, int dof, humanoid_problem *hp)
+{
+    ikd_quat turn = tu_next(r) % 2 ? tu_unit_quat(r) : ikd_quat_identity();
+    size_t n = (size_t)dof + 1;
+    ikd_skeleton_joint *j = hp->joints;
+    for (size_t i = 0; i < n; i++) {
+        double y = dof == 7 ? arm7[i].y : arm6[i].y, lo = dof == 7 ? arm7[i].lo : arm6[i].lo;
+        double hi = dof == 7 ? arm7[i].hi : arm6[i].hi;
+        char ax = dof == 7 ? arm7[i].axis : arm6[i].axis;
+        memset(&j[i], 0, sizeof j[i]);
+        j[i].parent = (long)i - 1;
+        j[i].position = ikd_quat_rotate(turn, ikd_vec3_make(0, y, 0));
+        j[i].rotation = turn;
+        if (ax) hinge(&j[i].limit, turn, ax == 'y' ? ikd_vec3_make(0, 1, 0) : ikd_vec3_make(1, 0, 0), lo, hi);
+        else ikd_limit_init(&j[i].limit, IKD_LIMIT_FIXED);
+    }
+    hp->skeleton = (ikd_skeleton){j, n, 0};
+    ikd_error err;
+    if (ikd_skeleton_validate(&hp->skeleton, &err) != IKD_E_OK) abort();
+    ikd_quat target[HUMANOID_JOINTS];
+    ikd_pose_joint tp[HUMANOID_JOINTS];
+    for (size_t i = 0; i < n; i++) { /* each hinge anywhere in its range */
+        const ikd_limit *l = &j[i].limit;
+        double a = l->type == IKD_LIMIT_HINGE ? tu_uniform(r, l->min_deg, l->max_deg) * IKD_DEG2RAD : 0;
+        target[i] = ikd_quat_mul(j[i].rest_local, ikd_quat_axis_angle(l->local_axis, a));
+    }
+    hp->root = j[0].position;
+    hp->up = ikd_quat_rotate(turn, ikd_vec3_make(0, 1, 0));
+    hp->root_free = 0;
+    ikd_skeleton_fk(&hp->skeleton, hp->root, target, tp);
+    hp->has_start = tu_next(r) % 4 == 0;
+    if (hp->has_start) random_pose(r, &hp->skeleton, 1.0, hp->start);
+    hp->goal_count = 1;
+    ikd_goal_init(&hp->goals[0], n - 1);
+    hp->goals[0].has_position = 1, hp->goals[0].position = tp[n - 1].position;
+    hp->goals[0].has_rotation = 1, hp->goals[0].rotation = tp[n - 1].rotation;
+    hp->far_goal = -1;
 }

@@ -43,4 +43,11 @@ typedef struct humanoid_problem {
 
 void humanoid_make(tu_rng *r, hset_kind kind, int far, humanoid_problem *hp);
 
+/* A robot arm of `dof` (6 or 7) hinge joints (yaw, then pitch and roll
+ * joints with rest-pose axes and ranges) and a fixed flange, as a skeleton
+ * without branches (a chain); one goal: the flange's position and rotation
+ * from forward kinematics of a random pose inside the limits; half turned
+ * by a random world rotation, a quarter starting from a random pose. */
+void arm_make(tu_rng *r, int dof, humanoid_problem *hp);
+
 #endif

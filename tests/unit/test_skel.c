@@ -29,51 +29,53 @@ static int run(const char *body, ikd_encoding enc, ikd_buf *out)
     return ikd_api_skeleton(&lim, 0, enc, IKD_ENC_JSON, body, strlen(body), out, NULL);
 }
 
+/* Every bad skeleton request of issue 15 and the field it must name. */
+static const struct {
+const char *skeleton; /* NULL: LEGS */
+const char *rest, *field;
+} cases[] = {
+{"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"parent\":3},[0,2,0],[0,3,0]]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].parent"},
+{"\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0],{\"position\":[0,3,0],\"parent\":3}]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[3].parent"},
+{"\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0],{\"position\":[0,3,0],\"parent\":\"nobody\"}]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[3].parent"},
+{"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"parent\":-1}]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].parent"},
+{"\"skeleton\":{\"joints\":[{\"name\":\"a\",\"position\":[0,0,0]},{\"name\":\"a\",\"position\":[0,1,0]}]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].name"},
+{NULL, "\"goals\":[{\"joint\":\"hand\",\"position\":[1,0,0]}]", "goals[0].joint"},
+{NULL, "\"goals\":[{\"joint\":3,\"position\":[1,0,0]},{\"joint\":99,\"position\":[1,0,0]}]", "goals[1].joint"},
+{NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0],\"ground\":{\"point\":[0,0,0]}}]", "goals[0].ground"},
+{NULL, "\"goals\":[{\"joint\":\"foot_l\"}]", "goals[0]"},
+{"\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],{\"position\":[0,2,0],\"constraint\":{\"type\":\"ball\"}}]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[2].constraint.axis"},
+{"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"euler\",\"order\":\"xyy\"}},[0,2,0]]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.order"},
+{"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"euler\",\"order\":\"xyz\","
+ "\"min_deg\":[0,-95,0],\"max_deg\":[10,10,10]}},[0,2,0]]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.min_deg"},
+{"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"euler\",\"order\":\"xyz\","
+ "\"min_deg\":[20,0,0],\"max_deg\":[10,10,10]}},[0,2,0]]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.min_deg"},
+{"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"hinge\"}},[0,2,0]]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.axis"},
+{"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"hinge\",\"axis\":[0,0,0]}},[0,2,0]]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.axis"},
+{NULL, "\"goals\":[{\"joint\":\"foot_l\",\"rotation\":[0,0,0,2]}]", "goals[0].rotation"},
+{"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"rotation\":[0,0,1,1]}]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].rotation"},
+{NULL, "\"pose\":{\"rotations\":[[0,0,0,1]]},\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}]", "pose.rotations"},
+{NULL, "\"root\":\"floating\",\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}]", "root"},
+{"\"skeleton\":{\"joints\":[[0,0,0],[0,1,0]]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]},{\"joint\":1,\"position\":[1,0,0]},{\"joint\":0,\"position\":[0,0,0]}]",
+ "goals"},
+{NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"rest_pull\":2}", "options.rest_pull"},
+};
+
 /* Every bad skeleton request of issue 15 gets 400 with its exact field. */
 START_TEST(bad_input_names_the_field)
 {
-    static const struct {
-        const char *skeleton; /* NULL: LEGS */
-        const char *rest, *field;
-    } cases[] = {
-        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"parent\":3},[0,2,0],[0,3,0]]}",
-         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].parent"},
-        {"\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0],{\"position\":[0,3,0],\"parent\":3}]}",
-         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[3].parent"},
-        {"\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0],{\"position\":[0,3,0],\"parent\":\"nobody\"}]}",
-         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[3].parent"},
-        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"parent\":-1}]}",
-         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].parent"},
-        {"\"skeleton\":{\"joints\":[{\"name\":\"a\",\"position\":[0,0,0]},{\"name\":\"a\",\"position\":[0,1,0]}]}",
-         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].name"},
-        {NULL, "\"goals\":[{\"joint\":\"hand\",\"position\":[1,0,0]}]", "goals[0].joint"},
-        {NULL, "\"goals\":[{\"joint\":3,\"position\":[1,0,0]},{\"joint\":99,\"position\":[1,0,0]}]", "goals[1].joint"},
-        {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0],\"ground\":{\"point\":[0,0,0]}}]", "goals[0].ground"},
-        {NULL, "\"goals\":[{\"joint\":\"foot_l\"}]", "goals[0]"},
-        {"\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],{\"position\":[0,2,0],\"constraint\":{\"type\":\"ball\"}}]}",
-         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[2].constraint.axis"},
-        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"euler\",\"order\":\"xyy\"}},[0,2,0]]}",
-         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.order"},
-        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"euler\",\"order\":\"xyz\","
-         "\"min_deg\":[0,-95,0],\"max_deg\":[10,10,10]}},[0,2,0]]}",
-         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.min_deg"},
-        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"euler\",\"order\":\"xyz\","
-         "\"min_deg\":[20,0,0],\"max_deg\":[10,10,10]}},[0,2,0]]}",
-         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.min_deg"},
-        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"hinge\"}},[0,2,0]]}",
-         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.axis"},
-        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"hinge\",\"axis\":[0,0,0]}},[0,2,0]]}",
-         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.axis"},
-        {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"rotation\":[0,0,0,2]}]", "goals[0].rotation"},
-        {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"rotation\":[0,0,1,1]}]}",
-         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].rotation"},
-        {NULL, "\"pose\":{\"rotations\":[[0,0,0,1]]},\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}]", "pose.rotations"},
-        {NULL, "\"root\":\"floating\",\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}]", "root"},
-        {"\"skeleton\":{\"joints\":[[0,0,0],[0,1,0]]}",
-         "\"goals\":[{\"joint\":1,\"position\":[1,0,0]},{\"joint\":1,\"position\":[1,0,0]},{\"joint\":0,\"position\":[0,0,0]}]",
-         "goals"},
-        {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"rest_pull\":2}", "options.rest_pull"},
-    };
     ikd_buf out;
     ikd_buf_init(&out);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -165,6 +167,67 @@ START_TEST(good_requests_solve)
 }
 END_TEST
 
+/* /v1/solve/batch with skeleton items among chain items: every bad
+ * skeleton item has its own error slot naming problems[i] and the field; a
+ * good one gives the pose /v1/solve/skeleton gives; chain items are solved
+ * as before; MessagePack gives the same results. */
+START_TEST(batch_items_with_a_skeleton)
+{
+    size_t nbad = sizeof cases / sizeof cases[0], cap = 1 << 16, at = 0;
+    char *body = malloc(cap), good[2048];
+    snprintf(good, sizeof good, "{%s,\"root\":\"free\",\"goals\":[{\"joint\":\"foot_l\",\"position\":[0.15,0.2,0.3]}]}",
+             LEGS);
+    at += (size_t)snprintf(body + at, cap - at, "{\"problems\":[%s", good);
+    for (size_t i = 0; i < nbad; i++) /* item 2i+1: a chain; item 2i+2: bad case i */
+        at += (size_t)snprintf(body + at, cap - at,
+                               ",{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"target\":[1,1,0]},{%s,%s}",
+                               cases[i].skeleton ? cases[i].skeleton : LEGS, cases[i].rest);
+    at += (size_t)snprintf(body + at, cap - at, "]}");
+    ck_assert_uint_lt(at, cap - 1);
+    ikd_api_limits lim = {64, 1000, 100, NULL};
+    ikd_api_scratch sc;
+    ck_assert_int_eq(ikd_api_scratch_init(&sc, 64), 0);
+    ikd_buf out, one, mp;
+    ikd_buf_init(&out), ikd_buf_init(&one), ikd_buf_init(&mp);
+    ck_assert_int_eq(ikd_api_batch(&sc, &lim, IKD_ENC_JSON, IKD_ENC_JSON, body, at, &out), 200);
+    json_error_t e;
+    json_t *d = json_loadb(out.data, out.len, 0, &e), *res = json_object_get(d, "results");
+    ck_assert_uint_eq(json_array_size(res), 1 + 2 * nbad);
+    for (size_t i = 0; i < nbad; i++) {
+        json_t *chain = json_array_get(res, 2 * i + 1), *bad = json_array_get(res, 2 * i + 2);
+        ck_assert_str_eq(json_string_value(json_object_get(chain, "status")), "reached");
+        char want[256];
+        snprintf(want, sizeof want, "problems[%zu].%s", 2 * i + 2, cases[i].field);
+        const char *field = json_string_value(json_object_get(json_object_get(bad, "error"), "field"));
+        ck_assert_msg(field && !strcmp(field, want), "case %zu: %s (want %s)", i, field ? field : "(none)", want);
+    }
+    ck_assert_int_eq(run(good, IKD_ENC_JSON, &one), 200);
+    json_t *d1 = json_loadb(one.data, one.len, 0, &e);
+    ck_assert(json_equal(json_object_get(json_array_get(res, 0), "pose"), json_object_get(d1, "pose")));
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(res, 0), "status")), "reached");
+    /* MessagePack in, the same results (solve_us aside) */
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    json_t *req = json_loadb(body, at, 0, &e);
+    ck_assert_ptr_nonnull(req);
+    tu_pack_json(&pk, req);
+    ck_assert_int_eq(ikd_api_batch(&sc, &lim, IKD_ENC_MSGPACK, IKD_ENC_JSON, sb.data, sb.size, &mp), 200);
+    json_t *dm = json_loadb(mp.data, mp.len, 0, &e), *resm = json_object_get(dm, "results");
+    for (size_t i = 0; i < json_array_size(res); i++) {
+        json_object_del(json_array_get(res, i), "solve_us");
+        json_object_del(json_array_get(resm, i), "solve_us");
+        ck_assert_msg(json_equal(json_array_get(res, i), json_array_get(resm, i)), "item %zu differs", i);
+    }
+    json_decref(dm), json_decref(req), json_decref(d1), json_decref(d);
+    msgpack_sbuffer_destroy(&sb);
+    ikd_buf_destroy(&out), ikd_buf_destroy(&one), ikd_buf_destroy(&mp);
+    ikd_api_scratch_destroy(&sc);
+    free(body);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("skel");
@@ -172,6 +235,7 @@ int main(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, bad_input_names_the_field);
     tcase_add_test(tc, good_requests_solve);
+    tcase_add_test(tc, batch_items_with_a_skeleton);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
