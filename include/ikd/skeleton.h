@@ -223,7 +223,7 @@ size_t ikd_multi_workspace_size(size_t joints, size_t goals);
  * (a hinge's axis; a ball joint's twist, swing and cone tangent; an euler
  * joint's gimbal axes), so a bound stops one column, not the joint; every
  * limit holds at every iteration. The freedom the goals leave is pulled
- * toward the rest pose (in the null space of the goals) for up to 30
+ * toward the rest pose (in the null space of the goals) for up to 60
  * iterations once they are met. When reachable goals stay unmet (a local
  * minimum: limits, an arm's elbow on the wrong side) it descends again
  * from up to 8 fixed poses spread over the limits, within max_iterations

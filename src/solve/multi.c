@@ -10,13 +10,11 @@
 
 #define MULTI_ROWS_PER_GOAL 6 /* position 3 + rotation (or aim) 3 */
 #define MULTI_MAX_STEP 0.5    /* radians a joint turns at most in one iteration */
-#define MULTI_PULL 0.0003       /* mu = rest_pull x this x the skeleton's size (see primary_step) */
+#define MULTI_PULL 0.003
 #define MULTI_MAX_ROWS (6 * IKD_MAX_JOINTS)
 #define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet */
 #define MULTI_RESTART_ITERATIONS 40 /* iterations of each restart at most */
-#ifndef MULTI_SETTLE_ITERATIONS
-#define MULTI_SETTLE_ITERATIONS 30  /* iterations the rest pull goes on once the goals are met, at most */
-#endif
+#define MULTI_SETTLE_ITERATIONS 60 /* iterations the rest pull goes on once the goals are met, at most */
 
 static const char *const goal_names[] = {"reached", "unreachable", "not_reached"};
 static const char *const multi_names[] = {"reached", "partial", "deadline"};

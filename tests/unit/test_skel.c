@@ -8,6 +8,7 @@
 
 #include "codec/buf.h"
 #include "service/api.h"
+#include "humanoid.h"
 #include "jsonpack.h"
 #include "testutil.h"
 
@@ -228,6 +229,103 @@ START_TEST(batch_items_with_a_skeleton)
 }
 END_TEST
 
+static json_t *vec(const double *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) json_array_append_new(a, json_real(v[i]));
+    return a;
+}
+
+/* A generated problem (tests/unit/humanoid.c) as a request body. */
+static json_t *problem_json(const humanoid_problem *hp)
+{
+    static const char *const types[] = {"none", "fixed", "hinge", "ball", "euler"};
+    json_t *joints = json_array(), *goals = json_array();
+    for (size_t i = 0; i < hp->skeleton.count; i++) {
+        const ikd_skeleton_joint *j = &hp->joints[i];
+        const ikd_limit *l = &j->limit;
+        json_t *c = json_pack("{s:s}", "type", types[l->type]);
+        if (l->has_axis) json_object_set_new(c, "axis", vec(&l->axis.x, 3));
+        if (l->type == IKD_LIMIT_HINGE)
+            json_object_set_new(c, "min_deg", json_real(l->min_deg)), json_object_set_new(c, "max_deg", json_real(l->max_deg));
+        if (l->type == IKD_LIMIT_BALL) {
+            json_object_set_new(c, "max_deg", json_real(l->max_deg));
+            json_object_set_new(c, "twist_min_deg", json_real(l->twist_min_deg));
+            json_object_set_new(c, "twist_max_deg", json_real(l->twist_max_deg));
+        }
+        if (l->type == IKD_LIMIT_EULER) {
+            json_object_set_new(c, "order", json_string(ikd_limit_order_name(l->order)));
+            json_object_set_new(c, "min_deg", vec(l->euler_min_deg, 3));
+            json_object_set_new(c, "max_deg", vec(l->euler_max_deg, 3));
+        }
+        json_t *o = json_pack("{s:o,s:o,s:o}", "position", vec(&j->position.x, 3), "rotation", vec(&j->rotation.x, 4),
+                              "constraint", c);
+        if (i) json_object_set_new(o, "parent", json_integer(j->parent));
+        json_array_append_new(joints, o);
+    }
+    for (size_t g = 0; g < hp->goal_count; g++) {
+        const ikd_goal *x = &hp->goals[g];
+        json_t *o = json_pack("{s:I}", "joint", (json_int_t)x->joint);
+        if (x->has_position) json_object_set_new(o, "position", vec(&x->position.x, 3));
+        if (x->has_rotation) json_object_set_new(o, "rotation", vec(&x->rotation.x, 4));
+        if (x->has_aim) json_object_set_new(o, "aim", json_pack("{s:o,s:o}", "axis", vec(&x->aim_axis.x, 3), "at", vec(&x->aim_at.x, 3)));
+        if (x->has_ground)
+            json_object_set_new(o, "ground", json_pack("{s:o,s:o}", "point", vec(&x->ground_point.x, 3), "normal",
+                                                       vec(&x->ground_normal.x, 3)));
+        json_array_append_new(goals, o);
+    }
+    json_t *req = json_pack("{s:{s:o},s:o,s:s,s:o}", "skeleton", "joints", joints, "goals", goals, "root",
+                            hp->root_free ? "free" : "fixed", "up", vec(&hp->up.x, 3));
+    json_t *rot = json_array();
+    for (size_t i = 0; hp->has_start && i < hp->skeleton.count; i++) json_array_append_new(rot, vec(&hp->start[i].x, 4));
+    json_object_set_new(req, "pose", json_pack("{s:o,s:o}", "root", vec(&hp->root.x, 3), "rotations", rot));
+    if (!hp->has_start) json_object_del(json_object_get(req, "pose"), "rotations");
+    return req;
+}
+
+/* Generated humanoid and arm problems (every set of make bench, 40 each)
+ * sent in JSON and in MessagePack: the same reply (pose, goals and
+ * iterations alike). */
+START_TEST(messagepack_and_json_give_the_same_pose)
+{
+    static humanoid_problem hp;
+    ikd_api_limits lim = {64, 10000, 100, NULL};
+    ikd_buf a, b;
+    ikd_buf_init(&a), ikd_buf_init(&b);
+    int n = 0;
+    for (int kind = 0; kind < HSET__COUNT + 2; kind++) {
+        tu_rng r;
+        tu_seed(&r, 900 + (uint64_t)kind);
+        for (int k = 0; k < 40; k++, n++) {
+            if (kind < HSET__COUNT) humanoid_make(&r, (hset_kind)kind, k % 10 == 9, &hp);
+            else arm_make(&r, kind == HSET__COUNT ? 6 : 7, &hp);
+            json_t *req = problem_json(&hp);
+            char *text = json_dumps(req, JSON_COMPACT);
+            msgpack_sbuffer sb;
+            msgpack_sbuffer_init(&sb);
+            msgpack_packer pk;
+            msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+            tu_pack_json(&pk, req);
+            ikd_buf_reset(&a), ikd_buf_reset(&b);
+            ck_assert_int_eq(ikd_api_skeleton(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, text, strlen(text), &a, NULL), 200);
+            ck_assert_int_eq(ikd_api_skeleton(&lim, 0, IKD_ENC_MSGPACK, IKD_ENC_JSON, sb.data, sb.size, &b, NULL), 200);
+            json_error_t e;
+            json_t *da = json_loadb(a.data, a.len, 0, &e), *db = json_loadb(b.data, b.len, 0, &e);
+            ck_assert(da && db);
+            ck_assert_msg(json_equal(json_object_get(da, "pose"), json_object_get(db, "pose")), "kind %d #%d: poses differ", kind, k);
+            ck_assert(json_equal(json_object_get(da, "goals"), json_object_get(db, "goals")));
+            ck_assert_int_eq(json_integer_value(json_object_get(da, "iterations")),
+                             json_integer_value(json_object_get(db, "iterations")));
+            json_decref(da), json_decref(db), json_decref(req);
+            free(text);
+            msgpack_sbuffer_destroy(&sb);
+        }
+    }
+    ck_assert_int_eq(n, 280);
+    ikd_buf_destroy(&a), ikd_buf_destroy(&b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("skel");
@@ -236,6 +334,7 @@ int main(void)
     tcase_add_test(tc, bad_input_names_the_field);
     tcase_add_test(tc, good_requests_solve);
     tcase_add_test(tc, batch_items_with_a_skeleton);
+    tcase_add_test(tc, messagepack_and_json_give_the_same_pose);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
