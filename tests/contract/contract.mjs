@@ -103,6 +103,9 @@ const SKELETON = JSON.stringify({
 await check('skeleton', a, { method: 'POST', url: '/v1/solve/skeleton', headers: JSONH, body: SKELETON, status: 200 });
 await check('skeleton with a bad goal', a, { method: 'POST', url: '/v1/solve/skeleton', headers: JSONH, status: 400, badRequest: true,
   body: JSON.stringify({ skeleton: { joints: [[0, 0, 0], [0, 1, 0]] }, goals: [{ joint: 'nobody', position: [1, 0, 0] }] }) });
+await check('batch with skeleton items', a, { method: 'POST', url: '/v1/solve/batch', headers: JSONH, status: 200,
+  body: JSON.stringify({ problems: [JSON.parse(SKELETON), JSON.parse(SOLVE),
+    { skeleton: { joints: [[0, 0, 0], [0, 1, 0]] }, goals: [{ joint: 'nobody', position: [1, 0, 0] }] }] }) });
 await check('solvers', a, { url: '/v1/solvers', status: 200 });
 await check('healthz', a, { url: '/healthz', status: 200 });
 await check('readyz', a, { url: '/readyz', status: 200 });

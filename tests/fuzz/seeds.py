@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """seeds.py - the fuzzers' seed corpus, from the request fixtures: every fixture body as a
-solve request and inside a batch, in JSON (selector bytes 0 and 4), skeleton requests (8), plus byte strings for the
+solve request and inside a batch, in JSON (selector bytes 0 and 4), skeleton requests alone (8) and as batch items (4), plus byte strings for the
 solver fuzzer and number strings for the strtod fuzzer; usage: seeds.py OUTDIR"""
 import json
 import os
@@ -41,6 +41,10 @@ for i, goals in enumerate(goal_sets):
     for root in ("fixed", "free"):
         with open(os.path.join(api, f"skeleton-{i}-{root}"), "wb") as f:
             f.write(b"\x08" + json.dumps(dict(legs, goals=goals, root=root), separators=(",", ":")).encode())
+    # the same as a batch item beside a chain item (selector byte 4)
+    with open(os.path.join(api, f"batch-skeleton-{i}"), "wb") as f:
+        batch = {"problems": [dict(legs, goals=goals), cases[0]["body"] if "body" in cases[0] else 1]}
+        f.write(b"\x04" + json.dumps(batch, separators=(",", ":")).encode())
 # a few byte strings that decode to small valid chains for the solver fuzzer
 for i in range(16):
     with open(os.path.join(solvers, f"seed-{i:02d}"), "wb") as f:
