@@ -287,6 +287,7 @@ static double solve_one(humanoid_problem *hp, hstats *st, const char *label, int
     p.start = hp->has_start ? hp->start : NULL;
     p.goal_count = hp->goal_count;
     if (getenv("IKD_BENCH_ITERS")) p.max_iterations = atoi(getenv("IKD_BENCH_ITERS"));
+    if (getenv("IKD_BENCH_PULL")) p.rest_pull = atof(getenv("IKD_BENCH_PULL"));
     ikd_error err;
     ikd_multi_result res;
     if (ikd_multi_validate(&p, hp->goals, &err) != IKD_E_OK) abort();
