@@ -65,6 +65,14 @@ typedef struct ikd_options {
                               error; default 1; range (0, 1e6] */
     double rotation_tolerance_deg; /* jacobian with target rotation: orientation error
                               counted as reached, degrees; default 0.1; range [0, 180] */
+    double soften;         /* two_bone: soft IK near full extension (DESIGN.md): with
+                              reach L, a target farther than soften x L is aimed at
+                              da + ds (1 - exp(-(d - da) / ds)), da = soften L,
+                              ds = L - da, so the knee neither pops nor jitters;
+                              default 1 (off); range (0, 1] */
+    double stretch;        /* two_bone: most both bones may scale alike (by request)
+                              to reach a target beyond reach; default 1 (off);
+                              range [1, 100] */
 } ikd_options;
 
 #define IKD_DEFAULT_MAX_ITERATIONS 256
@@ -74,6 +82,8 @@ typedef struct ikd_options {
 #define IKD_DEFAULT_DAMPING 0.1
 #define IKD_DEFAULT_ROTATION_WEIGHT 1.0
 #define IKD_DEFAULT_ROTATION_TOLERANCE_DEG 0.1
+#define IKD_DEFAULT_SOFTEN 1.0
+#define IKD_DEFAULT_STRETCH 1.0
 
 void ikd_options_default(ikd_options *opt);
 

@@ -60,6 +60,12 @@ static const ikd_option_info option_table[] = {
     {"rotation_tolerance_deg", IKD_OPT_NUMBER, offsetof(ikd_options, rotation_tolerance_deg),
      IKD_DEFAULT_ROTATION_TOLERANCE_DEG, 0, 180, 0, 0, NULL, JAC,
      "with target.rotation: orientation error counted as reached, degrees"},
+    {"soften", IKD_OPT_NUMBER, offsetof(ikd_options, soften), IKD_DEFAULT_SOFTEN, 0, 1, 1, 0, NULL,
+     SOLVER_BIT(IKD_SOLVER_TWO_BONE),
+     "soft IK: targets beyond soften x reach are eased in (no pop or jitter near full extension); 1 = off"},
+    {"stretch", IKD_OPT_NUMBER, offsetof(ikd_options, stretch), IKD_DEFAULT_STRETCH, 1, 100, 0, 0, NULL,
+     SOLVER_BIT(IKD_SOLVER_TWO_BONE),
+     "most both bones may lengthen alike to reach a target beyond reach (bone lengths change); 1 = off"},
 };
 
 const ikd_option_info *ikd_options_table(size_t *count)

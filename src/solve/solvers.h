@@ -19,6 +19,10 @@ ikd_code ikd__problem_check(ikd_problem *p, int fix, ikd_error *err);
  * (`*along`, negative when folded back) and off it (`*height`, >= 0). At or
  * past a reach limit the pair is set exactly straight or folded flat. */
 double ikd__two_bone_reach(double l1, double l2, double dist, double *along, double *height);
+/* Soft IK and stretch for a two-bone limb of reach `reach`: the distance to
+ * aim at for a target `dist` away, and in *scale the factor both bones
+ * lengthen by (1 without stretch). */
+double ikd__two_bone_soft(double reach, double soften, double stretch, double dist, double *scale);
 
 /* Each runs on a problem that ikd_validate accepted; never allocates. */
 void ikd__two_bone_run(const ikd_problem *p, ikd_pose_joint *pose, ikd_result *res);

@@ -67,18 +67,36 @@ double ikd__two_bone_reach(double l1, double l2, double dist, double *along, dou
     return d;
 }
 
+/* Soft IK and stretch (DESIGN.md "Two-bone options"): the distance to aim
+ * at for a target `dist` from the root, and the factor both bones scale by
+ * (1 without stretch). Soften eases targets beyond soften x reach in along
+ * 1 - exp, so the aimed distance stays below the reach and moves smoothly;
+ * stretch then lengthens both bones alike, at most `stretch` times, to
+ * cover what is left. */
+double ikd__two_bone_soft(double reach, double soften, double stretch, double dist, double *scale)
+{
+    double da = soften * reach, ds = reach - da, d = dist;
+    if (soften < 1 && ds > 0 && dist > da) d = da + ds * (1 - exp(-(dist - da) / ds));
+    else if (dist > reach) d = reach;
+    *scale = 1;
+    if (stretch > 1 && dist > d && d > 0) *scale = fmin(dist / d, stretch);
+    return d * *scale;
+}
+
 void ikd__two_bone_run(const ikd_problem *p, ikd_pose_joint *pose, ikd_result *res)
 {
     const ikd_joint *j = p->joints;
     ikd_vec3 root = j[0].position;
     double l1 = ikd_chain_bone_length(j, 0), l2 = ikd_chain_bone_length(j, 1);
-    double scale = l1 + l2;
+    double scale = l1 + l2, k = 1;
     ikd_vec3 to_target = ikd_vec3_sub(p->target, root);
     double dist = ikd_vec3_len(to_target);
     ikd_vec3 u = two_bone_aim(root, to_target, dist, j, scale);
     ikd_vec3 w = two_bone_bend(p, u, scale);
+    int soft = p->options.soften < 1 || p->options.stretch > 1;
+    double aim = soft ? ikd__two_bone_soft(scale, p->options.soften, p->options.stretch, dist, &k) : dist;
 
-    double a, h, d = ikd__two_bone_reach(l1, l2, dist, &a, &h);
+    double a, h, d = ikd__two_bone_reach(k * l1, k * l2, aim, &a, &h);
 
     pose[0].position = root;
     pose[1].position = ikd_vec3_add(ikd_vec3_mad(root, u, a), ikd_vec3_scale(w, h));
@@ -89,5 +107,8 @@ void ikd__two_bone_run(const ikd_problem *p, ikd_pose_joint *pose, ikd_result *r
     res->iterations = 1;
     res->error = ikd_vec3_dist(pose[2].position, p->target);
     res->reached = res->error <= p->options.tolerance;
+    /* softened, a target in (stretched) reach is met as soft IK means it: the
+     * effector where softening puts it, `error` the distance left */
+    if (soft && !res->reached && dist <= k * scale * (1 + 1e-12) && fabs(d - aim) <= 1e-12 * scale) res->reached = 1;
     res->status = res->reached ? IKD_STATUS_REACHED : IKD_STATUS_UNREACHABLE;
 }

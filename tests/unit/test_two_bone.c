@@ -1,5 +1,6 @@
 /* test_two_bone.c - libcheck suite: two-bone solver properties over generated problems and degenerate cases. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,6 +296,107 @@ START_TEST(invalid_problems_name_the_field)
 }
 END_TEST
 
+/* A random two-bone chain (bones 0.3 to 1.3, any bend) and its reach. */
+static double random_chain(tu_rng *r, solved *s)
+{
+    ikd_vec3 a = ikd_vec3_make(tu_uniform(r, -1, 1), tu_uniform(r, -1, 1), tu_uniform(r, -1, 1));
+    ikd_vec3 b = ikd_vec3_mad(a, tu_unit_vec(r), tu_uniform(r, 0.3, 1.3));
+    ikd_vec3 c = ikd_vec3_mad(b, tu_unit_vec(r), tu_uniform(r, 0.3, 1.3));
+    set_chain(s, a, b, c);
+    return chain_len(s);
+}
+
+static void solve_soft(solved *s, ikd_vec3 target, double soften, double stretch)
+{
+    ikd_error err;
+    ikd_problem_init(&s->p);
+    s->p.solver = IKD_SOLVER_TWO_BONE;
+    s->p.joints = s->j;
+    s->p.joint_count = 3;
+    s->p.target = target;
+    s->p.options.soften = soften;
+    s->p.options.stretch = stretch;
+    ck_assert_int_eq(ikd_validate(&s->p, &err), IKD_E_OK);
+    ck_assert_int_eq(ikd_solve(&s->p, NULL, 0, s->pose, &s->res, &err), IKD_E_OK);
+}
+
+/* soften 1 and stretch 1 are exactly the plain solve, bit for bit, over
+ * 5,000 targets in, at and beyond reach and on the root. */
+START_TEST(soften_and_stretch_off_are_the_plain_solve)
+{
+    tu_rng r;
+    tu_seed(&r, 61);
+    for (int k = 0; k < 5000; k++) {
+        solved a, b;
+        double L = random_chain(&r, &a);
+        b = a;
+        ikd_vec3 t = k % 50 == 0 ? a.j[0].position : ikd_vec3_mad(a.j[0].position, tu_unit_vec(&r), tu_uniform(&r, 0, 1.5 * L));
+        solve3(&a, t, NULL);
+        solve_soft(&b, t, 1, 1);
+        ck_assert(memcmp(a.pose, b.pose, sizeof a.pose) == 0);
+        ck_assert(memcmp(&a.res, &b.res, sizeof a.res) == 0);
+    }
+}
+END_TEST
+
+/* Soft IK: below soften x reach nothing changes; beyond it the effector
+ * stays short of the reach, on the root-target line, moving smoothly: as a
+ * target near full extension moves by a small step, the knee moves at most
+ * 3 times as far (soften 0.9; without softening it pops). A target on the
+ * root is still handled. Stretch: beyond reach both bones lengthen alike,
+ * at most `stretch` times, and the target is met while it is in the
+ * stretched reach. */
+START_TEST(soften_and_stretch)
+{
+    tu_rng r;
+    tu_seed(&r, 62);
+    double worst_soft = 0, worst_hard = 0;
+    for (int k = 0; k < 3000; k++) {
+        solved s, h;
+        double L = random_chain(&r, &s);
+        ikd_vec3 root = s.j[0].position, dir = tu_unit_vec(&r);
+        h = s;
+        double inner = fabs(ikd_chain_bone_length(s.j, 0) - ikd_chain_bone_length(s.j, 1));
+        double d = tu_uniform(&r, inner + 0.01 * L, 0.89 * L); /* in reach, below soften x reach: the plain solve */
+        solve_soft(&s, ikd_vec3_mad(root, dir, d), 0.9, 1);
+        ck_assert_double_le(s.res.error, 1e-9 * L);
+        /* near full extension: steps of 0.2% of the reach */
+        double d0 = tu_uniform(&r, 0.95, 1.05) * L, step = 0.002 * L;
+        solve_soft(&s, ikd_vec3_mad(root, dir, d0), 0.9, 1);
+        ikd_vec3 k0 = s.pose[1].position;
+        ck_assert_double_le(ikd_vec3_dist(s.pose[2].position, root), L);
+        ck_assert_double_le(ikd_vec3_len(ikd_vec3_reject(ikd_vec3_sub(s.pose[2].position, root), dir)), 1e-9 * L);
+        ck_assert_double_le(tu_max_length_error(s.j, s.pose, 3), 1e-9);
+        ck_assert(s.res.reached == (d0 <= L));
+        solve_soft(&s, ikd_vec3_mad(root, dir, d0 + step), 0.9, 1);
+        worst_soft = fmax(worst_soft, ikd_vec3_dist(s.pose[1].position, k0) / step);
+        solve3(&h, ikd_vec3_mad(root, dir, L - step / 2), NULL);
+        ikd_vec3 h0 = h.pose[1].position;
+        solve3(&h, ikd_vec3_mad(root, dir, L + step / 2), NULL);
+        worst_hard = fmax(worst_hard, ikd_vec3_dist(h.pose[1].position, h0) / step);
+        /* stretch 1.5: met up to 1.5 x the reach, bones lengthened alike */
+        double ds = tu_uniform(&r, 1.0, 1.7) * L;
+        solve_soft(&s, ikd_vec3_mad(root, dir, ds), 1, 1.5);
+        double k1 = ikd_vec3_dist(s.pose[1].position, root) / ikd_chain_bone_length(s.j, 0);
+        double k2 = ikd_vec3_dist(s.pose[2].position, s.pose[1].position) / ikd_chain_bone_length(s.j, 1);
+        ck_assert_double_le(fabs(k1 - k2), 1e-9);
+        ck_assert_double_le(k1, 1.5 + 1e-9);
+        if (ds <= 1.5 * L) {
+            ck_assert_double_le(s.res.error, 1e-9 * L);
+            ck_assert(s.res.reached);
+        } else {
+            ck_assert(!s.res.reached && fabs(s.res.error - (ds - 1.5 * L)) <= 1e-9 * L);
+        }
+        /* a target on the root */
+        solve_soft(&s, root, 0.5, 2);
+        ck_assert(ikd_vec3_isfinite(s.pose[1].position) && ikd_vec3_isfinite(s.pose[2].position));
+    }
+    if (getenv("IKD_DEBUG")) fprintf(stderr, "knee per target step: soft %g, plain %g\n", worst_soft, worst_hard);
+    ck_assert_msg(worst_soft <= 3, "soft knee moved %g x the target's step", worst_soft);
+    ck_assert_msg(worst_hard > 3, "the plain solve should pop (%g)", worst_hard);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("two_bone");
@@ -313,6 +415,8 @@ int main(void)
     tcase_add_test(deg, target_on_the_root_unequal_bones);
     tcase_add_test(deg, folded_start_chain);
     tcase_add_test(deg, target_rotation_sets_the_effector);
+    tcase_add_test(deg, soften_and_stretch_off_are_the_plain_solve);
+    tcase_add_test(deg, soften_and_stretch);
     tcase_add_test(deg, invalid_problems_name_the_field);
     suite_add_tcase(s, deg);
     return tu_run_suite(s);
