@@ -22,6 +22,7 @@ void ikd_skel_request_destroy(ikd_skel_request *r)
     free(r->joints);
     free(r->start);
     free(r->goals);
+    free(r->frame_first);
     ikd_skel_request_init(r);
 }
 
@@ -272,21 +273,87 @@ static int parse_goal(ikd_val v, const ikd_path *f, const ikd_skel_request *r, i
     return IKD_E_OK;
 }
 
-static int parse_goals(ikd_val v, const ikd_path *pre, ikd_skel_request *r, ikd_error *err)
+/* The size of a goals array `v` at `pre`.goals: 1..min(joints, 64); 0 and
+ * err set when it is not such an array. */
+static size_t goals_size(ikd_val v, const ikd_path *pre, const ikd_skel_request *r, ikd_error *err)
 {
     ikd_path fg = ikd_field_key(pre, "goals");
-    if (ikd_val_type(v) != IKD_DOC_ARRAY || v.ops->size(v.v) < 1) return ikd_field_bad(err, &fg, "must be a non-empty array");
+    if (ikd_val_type(v) != IKD_DOC_ARRAY || v.ops->size(v.v) < 1) return ikd_field_bad(err, &fg, "must be a non-empty array"), 0;
     size_t n = v.ops->size(v.v);
     if (n > IKD_SKEL_MAX_GOALS || n > r->skeleton.count)
-        return ikd_field_bad(err, &fg, "has more goals than joints (or than 64)");
-    if (!(r->goals = calloc(n, sizeof *r->goals))) return nomem(err, &fg);
-    r->goal_count = n;
+        return ikd_field_bad(err, &fg, "has more goals than joints (or than 64)"), 0;
+    return n;
+}
+
+/* The n goals of `v` (at `pre`.goals) into out[0..n). */
+static int parse_goal_list(ikd_val v, const ikd_path *pre, ikd_skel_request *r, ikd_goal *out, size_t n, ikd_error *err)
+{
+    ikd_path fg = ikd_field_key(pre, "goals");
     for (size_t i = 0; i < n; i++) {
         ikd_path fi = ikd_field_index(&fg, i);
-        int rc = parse_goal(ikd_val_at(v, i), &fi, r, &r->goals[i], err);
+        int rc = parse_goal(ikd_val_at(v, i), &fi, r, &out[i], err);
+        if (rc) return rc;
+        if (out[i].has_ground && ikd_vec3_len(out[i].ground_normal) == 0) out[i].ground_normal = r->problem.up;
+    }
+    return IKD_E_OK;
+}
+
+static int parse_goals(ikd_val v, const ikd_path *pre, ikd_skel_request *r, ikd_error *err)
+{
+    size_t n = goals_size(v, pre, r, err);
+    if (!n) return err->code;
+    ikd_path fg = ikd_field_key(pre, "goals");
+    if (!(r->goals = calloc(n, sizeof *r->goals))) return nomem(err, &fg);
+    r->goal_count = n;
+    return parse_goal_list(v, pre, r, r->goals, n, err);
+}
+
+/* A clip's frames: [{"goals": [...]}, ...], every frame's goals in one array. */
+static int parse_frames(ikd_val v, ikd_skel_request *r, ikd_error *err)
+{
+    static const ikd_field keys[] = {FIELD("goals")};
+    ikd_path ff = ikd_field_key(NULL, "frames");
+    if (!v.v) return ikd_field_bad(err, &ff, "is required");
+    if (ikd_val_type(v) != IKD_DOC_ARRAY || v.ops->size(v.v) < 1) return ikd_field_bad(err, &ff, "must be a non-empty array");
+    size_t nf = v.ops->size(v.v), total = 0;
+    if (!(r->frame_first = calloc(nf + 1, sizeof *r->frame_first))) return nomem(err, &ff);
+    ikd_val m[1];
+    for (size_t k = 0; k < nf; k++) { /* shapes and sizes first: one allocation for every goal */
+        ikd_path fk = ikd_field_index(&ff, k), fg = ikd_field_key(&fk, "goals");
+        ikd_val fr = ikd_val_at(v, k);
+        if (ikd_val_type(fr) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fk, "must be an object with \"goals\"");
+        int rc = GATHER(fr, &fk, keys, m, err);
+        if (rc) return rc;
+        if (!m[0].v) return ikd_field_bad(err, &fg, "is required");
+        size_t n = goals_size(m[0], &fk, r, err);
+        if (!n) return err->code;
+        r->frame_first[k] = total;
+        total += n;
+    }
+    r->frame_first[nf] = total;
+    r->frame_count = nf;
+    if (!(r->goals = calloc(total, sizeof *r->goals))) return nomem(err, &ff);
+    r->goal_count = total;
+    for (size_t k = 0; k < nf; k++) {
+        ikd_path fk = ikd_field_index(&ff, k);
+        GATHER(ikd_val_at(v, k), &fk, keys, m, err);
+        int rc = parse_goal_list(m[0], &fk, r, r->goals + r->frame_first[k], r->frame_first[k + 1] - r->frame_first[k], err);
         if (rc) return rc;
     }
     return IKD_E_OK;
+}
+
+size_t ikd_skel_array_size(ikd_val root, const char *key)
+{
+    if (ikd_val_type(root) != IKD_DOC_OBJECT) return 0;
+    size_t klen = strlen(key);
+    for (size_t i = 0, n = root.ops->size(root.v); i < n; i++) {
+        const char *k;
+        size_t len;
+        ikd_val x = {root.ops, root.ops->member(root.v, i, &k, &len)};
+        if (len == klen && memcmp(k, key, len) == 0) return ikd_val_type(x) == IKD_DOC_ARRAY ? x.ops->size(x.v) : 0;
+    }
+    return 0;
 }
 
 /* Options by ikd_multi_options_table: names and types here, bounds in
@@ -319,16 +386,19 @@ static int parse_options(ikd_val v, const ikd_path *pre, ikd_multi_problem *p, i
     return IKD_E_OK;
 }
 
-int ikd_skel_decode(ikd_val root, long item, size_t max_joints, ikd_skel_request *req, ikd_error *err)
+/* A skeleton or clip request: the shared fields, then `goals` (a skeleton)
+ * or `frames` (a clip, clip = 1). */
+static int decode(ikd_val root, const ikd_path *pre, int item, int clip, size_t max_joints, ikd_skel_request *req,
+                  ikd_error *err)
 {
-    static const ikd_field keys[] = {FIELD("skeleton"), FIELD("pose"), FIELD("root"),   FIELD("up"),
-                                     FIELD("goals"),    FIELD("solver"), FIELD("options")};
+    static const ikd_field skel_keys[] = {FIELD("skeleton"), FIELD("pose"), FIELD("root"),   FIELD("up"),
+                                          FIELD("goals"),    FIELD("solver"), FIELD("options")};
+    static const ikd_field clip_keys[] = {FIELD("skeleton"), FIELD("pose"), FIELD("root"),   FIELD("up"),
+                                          FIELD("frames"),   FIELD("solver"), FIELD("options")};
     enum { SKELETON, POSE, ROOT, UP, GOALS, SOLVER, OPTIONS };
-    ikd_path body = ikd_field_key(NULL, ""), batch = ikd_field_key(NULL, "problems"), in_batch = ikd_field_index(&batch, (size_t)item);
-    const ikd_path *pre = item < 0 ? &body : &in_batch;
-    if (ikd_val_type(root) != IKD_DOC_OBJECT) return ikd_field_bad(err, pre, item >= 0 ? "must be an object" : "the body must be an object");
+    if (ikd_val_type(root) != IKD_DOC_OBJECT) return ikd_field_bad(err, pre, item ? "must be an object" : "the body must be an object");
     ikd_val m[7];
-    int rc = GATHER(root, pre, keys, m, err);
+    int rc = clip ? GATHER(root, pre, clip_keys, m, err) : GATHER(root, pre, skel_keys, m, err);
     if (rc) return rc;
     ikd_multi_problem *p = &req->problem;
     if ((rc = parse_skeleton(m[SKELETON], pre, max_joints, req, err))) return rc;
@@ -348,12 +418,27 @@ int ikd_skel_decode(ikd_val root, long item, size_t max_joints, ikd_skel_request
         if (!ikd_field_str_is(m[SOLVER], "auto") && !ikd_field_str_is(m[SOLVER], "dls"))
             return ikd_field_bad(err, &fs, "must be \"auto\" or \"dls\" for a skeleton");
     }
-    ikd_path fgoals = ikd_field_key(pre, "goals");
-    if (!m[GOALS].v) return ikd_field_bad(err, &fgoals, "is required");
-    if ((rc = parse_goals(m[GOALS], pre, req, err))) return rc;
-    for (size_t i = 0; i < req->goal_count; i++) /* a ground normal left out is up */
-        if (req->goals[i].has_ground && ikd_vec3_len(req->goals[i].ground_normal) == 0) req->goals[i].ground_normal = p->up;
+    if (clip) {
+        if ((rc = parse_frames(m[GOALS], req, err))) return rc;
+    } else {
+        ikd_path fgoals = ikd_field_key(pre, "goals");
+        if (!m[GOALS].v) return ikd_field_bad(err, &fgoals, "is required");
+        if ((rc = parse_goals(m[GOALS], pre, req, err))) return rc;
+    }
     p->goals = req->goals;
-    p->goal_count = req->goal_count;
+    p->goal_count = clip ? req->frame_first[1] : req->goal_count;
     return parse_options(m[OPTIONS], pre, p, err);
+}
+
+int ikd_skel_decode(ikd_val root, long item, size_t max_joints, ikd_skel_request *req, ikd_error *err)
+{
+    ikd_path body = ikd_field_key(NULL, ""), batch = ikd_field_key(NULL, "problems");
+    ikd_path in_batch = ikd_field_index(&batch, (size_t)item);
+    return decode(root, item < 0 ? &body : &in_batch, item >= 0, 0, max_joints, req, err);
+}
+
+int ikd_clip_decode(ikd_val root, size_t max_joints, ikd_skel_request *req, ikd_error *err)
+{
+    ikd_path body = ikd_field_key(NULL, "");
+    return decode(root, &body, 0, 1, max_joints, req, err);
 }

@@ -19,6 +19,10 @@ typedef struct ikd_skel_request {
     ikd_goal *goals;            /* owned */
     size_t goal_count;
     ikd_multi_problem problem;  /* skeleton, goals and start point into this request */
+    /* A clip (POST /v1/solve/clip): every frame's goals are in `goals`, frame
+     * k's from frame_first[k] to frame_first[k + 1]; 0 frames: not a clip. */
+    size_t frame_count;
+    size_t *frame_first;        /* owned: frame_count + 1 */
 } ikd_skel_request;
 
 void ikd_skel_request_init(ikd_skel_request *r);
@@ -29,5 +33,14 @@ void ikd_skel_request_destroy(ikd_skel_request *r);
  * `item` >= 0: item `item` of a batch ("problems[item]." in front of every
  * field path). `max_joints` bounds the joint count. */
 int ikd_skel_decode(ikd_val root, long item, size_t max_joints, ikd_skel_request *req, ikd_error *err);
+
+/* Decode a clip request: the same fields with `frames` ([{"goals": [...]},
+ * ...], at least one) in place of `goals`; field paths
+ * "frames[k].goals[i]...". problem.goals is frame 0's. */
+int ikd_clip_decode(ikd_val root, size_t max_joints, ikd_skel_request *req, ikd_error *err);
+
+/* The number of members of root's array `key` (0 when absent or not an
+ * array): a request's size, read before it is decoded. */
+size_t ikd_skel_array_size(ikd_val root, const char *key);
 
 #endif

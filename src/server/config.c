@@ -38,6 +38,7 @@ static const setting settings[] = {
     NUM("drain-delay", "IKD_DRAIN_DELAY", drain_delay, "0", 0, 3600, "seconds after SIGTERM to keep accepting connections (answered with Connection: close while /readyz says 503) before the listener closes"),
     NUM("memory-budget", "IKD_MEMORY_BUDGET", memory_budget, "67108864", 0, 1099511627776, "bytes of request bodies and replies held at once; a request that would pass it gets 503 + Retry-After (413 if it never could fit); 0 = no limit"),
     NUM("max-batch", "IKD_MAX_BATCH", max_batch, "1024", 1, 100000, "most problems in one /v1/solve/batch; more gets 413"),
+    NUM("max-frames", "IKD_MAX_FRAMES", max_frames, "10000", 1, 1000000, "most frames in one /v1/solve/clip; more gets 413"),
     NUM("max-iterations", "IKD_MAX_ITERATIONS", max_iterations, "10000", 1, 100000, "highest options.max_iterations accepted; more gets 400"),
     NUM("deadline-ms", "IKD_DEADLINE_MS", deadline_ms, "10000", 0, 3600000, "per-request deadline from arrival, ms; queued too long -> 503, solving too long -> status deadline; 0 = none"),
     NUM("max-connections", "IKD_MAX_CONNECTIONS", max_connections, "0", 0, 100000, "open connections in total; more are closed at once; 0 = 1024, or fewer when RLIMIT_NOFILE leaves less room"),

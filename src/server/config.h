@@ -17,6 +17,7 @@ typedef struct ikd_config {
     long drain_delay;    /* seconds to keep accepting after SIGTERM before the listener closes */
     long debug_delay_ms; /* testing only: every solve job sleeps this long first */
     long max_batch;      /* problems per /v1/solve/batch; more -> 413 */
+    long max_frames;     /* frames per /v1/solve/clip; more -> 413 */
     long memory_budget;  /* bytes of bodies and replies held at once; 0 = no limit */
     long max_iterations; /* cap on options.max_iterations; more -> 400 */
     long deadline_ms;    /* per-request deadline from arrival; 0 = none */

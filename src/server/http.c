@@ -94,6 +94,11 @@ static void hook_skeleton(void *ctx, ikd_multi_status status, const unsigned goa
     ikd_metrics_skeleton(&((ikd_http *)ctx)->metrics, status, goals, seconds);
 }
 
+static void hook_clip(void *ctx, const unsigned frames[3], double seconds)
+{
+    ikd_metrics_clip(&((ikd_http *)ctx)->metrics, frames, seconds);
+}
+
 static void hook_rejected(void *ctx, ikd_reject_reason why) { ikd_metrics_reject(&((ikd_http *)ctx)->metrics, why); }
 
 static int hook_submit(void *ctx, ikd_task *task) { return ikd_pool_submit(&((ikd_http *)ctx)->pool, task); }
@@ -286,7 +291,8 @@ static long online_cpus(void)
 
 static int start_service(ikd_http *h, const ikd_config *cfg)
 {
-    ikd_service_settings set = {.limits = {(size_t)cfg->max_joints, (int)cfg->max_iterations, (size_t)cfg->max_batch, NULL},
+    ikd_service_settings set = {.limits = {(size_t)cfg->max_joints, (int)cfg->max_iterations, (size_t)cfg->max_batch, NULL,
+                                           (size_t)cfg->max_frames},
                                 .max_body = cfg->max_body,
                                 .deadline_ms = cfg->deadline_ms,
                                 .debug_delay_ms = cfg->debug_delay_ms,
@@ -297,6 +303,7 @@ static int start_service(ikd_http *h, const ikd_config *cfg)
     ikd_service_hooks hooks = {.ctx = h,
                                .solved = hook_solved,
                                .skeleton_solved = hook_skeleton,
+                               .clip_solved = hook_clip,
                                .rejected = hook_rejected,
                                .submit = hook_submit,
                                .idle = hook_idle,

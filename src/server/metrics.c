@@ -58,6 +58,13 @@ void ikd_metrics_skeleton(ikd_metrics *m, ikd_multi_status status, const unsigne
     for (int g = 0; g < 3; g++) atomic_fetch_add_explicit(&m->skel_goals[g], goals[g], memory_order_relaxed);
 }
 
+void ikd_metrics_clip(ikd_metrics *m, const unsigned frames[3], double seconds)
+{
+    (void)seconds;
+    atomic_fetch_add_explicit(&m->clips, 1, memory_order_relaxed);
+    for (int i = 0; i < 3; i++) atomic_fetch_add_explicit(&m->clip_frames[i], frames[i], memory_order_relaxed);
+}
+
 void ikd_metrics_reject(ikd_metrics *m, ikd_reject_reason why)
 {
     if ((int)why >= 0 && why < IKD_REJECT__COUNT) atomic_fetch_add_explicit(&m->rejections[why], 1, memory_order_relaxed);
@@ -126,6 +133,13 @@ void ikd_metrics_render(ikd_metrics *m, const char *const *route_names, int nrou
     for (int st = 0; st < 3; st++)
         line(out, "ikd_skeleton_goals_total{status=\"%s\"} %lu\n", ikd_goal_status_name((ikd_goal_status)st),
              atomic_load_explicit(&m->skel_goals[st], memory_order_relaxed));
+    line(out, "# HELP ikd_clips_total Clips solved (POST /v1/solve/clip).\n# TYPE ikd_clips_total counter\n");
+    line(out, "ikd_clips_total %lu\n", atomic_load_explicit(&m->clips, memory_order_relaxed));
+    line(out, "# HELP ikd_clip_frames_total Frames of clips solved, by frame status.\n");
+    line(out, "# TYPE ikd_clip_frames_total counter\n");
+    for (int st = 0; st < 3; st++)
+        line(out, "ikd_clip_frames_total{status=\"%s\"} %lu\n", ikd_multi_status_name((ikd_multi_status)st),
+             atomic_load_explicit(&m->clip_frames[st], memory_order_relaxed));
     line(out, "# HELP ikd_solves_total Problems solved, by solver and result status.\n");
     line(out, "# TYPE ikd_solves_total counter\n");
     for (int s = 1; s < IKD_SOLVER__COUNT; s++)

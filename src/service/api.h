@@ -18,6 +18,7 @@ typedef struct ikd_api_limits {
     int max_iterations;      /* highest options.max_iterations */
     size_t max_batch;        /* problems per batch */
     const atomic_int *cancel; /* given to every solve (ikd_problem.cancel); NULL = none */
+    size_t max_frames;       /* frames per clip; 0 = IKD_CLIP_MAX_FRAMES */
 } ikd_api_limits;
 
 /* Per-worker scratch for solves: the pose and the solver workspace for the
@@ -42,6 +43,8 @@ typedef struct ikd_api_outcome {
     int skeleton;        /* 1: a skeleton solve (multi and goals below, not solver and status) */
     ikd_multi_status multi;
     unsigned goals[3];   /* the skeleton's goals by ikd_goal_status */
+    int clip;            /* 1: a clip (frames below, solve_s the frames' total) */
+    unsigned frames[3];  /* the clip's frames by ikd_multi_status */
 } ikd_api_outcome;
 
 /* A fresh request whose default iteration cap respects lim->max_iterations. */

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clip.h"
 #include "reply.h"
 #include "wire.h"
 
@@ -347,7 +348,9 @@ int ikd_call_refused(const ikd_call *c) { return c->too_large || c->over_budget;
 static void record_solve(ikd_call *c)
 {
     const ikd_service_hooks *h = &c->svc->hooks;
-    if (c->outcome.solved && c->outcome.skeleton) {
+    if (c->outcome.solved && c->outcome.clip) {
+        if (h->clip_solved) h->clip_solved(h->ctx, c->outcome.frames, c->outcome.solve_s);
+    } else if (c->outcome.solved && c->outcome.skeleton) {
         if (h->skeleton_solved) h->skeleton_solved(h->ctx, c->outcome.multi, c->outcome.goals, c->outcome.solve_s);
     } else if (c->outcome.solved) {
         h->solved(h->ctx, c->outcome.solver, c->outcome.status, c->outcome.solve_s);
@@ -419,6 +422,9 @@ static void solve_task(ikd_task *task, void *worker_data)
         if (c->route->id == IKD_ROUTE_SKELETON)
             c->status = ikd_api_skeleton(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, body, c->body.len, &c->reply,
                                          &c->outcome);
+        else if (c->route->id == IKD_ROUTE_CLIP)
+            c->status = ikd_api_clip(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, body, c->body.len, &c->reply,
+                                     &c->outcome);
         else if (c->req_ready)
             c->status = ikd_api_run(worker_data, &c->req, c->deadline_ns, c->out_enc, &c->reply, &c->outcome);
         else

@@ -56,21 +56,25 @@ void ikd_reply_solve(ikd_emitter *e, const ikd_request *req, const ikd_result *r
     ikd_emit_end(e);
 }
 
-void ikd_reply_skeleton(ikd_emitter *e, const ikd_skel_request *req, const ikd_quat *local, const ikd_pose_joint *pose,
-                        const ikd_goal_result *gr, const ikd_multi_result *res, double solve_us)
+/* A joint named as the request named it: its name, else its index. */
+static void emit_joint_ref(ikd_emitter *e, const ikd_skel_request *req, size_t j)
 {
-    size_t n = req->skeleton.count;
-    ikd_emit_map(e, 6);
+    if (req->names && req->names[j]) ikd_emit_str(e, req->names[j]);
+    else ikd_emit_int(e, (long long)j);
+}
+
+/* "status", "goals": [{"joint","status","error","rotation_error_deg"}, ...] */
+static void emit_goals(ikd_emitter *e, const ikd_skel_request *req, const ikd_goal *goals, size_t count,
+                       const ikd_goal_result *gr, ikd_multi_status status)
+{
     IKD_EMIT_KEY(e, "status");
-    ikd_emit_str(e, ikd_multi_status_name(res->status));
+    ikd_emit_str(e, ikd_multi_status_name(status));
     IKD_EMIT_KEY(e, "goals");
-    ikd_emit_array(e, req->goal_count);
-    for (size_t i = 0; i < req->goal_count; i++) {
-        size_t j = req->goals[i].joint;
+    ikd_emit_array(e, count);
+    for (size_t i = 0; i < count; i++) {
         ikd_emit_map(e, 4);
         IKD_EMIT_KEY(e, "joint");
-        if (req->names && req->names[j]) ikd_emit_str(e, req->names[j]);
-        else ikd_emit_int(e, (long long)j);
+        emit_joint_ref(e, req, goals[i].joint);
         IKD_EMIT_KEY(e, "status");
         ikd_emit_str(e, ikd_goal_status_name(gr[i].status));
         IKD_EMIT_KEY(e, "error");
@@ -80,20 +84,72 @@ void ikd_reply_skeleton(ikd_emitter *e, const ikd_skel_request *req, const ikd_q
         ikd_emit_end(e);
     }
     ikd_emit_end(e);
-    emit_joints(e, req->names, pose, n);
+}
+
+/* "pose": {"root", "rotations"} */
+static void emit_pose(ikd_emitter *e, ikd_vec3 root, const ikd_quat *local, size_t n)
+{
     IKD_EMIT_KEY(e, "pose");
     ikd_emit_map(e, 2);
     IKD_EMIT_KEY(e, "root");
-    ikd_emit_nums(e, &res->root.x, 3);
+    ikd_emit_nums(e, &root.x, 3);
     IKD_EMIT_KEY(e, "rotations");
     ikd_emit_array(e, n);
     for (size_t i = 0; i < n; i++) ikd_emit_nums(e, &local[i].x, 4);
     ikd_emit_end(e);
     ikd_emit_end(e);
+}
+
+void ikd_reply_skeleton(ikd_emitter *e, const ikd_skel_request *req, const ikd_quat *local, const ikd_pose_joint *pose,
+                        const ikd_goal_result *gr, const ikd_multi_result *res, double solve_us)
+{
+    size_t n = req->skeleton.count;
+    ikd_emit_map(e, 6);
+    emit_goals(e, req, req->goals, req->goal_count, gr, res->status);
+    emit_joints(e, req->names, pose, n);
+    emit_pose(e, res->root, local, n);
     IKD_EMIT_KEY(e, "iterations");
     ikd_emit_int(e, res->iterations);
     IKD_EMIT_KEY(e, "solve_us");
     ikd_emit_num(e, solve_us);
+    ikd_emit_end(e);
+}
+
+void ikd_reply_clip_frame(ikd_emitter *e, const ikd_skel_request *req, size_t k, const ikd_quat *local,
+                          const ikd_goal_result *gr, const ikd_multi_result *res, double solve_us)
+{
+    size_t g0 = req->frame_first[k], ng = req->frame_first[k + 1] - g0;
+    ikd_emit_map(e, 6);
+    IKD_EMIT_KEY(e, "frame");
+    ikd_emit_int(e, (long long)k);
+    emit_goals(e, req, req->goals + g0, ng, gr, res->status);
+    emit_pose(e, res->root, local, req->skeleton.count);
+    IKD_EMIT_KEY(e, "iterations");
+    ikd_emit_int(e, res->iterations);
+    IKD_EMIT_KEY(e, "solve_us");
+    ikd_emit_num(e, solve_us);
+    ikd_emit_end(e);
+}
+
+void ikd_reply_clip_summary(ikd_emitter *e, const ikd_skel_request *req, const ikd_clip_summary *s)
+{
+    ikd_emit_map(e, 8);
+    IKD_EMIT_KEY(e, "frames");
+    ikd_emit_int(e, (long long)s->frames);
+    IKD_EMIT_KEY(e, "reached");
+    ikd_emit_int(e, (long long)s->reached);
+    IKD_EMIT_KEY(e, "iterations");
+    ikd_emit_int(e, s->iterations);
+    IKD_EMIT_KEY(e, "solve_us");
+    ikd_emit_num(e, s->solve_us);
+    IKD_EMIT_KEY(e, "max_change_deg");
+    ikd_emit_num(e, s->max_change_deg);
+    IKD_EMIT_KEY(e, "max_change_frame");
+    ikd_emit_int(e, (long long)s->max_change_frame);
+    IKD_EMIT_KEY(e, "max_change_joint");
+    emit_joint_ref(e, req, s->max_change_joint);
+    IKD_EMIT_KEY(e, "flips");
+    ikd_emit_int(e, (long long)s->flips);
     ikd_emit_end(e);
 }
 

@@ -16,6 +16,25 @@ void ikd_reply_solve(ikd_emitter *e, const ikd_request *req, const ikd_result *r
  * did when it has a name. */
 void ikd_reply_skeleton(ikd_emitter *e, const ikd_skel_request *req, const ikd_quat *local, const ikd_pose_joint *pose,
                         const ikd_goal_result *gr, const ikd_multi_result *res, double solve_us);
+/* What a clip's frames did (POST /v1/solve/clip's "summary"). A flip is a
+ * joint turning more than IKD_CLIP_FLIP_DEG between consecutive frames (frame
+ * 0 is not compared with the start pose: the first goals may be anywhere). */
+#define IKD_CLIP_FLIP_DEG 30.0
+typedef struct ikd_clip_summary {
+    size_t frames, reached;  /* frames solved, frames whose every goal was met */
+    long iterations;
+    double solve_us;
+    double max_change_deg;   /* the largest turn of a joint between consecutive frames */
+    size_t max_change_frame, max_change_joint;
+    size_t flips;
+} ikd_clip_summary;
+
+/* {"frame","status","goals","pose","iterations","solve_us"}: frame k of a clip. */
+void ikd_reply_clip_frame(ikd_emitter *e, const ikd_skel_request *req, size_t k, const ikd_quat *local,
+                          const ikd_goal_result *gr, const ikd_multi_result *res, double solve_us);
+/* {"frames","reached","iterations","solve_us","max_change_deg","max_change_frame","max_change_joint","flips"} */
+void ikd_reply_clip_summary(ikd_emitter *e, const ikd_skel_request *req, const ikd_clip_summary *s);
+
 /* {"error":{"code","message","field"}}: the wire code of err->code, its
  * message (the code's default when empty) and field path. */
 void ikd_reply_error(ikd_emitter *e, const ikd_error *err);

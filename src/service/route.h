@@ -8,6 +8,7 @@ typedef enum ikd_route_id {
     IKD_ROUTE_SOLVE,
     IKD_ROUTE_BATCH,
     IKD_ROUTE_SKELETON,
+    IKD_ROUTE_CLIP,
     IKD_ROUTE_SOLVERS,
     IKD_ROUTE_HEALTHZ,
     IKD_ROUTE_READYZ,

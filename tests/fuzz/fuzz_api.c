@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *body = (const char *)data + 1;
     size_t len = size - 1;
     /* small limits keep every input fast: 64 joints, 200 iterations, 16 problems */
-    ikd_api_limits lim = {64, 200, 16, NULL};
+    ikd_api_limits lim = {64, 200, 16, NULL, 0};
     ikd_encoding in = (sel & 1) ? IKD_ENC_MSGPACK : IKD_ENC_JSON;
     ikd_encoding out = (sel & 2) ? IKD_ENC_MSGPACK : IKD_ENC_JSON;
     ikd_buf reply;

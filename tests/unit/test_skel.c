@@ -2,12 +2,14 @@
 #include <check.h>
 #include <jansson.h>
 #include <msgpack.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codec/buf.h"
 #include "service/api.h"
+#include "service/clip.h"
 #include "humanoid.h"
 #include "jsonpack.h"
 #include "testutil.h"
@@ -25,7 +27,7 @@ static const char *const LEGS =
 
 static int run(const char *body, ikd_encoding enc, ikd_buf *out)
 {
-    ikd_api_limits lim = {64, 1000, 100, NULL};
+    ikd_api_limits lim = {64, 1000, 100, NULL, 0};
     ikd_buf_reset(out);
     return ikd_api_skeleton(&lim, 0, enc, IKD_ENC_JSON, body, strlen(body), out, NULL);
 }
@@ -92,7 +94,7 @@ START_TEST(bad_input_names_the_field)
         json_decref(d);
     }
     /* over --max-joints */
-    ikd_api_limits small = {3, 1000, 100, NULL};
+    ikd_api_limits small = {3, 1000, 100, NULL, 0};
     char body[1024];
     snprintf(body, sizeof body, "{%s,\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]}", LEGS);
     ikd_buf_reset(&out);
@@ -153,7 +155,7 @@ START_TEST(good_requests_solve)
     json_t *req = json_loads(body, 0, &e);
     ck_assert_ptr_nonnull(req);
     tu_pack_json(&pk, req);
-    ikd_api_limits lim = {64, 1000, 100, NULL};
+    ikd_api_limits lim = {64, 1000, 100, NULL, 0};
     ikd_buf mp;
     ikd_buf_init(&mp);
     ck_assert_int_eq(ikd_api_skeleton(&lim, 0, IKD_ENC_MSGPACK, IKD_ENC_JSON, sb.data, sb.size, &mp, NULL), 200);
@@ -185,7 +187,7 @@ START_TEST(batch_items_with_a_skeleton)
                                cases[i].skeleton ? cases[i].skeleton : LEGS, cases[i].rest);
     at += (size_t)snprintf(body + at, cap - at, "]}");
     ck_assert_uint_lt(at, cap - 1);
-    ikd_api_limits lim = {64, 1000, 100, NULL};
+    ikd_api_limits lim = {64, 1000, 100, NULL, 0};
     ikd_api_scratch sc;
     ck_assert_int_eq(ikd_api_scratch_init(&sc, 64), 0);
     ikd_buf out, one, mp;
@@ -289,7 +291,7 @@ static json_t *problem_json(const humanoid_problem *hp)
 START_TEST(messagepack_and_json_give_the_same_pose)
 {
     static humanoid_problem hp;
-    ikd_api_limits lim = {64, 10000, 100, NULL};
+    ikd_api_limits lim = {64, 10000, 100, NULL, 0};
     ikd_buf a, b;
     ikd_buf_init(&a), ikd_buf_init(&b);
     int n = 0;
@@ -326,6 +328,98 @@ START_TEST(messagepack_and_json_give_the_same_pose)
 }
 END_TEST
 
+/* A clip body: the LEGS skeleton, a free root, `n` frames of the left foot
+ * moving along a circle (about 1% of the skeleton's size a frame), the
+ * right foot on the ground; frame `bad` (if < n) names an unknown joint. */
+static char *clip_body(size_t n, size_t bad)
+{
+    size_t cap = 256 + n * 200, at = 0;
+    char *b = malloc(cap);
+    at += (size_t)snprintf(b + at, cap - at, "{%s,\"root\":\"free\",\"frames\":[", LEGS);
+    for (size_t k = 0; k < n; k++) {
+        double a = 2 * IKD_PI * (double)k / 120.0;
+        at += (size_t)snprintf(b + at, cap - at,
+                               "%s{\"goals\":[{\"joint\":\"%s\",\"position\":[%.6f,%.6f,%.6f]},"
+                               "{\"joint\":\"foot_r\",\"ground\":{\"point\":[0,0.05,0]}}]}",
+                               k ? "," : "", k == bad ? "nobody" : "foot_l", 0.1 + 0.05 * cos(a), 0.25 + 0.05 * sin(a), 0.2);
+    }
+    snprintf(b + at, cap - at, "]}");
+    return b;
+}
+
+/* POST /v1/solve/clip through the service: a bad frame anywhere is a 400
+ * naming it before anything is solved; more frames than --max-frames is
+ * 413; a good clip solves every frame, each from the one before (frame k
+ * solved alone from frame k-1's pose gives the same pose), the summary
+ * adds up, MessagePack gives the same reply. */
+START_TEST(clips)
+{
+    ikd_api_limits lim = {64, 1000, 100, NULL, 50};
+    ikd_buf out, one;
+    ikd_buf_init(&out), ikd_buf_init(&one);
+    char *bad = clip_body(40, 12);
+    ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, bad, strlen(bad), &out, NULL), 400);
+    ck_assert_ptr_nonnull(strstr(out.data, "\"field\":\"frames[12].goals[0].joint\""));
+    free(bad);
+    char *many = clip_body(51, 99);
+    ikd_buf_reset(&out);
+    ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, many, strlen(many), &out, NULL), 413);
+    ck_assert_ptr_nonnull(strstr(out.data, "\"field\":\"frames\""));
+    free(many);
+    char *body = clip_body(50, 99);
+    ikd_buf_reset(&out);
+    ikd_api_outcome oc;
+    ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, body, strlen(body), &out, &oc), 200);
+    ck_assert(oc.clip && oc.frames[IKD_MULTI_REACHED] == 50);
+    json_error_t e;
+    json_t *d = json_loadb(out.data, out.len, 0, &e), *frames = json_object_get(d, "frames");
+    json_t *sum = json_object_get(d, "summary");
+    ck_assert_uint_eq(json_array_size(frames), 50);
+    ck_assert_int_eq(json_integer_value(json_object_get(sum, "frames")), 50);
+    ck_assert_int_eq(json_integer_value(json_object_get(sum, "reached")), 50);
+    long its = 0;
+    for (size_t k = 0; k < 50; k++) {
+        json_t *f = json_array_get(frames, k);
+        ck_assert_int_eq(json_integer_value(json_object_get(f, "frame")), (json_int_t)k);
+        ck_assert_str_eq(json_string_value(json_object_get(f, "status")), "reached");
+        its += (long)json_integer_value(json_object_get(f, "iterations"));
+        if (k % 10 != 5) continue;
+        /* frame k alone, from frame k-1's pose: the same pose */
+        char *pose = json_dumps(json_object_get(json_array_get(frames, k - 1), "pose"), JSON_COMPACT);
+        json_t *req = json_loads(body, 0, &e), *goals = json_object_get(json_array_get(json_object_get(req, "frames"), k), "goals");
+        char *gtext = json_dumps(goals, JSON_COMPACT), alone[8192];
+        snprintf(alone, sizeof alone, "{%s,\"root\":\"free\",\"pose\":%s,\"goals\":%s}", LEGS, pose, gtext);
+        ikd_buf_reset(&one);
+        ck_assert_int_eq(run(alone, IKD_ENC_JSON, &one), 200);
+        json_t *d1 = json_loadb(one.data, one.len, 0, &e);
+        ck_assert_msg(json_equal(json_object_get(d1, "pose"), json_object_get(f, "pose")), "frame %zu differs alone", k);
+        json_decref(d1), json_decref(req);
+        free(pose), free(gtext);
+    }
+    ck_assert_int_eq(json_integer_value(json_object_get(sum, "iterations")), its);
+    ck_assert_double_le(json_number_value(json_object_get(sum, "max_change_deg")), 30);
+    ck_assert_int_eq(json_integer_value(json_object_get(sum, "flips")), 0);
+    /* MessagePack in: the same frames (solve_us aside) */
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    json_t *req = json_loads(body, 0, &e);
+    tu_pack_json(&pk, req);
+    ikd_buf_reset(&one);
+    ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_MSGPACK, IKD_ENC_JSON, sb.data, sb.size, &one, NULL), 200);
+    json_t *dm = json_loadb(one.data, one.len, 0, &e);
+    for (size_t k = 0; k < 50; k++) {
+        json_t *a = json_array_get(frames, k), *b = json_array_get(json_object_get(dm, "frames"), k);
+        ck_assert(json_equal(json_object_get(a, "pose"), json_object_get(b, "pose")));
+    }
+    json_decref(dm), json_decref(req), json_decref(d);
+    msgpack_sbuffer_destroy(&sb);
+    free(body);
+    ikd_buf_destroy(&out), ikd_buf_destroy(&one);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("skel");
@@ -335,6 +429,7 @@ int main(void)
     tcase_add_test(tc, good_requests_solve);
     tcase_add_test(tc, batch_items_with_a_skeleton);
     tcase_add_test(tc, messagepack_and_json_give_the_same_pose);
+    tcase_add_test(tc, clips);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

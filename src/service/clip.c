@@ -1,0 +1,160 @@
+/* clip.c - POST /v1/solve/clip: decode, validate every frame, solve the frames in order (each from the last), reply. */
+#include "clip.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reply.h"
+#include "wire.h"
+
+/* "frames[k]." in front of a goal error's field (options' errors are the
+ * clip's, not a frame's). */
+static void frame_field(ikd_error *err, size_t k)
+{
+    if (strncmp(err->field, "goals", 5) != 0) return;
+    char inner[IKD_ERROR_FIELD_MAX];
+    memcpy(inner, err->field, sizeof inner);
+    int n = snprintf(err->field, sizeof err->field, "frames[%zu].", k);
+    if (n > 0 && (size_t)n < sizeof err->field) {
+        size_t room = sizeof err->field - (size_t)n - 1, len = strnlen(inner, room);
+        memcpy(err->field + n, inner, len);
+        err->field[(size_t)n + len] = '\0';
+    }
+}
+
+int ikd_clip_open(const ikd_api_limits *lim, ikd_encoding in_enc, const char *body, size_t len, ikd_skel_request *req,
+                  ikd_error *err)
+{
+    ikd_doc doc;
+    ikd_api_skel_init(req, lim);
+    int rc = ikd_doc_load(&doc, in_enc, body, len, err);
+    if (rc != IKD_E_OK) return rc;
+    size_t frames = ikd_skel_array_size(doc.root, "frames"), max = lim->max_frames ? lim->max_frames : IKD_CLIP_MAX_FRAMES;
+    if (frames > max)
+        rc = ikd_error_set(err, IKD_E_TOO_LARGE, "frames", "at most %zu frames per clip (--max-frames), got %zu", max,
+                           frames);
+    if (rc == IKD_E_OK) rc = ikd_clip_decode(doc.root, lim->max_joints, req, err);
+    ikd_doc_free(&doc);
+    if (rc == IKD_E_OK && req->problem.max_iterations > lim->max_iterations)
+        rc = ikd_error_set(err, IKD_E_INVALID, "options.max_iterations", "must be an integer in [1, %d] (--max-iterations)",
+                           lim->max_iterations);
+    if (rc == IKD_E_OK) rc = ikd_skeleton_validate(&req->skeleton, err);
+    for (size_t k = 0; rc == IKD_E_OK && k < req->frame_count; k++) { /* every frame before any is solved */
+        ikd_multi_problem p = req->problem;
+        p.goal_count = req->frame_first[k + 1] - req->frame_first[k];
+        rc = ikd_multi_validate(&p, req->goals + req->frame_first[k], err);
+        if (rc) frame_field(err, k);
+    }
+    return rc;
+}
+
+int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long long deadline_ns)
+{
+    size_t n = req->skeleton.count, most = 1;
+    memset(run, 0, sizeof *run);
+    for (size_t k = 0; k < req->frame_count; k++)
+        if (req->frame_first[k + 1] - req->frame_first[k] > most) most = req->frame_first[k + 1] - req->frame_first[k];
+    run->work_size = ikd_multi_workspace_size(n, most);
+    run->work = malloc(run->work_size);
+    run->local = malloc(n * sizeof *run->local);
+    run->prev = malloc(n * sizeof *run->prev);
+    run->pose = malloc(n * sizeof *run->pose);
+    run->gr = malloc(most * sizeof *run->gr);
+    if (!run->work || !run->local || !run->prev || !run->pose || !run->gr) {
+        ikd_clip_end(run);
+        return -1;
+    }
+    if (req->start) memcpy(run->prev, req->start, n * sizeof *run->prev);
+    else ikd_skeleton_rest_pose(&req->skeleton, run->prev);
+    run->root = req->problem.root;
+    run->deadline_ns = deadline_ns;
+    return 0;
+}
+
+void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
+{
+    ikd_multi_problem p = req->problem;
+    ikd_error err;
+    size_t n = req->skeleton.count;
+    p.goals = (ikd_goal *)req->goals + req->frame_first[k];
+    p.goal_count = req->frame_first[k + 1] - req->frame_first[k];
+    p.start = run->prev;
+    p.root = run->root;
+    p.deadline_ns = run->deadline_ns;
+    unsigned long long t0 = ikd_clock_ns();
+    ikd_multi_solve(&p, run->work, run->work_size, run->local, run->pose, run->gr, &run->res, &err);
+    run->solve_us = (double)(ikd_clock_ns() - t0) / 1e3;
+    ikd_clip_summary *s = &run->summary;
+    s->frames++;
+    s->reached += run->res.status == IKD_MULTI_REACHED;
+    s->iterations += run->res.iterations;
+    s->solve_us += run->solve_us;
+    run->by_status[run->res.status < 3 ? run->res.status : 1]++;
+    for (size_t j = 0; k > 0 && j < n; j++) { /* how far each joint turned since the last frame */
+        double d = ikd_quat_angle_between(run->prev[j], run->local[j]) * IKD_RAD2DEG;
+        if (d > s->max_change_deg) s->max_change_deg = d, s->max_change_frame = k, s->max_change_joint = j;
+        if (d > IKD_CLIP_FLIP_DEG) s->flips++;
+    }
+    /* the next start as a request carrying this pose would give it (the
+     * decoder normalises rotations): a clip is exactly its frames sent one by
+     * one, each with the pose of the reply before */
+    for (size_t j = 0; j < n; j++) run->prev[j] = ikd_quat_norm(run->local[j]);
+    run->root = run->res.root;
+}
+
+void ikd_clip_end(ikd_clip_run *run)
+{
+    free(run->work);
+    free(run->local);
+    free(run->prev);
+    free(run->pose);
+    free(run->gr);
+    run->work = NULL, run->local = run->prev = NULL, run->pose = NULL, run->gr = NULL;
+}
+
+int ikd_api_clip(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc, ikd_encoding out_enc,
+                 const char *body, size_t len, ikd_buf *out, ikd_api_outcome *outcome)
+{
+    ikd_skel_request req;
+    ikd_error err;
+    ikd_clip_run run;
+    if (outcome) *outcome = (ikd_api_outcome){.solved = 0};
+    int status;
+    if (ikd_clip_open(lim, in_enc, body, len, &req, &err) != IKD_E_OK) {
+        if (outcome) outcome->error = err.code;
+        status = ikd_reply_error_body(out, out_enc, &err);
+    } else if (ikd_clip_begin(&run, &req, deadline_ns) != 0) {
+        if (outcome) outcome->error = IKD_E_NOMEM;
+        status = ikd_reply_errorf(out, out_enc, IKD_E_NOMEM, "", "out of memory for the clip's solve");
+    } else {
+        ikd_emitter e;
+        ikd_emit_reply(&e, out_enc, out);
+        ikd_emit_map(&e, 2);
+        ikd_emit_key(&e, "frames");
+        ikd_emit_array(&e, req.frame_count);
+        for (size_t k = 0; k < req.frame_count; k++) {
+            ikd_clip_step(&run, &req, k);
+            ikd_reply_clip_frame(&e, &req, k, run.local, run.gr, &run.res, run.solve_us);
+        }
+        ikd_emit_end(&e);
+        ikd_emit_key(&e, "summary");
+        ikd_reply_clip_summary(&e, &req, &run.summary);
+        ikd_emit_end(&e);
+        status = 200;
+        if (outcome) ikd_clip_outcome(&run, outcome);
+        ikd_clip_end(&run);
+        if (out->failed) {
+            if (outcome) outcome->error = IKD_E_NOMEM;
+            status = ikd_reply_errorf(out, out_enc, IKD_E_NOMEM, "", "the reply could not be built");
+        }
+    }
+    ikd_skel_request_destroy(&req);
+    return status;
+}
+
+void ikd_clip_outcome(const ikd_clip_run *run, ikd_api_outcome *outcome)
+{
+    *outcome = (ikd_api_outcome){.solved = 1, .clip = 1, .solve_s = run->summary.solve_us / 1e6};
+    for (int i = 0; i < 3; i++) outcome->frames[i] = run->by_status[i];
+}

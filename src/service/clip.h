@@ -1,0 +1,47 @@
+/* clip.h - POST /v1/solve/clip: one skeleton, many frames of goals, each frame solved from the one before. */
+#ifndef IKD_CLIP_H
+#define IKD_CLIP_H
+
+#include "api.h"
+#include "reply.h"
+
+/* Frames per clip when ikd_api_limits.max_frames is 0 (--max-frames' default). */
+#define IKD_CLIP_MAX_FRAMES 10000
+
+/* Decode a clip body, apply the server limits (frames over max_frames:
+ * IKD_E_TOO_LARGE), validate the skeleton and every frame's goals (field
+ * paths "frames[k].goals[i]...") before anything is solved. `req` is set
+ * up either way: destroy it after. */
+int ikd_clip_open(const ikd_api_limits *lim, ikd_encoding in_enc, const char *body, size_t len, ikd_skel_request *req,
+                  ikd_error *err);
+
+/* A clip being solved: scratch for the largest frame, the last frame's pose
+ * (the next one's start), what the frames did so far. */
+typedef struct ikd_clip_run {
+    void *work;
+    size_t work_size;
+    ikd_quat *local, *prev;   /* this frame's local rotations, the last frame's */
+    ikd_pose_joint *pose;
+    ikd_goal_result *gr;
+    ikd_multi_result res;     /* this frame's */
+    double solve_us;          /* this frame's */
+    ikd_vec3 root;            /* the next frame's start root */
+    unsigned long long deadline_ns;
+    ikd_clip_summary summary;
+    unsigned by_status[3];    /* frames by ikd_multi_status */
+} ikd_clip_run;
+
+/* 0, or -1 out of memory (nothing to end then). */
+int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long long deadline_ns);
+/* Solve frame k (frames in order, from 0) from the last frame's pose. */
+void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k);
+void ikd_clip_end(ikd_clip_run *run);
+/* The run as an outcome for metrics and the log. */
+void ikd_clip_outcome(const ikd_clip_run *run, ikd_api_outcome *outcome);
+
+/* The whole of POST /v1/solve/clip without streaming: {"frames": [...],
+ * "summary": {...}} in `out`; the HTTP status. */
+int ikd_api_clip(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc, ikd_encoding out_enc,
+                 const char *body, size_t len, ikd_buf *out, ikd_api_outcome *outcome);
+
+#endif
