@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../service/stream.h"
 #include "../service/wire.h"
 #include "conn.h"
 #include "listen.h"
@@ -67,6 +68,49 @@ static enum MHD_Result queue_now(ikd_http_req *rq)
     rq->reply_bytes = len;
     rq->state = REQ_ANSWERED;
     return ret; /* counted in on_completed, once it is known to be sent */
+}
+
+/* A streamed reply (a clip's frames as they are solved): chunked, read from
+ * the call's stream; the connection parks while the worker has nothing new
+ * and the worker wakes it. */
+static void stream_park(void *ctx) { MHD_suspend_connection(ctx); }
+static void stream_wake(void *ctx) { MHD_resume_connection(ctx); }
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    ikd_http_req *rq = cls;
+    (void)pos;
+    long n = ikd_stream_read(rq->call.stream, buf, max, stream_park, rq->conn);
+    return n < 0 ? MHD_CONTENT_READER_END_OF_STREAM : (ssize_t)n;
+}
+
+/* The response is gone (sent, or the client went away): the worker stops
+ * and the transport's reference goes. */
+static void stream_done(void *cls)
+{
+    ikd_stream *st = cls;
+    ikd_stream_detach(st);
+    ikd_stream_release(st);
+}
+
+static enum MHD_Result queue_stream(ikd_http_req *rq)
+{
+    ikd_call *c = &rq->call;
+    ikd_stream *st = c->stream;
+    ikd_stream_attach(st, stream_wake, rq->conn);
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_reader, rq, NULL);
+    if (!r) {
+        stream_done(st);
+        c->stream = NULL;
+        return MHD_NO;
+    }
+    ikd_header hdr[IKD_CALL_MAX_HEADERS];
+    size_t n = ikd_call_headers(c, atomic_load(&rq->h->draining), hdr);
+    for (size_t i = 0; i < n; i++) MHD_add_response_header(r, hdr[i].name, hdr[i].value);
+    enum MHD_Result ret = MHD_queue_response(rq->conn, (unsigned int)c->status, r);
+    MHD_destroy_response(r);
+    rq->state = REQ_ANSWERED;
+    return ret;
 }
 
 /* Answer: at once when a body is on its way (it will not be read: the
@@ -218,7 +262,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (rq->state == REQ_DONE) {
         rq->peer_gone = ikd_conn_peer_closed(conn);
-        return queue_now(rq);
+        return rq->call.stream ? queue_stream(rq) : queue_now(rq);
     }
     if (rq->state == REQ_QUEUED) return MHD_YES; /* spurious call while suspended */
     if (ikd_call_body_end(&rq->call) == IKD_CALL_ANSWER) return queue_now(rq);
@@ -234,6 +278,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     ikd_http *h = cls;
     ikd_http_req *rq = *con_cls;
     if (!rq) return;
+    if (rq->call.stream) { /* the transport's end of a streamed reply */
+        rq->reply_bytes = (unsigned long)ikd_stream_sent(rq->call.stream);
+        stream_done(rq->call.stream);
+        rq->call.stream = NULL;
+    }
     /* what was sent: the status when the whole reply went out to a client
      * still there, else 499 (the client went away before its answer was
      * ready, or libmicrohttpd could not send the reply) */

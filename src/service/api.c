@@ -2,6 +2,7 @@
 #include "api.h"
 
 #include "batch.h"
+#include "clip.h"
 #include "reply.h"
 
 #include <stdarg.h>
@@ -330,7 +331,7 @@ int ikd_api_solvers(const ikd_api_limits *lim, ikd_encoding enc, ikd_buf *out)
     ikd_emit_reply(&e, enc, out);
     ikd_emit_map(&e, 2);
     ikd_emit_key(&e, "solvers");
-    ikd_emit_array(&e, nrows + 1);
+    ikd_emit_array(&e, nrows + 2);
     for (size_t r = 0; r < nrows; r++) {
         ikd_solver sv = solver_rows[r].solver;
         emit_row(&e, ikd_solver_name(sv), "/v1/solve", solver_rows[r].summary, solver_rows[r].constraints,
@@ -341,9 +342,15 @@ int ikd_api_solvers(const ikd_api_limits *lim, ikd_encoding enc, ikd_buf *out)
              "damped least squares over every goal of a joint tree at once (position, rotation, aim, ground, pole), "
              "each limit binding in its own terms, a pull toward the rest pose in the goals' null space",
              skel_constraints, 1, IKD_MAX_JOINTS, 1, skel_opts, nskel, 0, lim);
+    emit_row(&e, "clip", "/v1/solve/clip",
+             "the skeleton solver over frames of goals, each frame from the last (streams with Accept: "
+             "application/x-ndjson or application/x-msgpack-stream); at most --max-frames frames",
+             skel_constraints, 1, IKD_MAX_JOINTS, 1, skel_opts, nskel, 0, lim);
     ikd_emit_end(&e);
     ikd_emit_key(&e, "limits");
-    ikd_emit_map(&e, 3);
+    ikd_emit_map(&e, 4);
+    ikd_emit_key(&e, "max_frames");
+    ikd_emit_int(&e, (long long)(lim->max_frames ? lim->max_frames : IKD_CLIP_MAX_FRAMES));
     ikd_emit_key(&e, "max_joints");
     ikd_emit_int(&e, (long long)lim->max_joints);
     ikd_emit_key(&e, "max_iterations");

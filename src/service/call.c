@@ -268,6 +268,26 @@ static ikd_call_next head_framing(ikd_call *c, const ikd_head *h)
     return IKD_CALL_READ;
 }
 
+/* A clip whose Accept lists a stream type before any whole-body type is
+ * streamed (frames as they are solved). */
+static void set_stream(ikd_call *c, const char *accept)
+{
+    for (const char *p = accept; p && *p;) {
+        p += strspn(p, " \t,");
+        size_t n = strcspn(p, ";, \t");
+        if (n == strlen(IKD_CLIP_NDJSON) && strncasecmp(p, IKD_CLIP_NDJSON, n) == 0) {
+            c->stream_wanted = 1, c->out_enc = IKD_ENC_JSON;
+            return;
+        }
+        if (n == strlen(IKD_CLIP_MSGPACK_STREAM) && strncasecmp(p, IKD_CLIP_MSGPACK_STREAM, n) == 0) {
+            c->stream_wanted = 1, c->out_enc = IKD_ENC_MSGPACK;
+            return;
+        }
+        if (n && (strncasecmp(p, "application/", 12) == 0 || strncmp(p, "*/*", 3) == 0)) return; /* a whole body first */
+        p += strcspn(p, ",");
+    }
+}
+
 ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
 {
     ikd_service *s = c->svc;
@@ -294,6 +314,7 @@ ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
     }
     c->in_enc = (ikd_encoding)enc;
     c->out_enc = ikd_encoding_from_accept(h->accept, c->in_enc);
+    if (c->route->id == IKD_ROUTE_CLIP) set_stream(c, h->accept);
     unsigned long long declared = 0;
     if (h->content_length) {
         char *end;
@@ -413,11 +434,51 @@ static int worker_start(ikd_call *c)
     return 0;
 }
 
+/* A streamed clip: every frame validated first (an error is an ordinary
+ * reply), then the call handed back with its stream and the frames solved
+ * into it on this worker. From hooks.finished on, the call is the
+ * transport's: only the job's own data is touched. */
+static void clip_stream_task(ikd_call *c)
+{
+    ikd_service *s = c->svc;
+    ikd_service_hooks hooks = s->hooks;
+    ikd_encoding enc = c->out_enc;
+    ikd_skel_request req;
+    ikd_clip_run run;
+    ikd_error err;
+    ikd_stream *st = NULL;
+    int opened = ikd_clip_open(&s->limits, c->in_enc, c->body.data ? c->body.data : "", c->body.len, &req, &err);
+    if (opened != IKD_E_OK) {
+        c->outcome.error = err.code;
+        c->status = ikd_reply_error_body(&c->reply, enc, &err);
+    } else if (!(st = ikd_stream_new()) || ikd_clip_begin(&run, &req, c->deadline_ns) != 0) {
+        if (st) ikd_stream_release(st), ikd_stream_release(st), st = NULL;
+        c->outcome.error = IKD_E_NOMEM;
+        c->status = ikd_reply_errorf(&c->reply, enc, IKD_E_NOMEM, "", "out of memory for the clip's solve");
+    } else {
+        c->status = 200;
+        c->stream = st;
+        c->reply_type = enc == IKD_ENC_JSON ? IKD_CLIP_NDJSON : IKD_CLIP_MSGPACK_STREAM;
+    }
+    hooks.finished(c);
+    if (st) {
+        ikd_clip_stream(&req, &run, enc, st);
+        if (hooks.clip_solved) hooks.clip_solved(hooks.ctx, run.by_status, run.summary.solve_us / 1e6);
+        ikd_clip_end(&run);
+        ikd_stream_release(st);
+    }
+    ikd_skel_request_destroy(&req);
+}
+
 static void solve_task(ikd_task *task, void *worker_data)
 {
     ikd_call *c = (ikd_call *)task;
     ikd_service *s = c->svc;
-    if (worker_start(c)) {
+    if (c->stream_wanted && worker_start(c)) {
+        clip_stream_task(c); /* hands the call back itself */
+        return;
+    }
+    if (!c->stream_wanted && worker_start(c)) {
         const char *body = c->body.data ? c->body.data : "";
         if (c->route->id == IKD_ROUTE_SKELETON)
             c->status = ikd_api_skeleton(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, body, c->body.len, &c->reply,

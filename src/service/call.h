@@ -114,6 +114,13 @@ struct ikd_call {
     int declared;           /* the body's length was declared (and charged) in the head */
     int status;             /* the reply's HTTP status */
     const char *reply_type; /* the reply's media type; NULL = out_enc's */
+    /* A clip asked for as a stream (Accept: application/x-ndjson, or
+     * application/x-msgpack-stream): once every frame is valid the worker
+     * sets `stream` (status 200, headers known), hands the call back with
+     * hooks.finished and goes on solving into the stream; the transport
+     * reads it (ikd_stream_read) and releases its reference when done. */
+    int stream_wanted;
+    struct ikd_stream *stream;
     const char *allow;      /* an Allow header, or NULL */
     int close;              /* close the connection after the reply (its body was not read) */
     int preflight;          /* a CORS preflight: send the Access-Control-Allow-* headers */

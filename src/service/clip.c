@@ -153,6 +153,28 @@ int ikd_api_clip(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_
     return status;
 }
 
+void ikd_clip_stream(const ikd_skel_request *req, ikd_clip_run *run, ikd_encoding enc, ikd_stream *st)
+{
+    ikd_buf b;
+    ikd_emitter e;
+    ikd_buf_init(&b);
+    for (size_t k = 0; k < req->frame_count && !atomic_load(&st->cancel); k++) {
+        ikd_clip_step(run, req, k);
+        ikd_emit_reply(&e, enc, &b);
+        ikd_reply_clip_frame(&e, req, k, run->local, run->gr, &run->res, run->solve_us);
+        if (enc == IKD_ENC_JSON) ikd_buf_append(&b, "\n", 1);
+        if (b.failed || ikd_stream_push(st, b.data, b.len, 0) != 0) break;
+    }
+    ikd_emit_reply(&e, enc, &b);
+    ikd_emit_map(&e, 1);
+    ikd_emit_key(&e, "summary");
+    ikd_reply_clip_summary(&e, req, &run->summary);
+    ikd_emit_end(&e);
+    if (enc == IKD_ENC_JSON) ikd_buf_append(&b, "\n", 1);
+    ikd_stream_push(st, b.failed ? "" : b.data, b.failed ? 0 : b.len, 1);
+    ikd_buf_destroy(&b);
+}
+
 void ikd_clip_outcome(const ikd_clip_run *run, ikd_api_outcome *outcome)
 {
     *outcome = (ikd_api_outcome){.solved = 1, .clip = 1, .solve_s = run->summary.solve_us / 1e6};

@@ -4,6 +4,7 @@
 
 #include "api.h"
 #include "reply.h"
+#include "stream.h"
 
 /* Frames per clip when ikd_api_limits.max_frames is 0 (--max-frames' default). */
 #define IKD_CLIP_MAX_FRAMES 10000
@@ -36,6 +37,14 @@ int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long
 /* Solve frame k (frames in order, from 0) from the last frame's pose. */
 void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k);
 void ikd_clip_end(ikd_clip_run *run);
+/* Solve every frame into `st` as it is solved: NDJSON (enc JSON: one JSON
+ * object and a newline per frame) or MessagePack (one map per frame), then
+ * {"summary": {...}} the same way, and the end. Stops early when the
+ * transport goes away (st->cancel). */
+void ikd_clip_stream(const ikd_skel_request *req, ikd_clip_run *run, ikd_encoding enc, ikd_stream *st);
+/* The media types of the two streams. */
+#define IKD_CLIP_NDJSON "application/x-ndjson"
+#define IKD_CLIP_MSGPACK_STREAM "application/x-msgpack-stream"
 /* The run as an outcome for metrics and the log. */
 void ikd_clip_outcome(const ikd_clip_run *run, ikd_api_outcome *outcome);
 

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <math.h>
 #include <msgpack.h>
 
 #include "harness.h"
@@ -125,12 +126,13 @@ START_TEST(solvers_and_readyz)
     ck_assert_int_eq(r.status, 200);
     json_t *doc = body_json(&r);
     json_t *list = json_object_get(doc, "solvers");
-    const char *want[] = {"auto", "two_bone", "ccd", "fabrik", "jacobian", "skeleton"};
-    ck_assert_uint_eq(json_array_size(list), 6);
-    for (size_t i = 0; i < 6; i++) {
+    const char *want[] = {"auto", "two_bone", "ccd", "fabrik", "jacobian", "skeleton", "clip"};
+    const char *endpoint[] = {"/v1/solve", "/v1/solve/skeleton", "/v1/solve/clip"};
+    ck_assert_uint_eq(json_array_size(list), 7);
+    for (size_t i = 0; i < 7; i++) {
         json_t *s = json_array_get(list, i);
         ck_assert_str_eq(json_string_value(json_object_get(s, "name")), want[i]);
-        ck_assert_str_eq(json_string_value(json_object_get(s, "endpoint")), i < 5 ? "/v1/solve" : "/v1/solve/skeleton");
+        ck_assert_str_eq(json_string_value(json_object_get(s, "endpoint")), endpoint[i < 5 ? 0 : i - 4]);
         ck_assert(json_is_array(json_object_get(s, "options")));
         ck_assert(json_is_array(json_object_get(s, "constraints")));
     }
@@ -156,6 +158,7 @@ START_TEST(solvers_and_readyz)
         ck_assert(json_is_number(json_object_get(o, "minimum")) && json_is_number(json_object_get(o, "maximum")));
     }
     ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(doc, "limits"), "max_batch")), 1024);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(doc, "limits"), "max_frames")), 10000);
     json_decref(doc);
     free(r.body);
     r = request(d.port, "GET", "/readyz", NULL, NULL);
@@ -760,6 +763,139 @@ START_TEST(msgpack_over_http)
 }
 END_TEST
 
+/* A clip body: an 8-joint chain with knee-like hinges, `n` frames of its
+ * end moving along a circle (about 0.5% of its length a frame); frame `bad`
+ * (if < n) names an unknown joint. malloc'd. */
+static char *clip_body(size_t n, size_t bad)
+{
+    size_t cap = 1024 + n * 96, at = 0;
+    char *b = malloc(cap);
+    at += (size_t)snprintf(b + at, cap - at, "{\"skeleton\":{\"joints\":[[0,0,0]");
+    for (int j = 1; j < 8; j++)
+        at += (size_t)snprintf(b + at, cap - at, ",{\"position\":[0,%d,0],\"constraint\":{\"type\":\"hinge\",\"axis\":[1,0,0],"
+                               "\"min_deg\":0,\"max_deg\":120}}", j);
+    at += (size_t)snprintf(b + at, cap - at, "]},\"frames\":[");
+    for (size_t k = 0; k < n; k++) {
+        double a = 6.283185307179586 * (double)k / 240.0;
+        at += (size_t)snprintf(b + at, cap - at, "%s{\"goals\":[{\"joint\":%d,\"position\":[0,%.5f,%.5f]}]}", k ? "," : "",
+                               k == bad ? 9 : 7, 5.0 + 0.3 * cos(a), 2.0 + 0.3 * sin(a));
+    }
+    snprintf(b + at, cap - at, "]}");
+    return b;
+}
+
+/* A chunked body, de-chunked in place; its length. */
+static size_t dechunk(char *b, size_t n)
+{
+    size_t in = 0, out = 0;
+    while (in < n) {
+        char *end;
+        unsigned long len = strtoul(b + in, &end, 16);
+        char *crlf = strstr(end, "\r\n");
+        if (!crlf || len == 0) break;
+        in = (size_t)(crlf - b) + 2;
+        memmove(b + out, b + in, len);
+        out += len, in += len + 2;
+    }
+    return out;
+}
+
+/* A clip counter's value from /metrics. */
+static unsigned long clip_frames_reached(int port)
+{
+    reply r = request(port, "GET", "/metrics", NULL, NULL);
+    const char *p = strstr(r.body, "ikd_clip_frames_total{status=\"reached\"} ");
+    unsigned long v = p ? strtoul(p + strlen("ikd_clip_frames_total{status=\"reached\"} "), NULL, 10) : 0;
+    free(r.body);
+    return v;
+}
+
+/* POST /v1/solve/clip streamed: with Accept: application/x-ndjson every
+ * frame is one JSON line, in order, then the summary, chunked; the same in
+ * MessagePack (one map after another); a bad frame is a plain 400 before
+ * anything is streamed; over --max-frames 413; a client that goes away
+ * mid-stream stops the solve. */
+START_TEST(clip_streams)
+{
+    const char *args[] = {"--max-frames", "5000", "--max-body", "4194304", NULL};
+    daemon_proc d = start_ikd(args);
+    char *body = clip_body(240, 999999);
+    reply r = request_h(d.port, "POST", "/v1/solve/clip", "application/json", "Accept: application/x-ndjson\r\n", body);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(has_header(&r, "Content-Type", "application/x-ndjson"));
+    ck_assert(has_header(&r, "Transfer-Encoding", "chunked"));
+    size_t len = dechunk(r.body, r.body_len);
+    r.body[len] = '\0';
+    size_t lines = 0;
+    for (char *line = r.body, *nl; (nl = strchr(line, '\n')); line = nl + 1, lines++) {
+        *nl = '\0';
+        json_error_t e;
+        json_t *j = json_loads(line, 0, &e);
+        ck_assert_msg(j != NULL, "line %zu: %s", lines, e.text);
+        if (lines < 240) {
+            ck_assert_int_eq(json_integer_value(json_object_get(j, "frame")), (json_int_t)lines);
+            ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "reached");
+        } else {
+            json_t *sum = json_object_get(j, "summary");
+            ck_assert_int_eq(json_integer_value(json_object_get(sum, "frames")), 240);
+            ck_assert_int_eq(json_integer_value(json_object_get(sum, "flips")), 0);
+        }
+        json_decref(j);
+    }
+    ck_assert_uint_eq(lines, 241);
+    free(r.body);
+    /* MessagePack: 240 frame maps and the summary, one after another */
+    r = request_h(d.port, "POST", "/v1/solve/clip", "application/json", "Accept: application/x-msgpack-stream\r\n", body);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(has_header(&r, "Content-Type", "application/x-msgpack-stream"));
+    len = dechunk(r.body, r.body_len);
+    msgpack_unpacked u;
+    msgpack_unpacked_init(&u);
+    size_t off = 0, maps = 0;
+    while (msgpack_unpack_next(&u, r.body, len, &off) == MSGPACK_UNPACK_SUCCESS) {
+        ck_assert_int_eq(u.data.type, MSGPACK_OBJECT_MAP);
+        maps++;
+    }
+    ck_assert_uint_eq(off, len);
+    ck_assert_uint_eq(maps, 241);
+    msgpack_unpacked_destroy(&u);
+    free(r.body);
+    free(body);
+    /* a bad frame: 400 before anything is streamed */
+    body = clip_body(240, 7);
+    r = request_h(d.port, "POST", "/v1/solve/clip", "application/json", "Accept: application/x-ndjson\r\n", body);
+    assert_error(&r, 400, "invalid_request", "frames[7].goals[0].joint");
+    ck_assert(has_header(&r, "Content-Type", "application/json"));
+    free(r.body);
+    free(body);
+    body = clip_body(5001, 999999);
+    r = request_h(d.port, "POST", "/v1/solve/clip", "application/json", "Accept: application/x-ndjson\r\n", body);
+    assert_error(&r, 413, "payload_too_large", "frames");
+    free(r.body);
+    free(body);
+    /* a client that reads the first bytes and goes: the worker stops */
+    unsigned long before = clip_frames_reached(d.port);
+    body = clip_body(5000, 999999);
+    int fd = connect_to(d.port);
+    char head[256];
+    int hn = snprintf(head, sizeof head,
+                      "POST /v1/solve/clip HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      "Accept: application/x-ndjson\r\nContent-Length: %zu\r\n\r\n", strlen(body));
+    send_all(fd, head, (size_t)hn);
+    send_all(fd, body, strlen(body));
+    char got[512];
+    ck_assert_int_gt(read(fd, got, sizeof got), 0);
+    close(fd);
+    usleep(1500 * 1000);
+    unsigned long solved = clip_frames_reached(d.port) - before;
+    if (getenv("IKD_TEST_VERBOSE")) fprintf(stderr, "clip: %lu of 5000 frames solved for a client that left\n", solved);
+    ck_assert_msg(solved < 5000, "%lu of 5000 frames solved for a client that left", solved);
+    free(body);
+    assert_alive(d.port);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("service");
@@ -780,6 +916,7 @@ int main(void)
     tcase_add_test(tc, drain_reports_not_ready_and_second_signal_exits);
     tcase_add_test(tc, full_queue_keeps_memory_flat);
     tcase_add_test(tc, msgpack_over_http);
+    tcase_add_test(tc, clip_streams);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
