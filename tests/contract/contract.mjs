@@ -106,6 +106,11 @@ await check('skeleton with a bad goal', a, { method: 'POST', url: '/v1/solve/ske
 await check('batch with skeleton items', a, { method: 'POST', url: '/v1/solve/batch', headers: JSONH, status: 200,
   body: JSON.stringify({ problems: [JSON.parse(SKELETON), JSON.parse(SOLVE),
     { skeleton: { joints: [[0, 0, 0], [0, 1, 0]] }, goals: [{ joint: 'nobody', position: [1, 0, 0] }] }] }) });
+const CLIP = JSON.stringify({ skeleton: { joints: [[0, 1, 0], [0, 0.55, 0.05], [0, 0.1, 0]] },
+  frames: [0, 1, 2].map((k) => ({ goals: [{ joint: 2, position: [0.1 + 0.01 * k, 0.3, 0.2] }] })) });
+await check('clip', a, { method: 'POST', url: '/v1/solve/clip', headers: JSONH, body: CLIP, status: 200 });
+await check('clip with a bad frame', a, { method: 'POST', url: '/v1/solve/clip', headers: JSONH, status: 400, badRequest: true,
+  body: JSON.stringify({ skeleton: { joints: [[0, 0, 0], [0, 1, 0]] }, frames: [{ goals: [{ joint: 1, position: [1, 0, 0] }] }, { goals: [{ joint: 7, position: [1, 0, 0] }] }] }) });
 await check('solvers', a, { url: '/v1/solvers', status: 200 });
 await check('healthz', a, { url: '/healthz', status: 200 });
 await check('readyz', a, { url: '/readyz', status: 200 });
