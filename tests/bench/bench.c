@@ -362,6 +362,97 @@ static void humanoid_bench(int count)
     free(times);
 }
 
+/* The largest turn of any joint between two poses, degrees. */
+static double pose_change_deg(const ikd_quat *a, const ikd_quat *b, size_t n)
+{
+    double m = 0;
+    for (size_t j = 0; j < n; j++) m = fmax(m, ikd_quat_angle_between(a[j], b[j]) * IKD_RAD2DEG);
+    return m;
+}
+
+/* Issue 16's coherence table: clips from smooth periodic joint trajectories
+ * inside the limits (tests/unit/humanoid.c), two loops of 240 frames, each
+ * frame solved from the last (warm) and from the rest pose (cold). Per set:
+ * frames met warm and cold, flips (a joint turning over 30 degrees between
+ * frames), the largest per-frame turn against the trajectory's own, loop
+ * drift (frame 240 against frame 0; the second loop against the first),
+ * median us per frame warm and cold, and frames/s warm (one core). */
+static void coherence_bench(int clips)
+{
+    enum { LOOP = 240, FRAMES = 2 * LOOP };
+    static clip_problem cp;
+    static double work[1 << 15];
+    static ikd_quat sol[FRAMES][HUMANOID_JOINTS];
+    double *warm_t = malloc(sizeof(double) * FRAMES * (size_t)clips), *cold_t = malloc(sizeof(double) * FRAMES * (size_t)clips);
+    printf("\nclips: %d per set, two loops of %d frames from smooth joint trajectories inside the limits\n", clips, LOOP);
+    printf("%-14s %6s %6s %5s %8s %8s %9s %9s %8s %8s %9s\n", "set", "warm%", "cold%", "flips", "max_deg", "traj_deg",
+           "loop_deg", "loop2_deg", "warm_us", "cold_us", "frames/s");
+    for (int kind = 0; kind < CLIP__COUNT; kind++) {
+        tu_rng r;
+        tu_seed(&r, 7000 + (uint64_t)kind);
+        int met_w = 0, met_c = 0, flips = 0;
+        double max_change = 0, max_truth = 0, loop = 0, loop2 = 0, warm_total = 0;
+        size_t nt = 0;
+        for (int c = 0; c < clips; c++) {
+            clip_make(&r, (clip_kind)kind, FRAMES, LOOP, &cp);
+            const ikd_skeleton *s = &cp.hp.skeleton;
+            size_t n = s->count;
+            ikd_quat prev[HUMANOID_JOINTS], local[HUMANOID_JOINTS];
+            ikd_pose_joint pose[HUMANOID_JOINTS];
+            ikd_goal_result gr[HUMANOID_MAX_GOALS];
+            ikd_skeleton_rest_pose(s, prev);
+            for (int cold = 0; cold < 2; cold++)
+                for (int k = 0; k < FRAMES; k++) {
+                    ikd_multi_problem p;
+                    ikd_multi_init(&p);
+                    p.skeleton = s, p.root = cp.hp.root, p.up = cp.hp.up, p.goal_count = cp.goal_count;
+                    p.start = cold ? NULL : prev;
+                    ikd_goal goals[HUMANOID_MAX_GOALS];
+                    memcpy(goals, &cp.goals[(size_t)k * cp.goal_count], cp.goal_count * sizeof *goals);
+                    ikd_error err;
+                    ikd_multi_result res;
+                    if (ikd_multi_validate(&p, goals, &err) != IKD_E_OK) abort();
+                    double t0 = now_ns();
+                    ikd_multi_solve(&p, work, sizeof work, local, pose, gr, &res, &err);
+                    double us = (now_ns() - t0) / 1e3;
+                    if (cold) {
+                        cold_t[(size_t)c * FRAMES + (size_t)k] = us;
+                        met_c += res.status == IKD_MULTI_REACHED;
+                        continue;
+                    }
+                    warm_t[nt++] = us;
+                    warm_total += us;
+                    met_w += res.status == IKD_MULTI_REACHED;
+                    if (k > 0) {
+                        double ch = pose_change_deg(prev, local, n);
+                        max_change = fmax(max_change, ch);
+                        for (size_t j = 0; j < n; j++) {
+                            double dj = ikd_quat_angle_between(prev[j], local[j]) * IKD_RAD2DEG;
+                            flips += dj > 30;
+                            if (dj > 30 && getenv("IKD_BENCH_DEBUG"))
+                                fprintf(stderr, "%s clip %d frame %d joint %zu: %.1f deg (iterations %d, status %d)\n",
+                                        clip_kind_name((clip_kind)kind), c, k, j, dj, res.iterations, res.status);
+                        }
+                        max_truth = fmax(max_truth, pose_change_deg(&cp.truth[(size_t)(k - 1) * n], &cp.truth[(size_t)k * n], n));
+                    }
+                    memcpy(sol[k], local, n * sizeof *local);
+                    for (size_t j = 0; j < n; j++) prev[j] = ikd_quat_norm(local[j]);
+                }
+            loop = fmax(loop, pose_change_deg(sol[0], sol[LOOP], n));
+            for (int k = 0; k < LOOP; k++) loop2 = fmax(loop2, pose_change_deg(sol[k], sol[k + LOOP], n));
+            clip_free(&cp);
+        }
+        size_t total = (size_t)clips * FRAMES;
+        qsort(warm_t, total, sizeof(double), cmp_double);
+        qsort(cold_t, total, sizeof(double), cmp_double);
+        printf("%-14s %5.1f%% %5.1f%% %5d %8.2f %8.2f %9.3f %9.3f %8.1f %8.1f %9.0f\n", clip_kind_name((clip_kind)kind),
+               100.0 * met_w / (double)total, 100.0 * met_c / (double)total, flips, max_change, max_truth, loop, loop2,
+               warm_t[total / 2], cold_t[total / 2], total / (warm_total / 1e6));
+    }
+    free(warm_t);
+    free(cold_t);
+}
+
 int main(int argc, char **argv)
 {
     /* the daemon's heap settings (src/server/main.c): batches' buffers stay in the heap
@@ -455,6 +546,7 @@ int main(int argc, char **argv)
         }
     }
     if (!getenv("IKD_BENCH_BATCH_ONLY") && (!only || !strcmp(only, "humanoid"))) humanoid_bench(count);
+    if (!getenv("IKD_BENCH_BATCH_ONLY") && (!only || !strcmp(only, "clips"))) coherence_bench(count >= 1000 ? 10 : 3);
     /* IKD_BENCH_BATCH_ONLY=1: the batch handler alone (with IKD_BENCH_BATCH_ENC=json|msgpack, one encoding) */
     /* a solver's name (second argument) runs its tables only */
     int codec = !getenv("IKD_BENCH_BATCH_ONLY") && !only;

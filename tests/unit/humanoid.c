@@ -194,3 +194,91 @@ void arm_make(tu_rng *r, int dof, humanoid_problem *hp)
     hp->goals[0].has_rotation = 1, hp->goals[0].rotation = tp[n - 1].rotation;
     hp->far_goal = -1;
 }
+
+const char *clip_kind_name(clip_kind k)
+{
+    static const char *const names[] = {"humanoid 6dof", "humanoid pos", "chain free", "chain hinge", "chain ball"};
+    return (unsigned)k < CLIP__COUNT ? names[k] : "?";
+}
+
+/* An 8-joint chain up the y axis (bones of 1/7): free, knee-like hinges
+ * (about x, [0, 150] degrees) or 45-degree balls; the end fixed. */
+static void chain8(humanoid_problem *hp, clip_kind kind)
+{
+    ikd_skeleton_joint *j = hp->joints;
+    for (int i = 0; i < 8; i++) {
+        memset(&j[i], 0, sizeof j[i]);
+        j[i].parent = i - 1;
+        j[i].position = ikd_vec3_make(0, i / 7.0, 0);
+        j[i].rotation = ikd_quat_identity();
+        ikd_limit_init(&j[i].limit, IKD_LIMIT_NONE);
+        if (i == 7) ikd_limit_init(&j[i].limit, IKD_LIMIT_FIXED);
+        else if (kind == CLIP_CHAIN_HINGE) hinge(&j[i].limit, ikd_quat_identity(), ikd_vec3_make(1, 0, 0), 0, 150);
+        else if (kind == CLIP_CHAIN_BALL) ball(&j[i].limit, 45, 180);
+    }
+    hp->skeleton = (ikd_skeleton){j, 8, 0};
+    ikd_error err;
+    if (ikd_skeleton_validate(&hp->skeleton, &err) != IKD_E_OK) abort();
+}
+
+/* Joint i's deviation at phase t (radians of the period): a hinge sweeps
+ * 90% of its range (about its middle); other joints turn about a fixed
+ * axis by amp sin(t + phase), projected onto the limit. */
+static ikd_quat trajectory(const ikd_limit *l, ikd_vec3 axis, double amp, double phase, double t)
+{
+    if (l->type == IKD_LIMIT_FIXED) return ikd_quat_identity();
+    if (l->type == IKD_LIMIT_HINGE) {
+        double mid = 0.5 * (l->min_deg + l->max_deg), half = 0.45 * (l->max_deg - l->min_deg) * (amp / 1.2);
+        return ikd_quat_axis_angle(l->local_axis, (mid + half * sin(t + phase)) * IKD_DEG2RAD);
+    }
+    return ikd_limit_project(l, ikd_quat_axis_angle(axis, amp * sin(t + phase)));
+}
+
+void clip_make(tu_rng *r, clip_kind kind, size_t frames, size_t period, clip_problem *cp)
+{
+    humanoid_problem *hp = &cp->hp;
+    int human = kind == CLIP_HUMANOID_FULL || kind == CLIP_HUMANOID_POS;
+    if (human) build(hp, ikd_quat_identity(), 1);
+    else chain8(hp, kind);
+    const ikd_skeleton *s = &hp->skeleton;
+    size_t n = s->count;
+    static const size_t ends[4] = {10, 15, 19, 23};
+    cp->goal_count = human ? 4 : 1;
+    cp->frames = frames;
+    cp->goals = calloc(frames * cp->goal_count, sizeof *cp->goals);
+    cp->truth = calloc(frames * n, sizeof *cp->truth);
+    ikd_vec3 axis[HUMANOID_JOINTS];
+    double amp[HUMANOID_JOINTS], phase[HUMANOID_JOINTS];
+    for (size_t i = 0; i < n; i++)
+        axis[i] = tu_unit_vec(r), amp[i] = tu_uniform(r, 0.3, 1.2), phase[i] = tu_uniform(r, 0, 2 * IKD_PI);
+    hp->root = s->joints[0].position;
+    hp->up = ikd_vec3_make(0, 1, 0);
+    hp->root_free = 0;
+    hp->has_start = 0;
+    hp->far_goal = -1;
+    hp->goal_count = cp->goal_count;
+    for (size_t k = 0; k < frames; k++) {
+        double t = 2 * IKD_PI * (double)k / (double)period;
+        ikd_quat *local = &cp->truth[k * n];
+        ikd_pose_joint pose[HUMANOID_JOINTS];
+        for (size_t i = 0; i < n; i++)
+            local[i] = ikd_quat_mul(s->joints[i].rest_local, trajectory(&s->joints[i].limit, axis[i], amp[i], phase[i], t));
+        local[0] = s->joints[0].rest_local; /* the root joint turns too little to matter: held */
+        ikd_skeleton_fk(s, hp->root, local, pose);
+        for (size_t g = 0; g < cp->goal_count; g++) {
+            ikd_goal *goal = &cp->goals[k * cp->goal_count + g];
+            size_t j = human ? ends[g] : n - 1;
+            ikd_goal_init(goal, j);
+            goal->has_position = 1, goal->position = pose[j].position;
+            if (kind == CLIP_HUMANOID_FULL) goal->has_rotation = 1, goal->rotation = pose[j].rotation;
+        }
+    }
+    memcpy(hp->goals, cp->goals, cp->goal_count * sizeof *cp->goals);
+}
+
+void clip_free(clip_problem *cp)
+{
+    free(cp->goals);
+    free(cp->truth);
+    cp->goals = NULL, cp->truth = NULL;
+}

@@ -50,4 +50,29 @@ void humanoid_make(tu_rng *r, hset_kind kind, int far, humanoid_problem *hp);
  * by a random world rotation, a quarter starting from a random pose. */
 void arm_make(tu_rng *r, int dof, humanoid_problem *hp);
 
+/* Clips for issue 16's coherence measures: a skeleton and `frames` frames of
+ * goals from forward kinematics of a smooth periodic joint trajectory
+ * (period `period` frames) inside the limits, so every frame is reachable
+ * and a smooth solution exists. */
+typedef enum clip_kind {
+    CLIP_HUMANOID_FULL, /* the humanoid, hands and feet position + rotation */
+    CLIP_HUMANOID_POS,  /* the humanoid, hands and feet positions */
+    CLIP_CHAIN_FREE,    /* 8-joint chains, the end's position: free joints */
+    CLIP_CHAIN_HINGE,   /* knee-like hinges, [0, 150] degrees */
+    CLIP_CHAIN_BALL,    /* 45-degree balls */
+    CLIP__COUNT
+} clip_kind;
+
+const char *clip_kind_name(clip_kind k);
+
+typedef struct clip_problem {
+    humanoid_problem hp; /* skeleton, root, up; its goals are frame 0's */
+    size_t frames, goal_count;
+    ikd_goal *goals;     /* [frames x goal_count], malloc'd */
+    ikd_quat *truth;     /* [frames x joints]: the generating poses' local rotations */
+} clip_problem;
+
+void clip_make(tu_rng *r, clip_kind kind, size_t frames, size_t period, clip_problem *cp);
+void clip_free(clip_problem *cp);
+
 #endif
