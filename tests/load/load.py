@@ -12,7 +12,10 @@ one-second slices); at the end: a table, results.json, summary.md and plot.png
 
 Modes: single (one problem per request), batch (--batch-size problems per request;
 solves/s counts problems), mixed (two-bone solves alone, then again with 10% of the
-connections sending 32-joint jacobian solves; reports the two-bone p99 of both).
+connections sending 32-joint jacobian solves; reports the two-bone p99 of both), clip
+(POST /v1/solve/clip, --frames frames per request of an 8-joint hinge chain whose end
+follows a circle; solves/s counts frames; --stream asks for the NDJSON or MessagePack
+stream instead of one reply).
 """
 import argparse
 import json
@@ -91,17 +94,33 @@ def problem(rng, kind):
         joints, target = chain(rng, n, 40)
         js = [{"position": p, "constraint": {"type": "ball", "max_deg": 45}} for p in joints[:-1]] + [joints[-1]]
         return {"chain": {"joints": js}, "target": target}
+    if kind == "clip":
+        return clip_doc(rng, 240)
     if kind == "jacobian32":
         joints, target = chain(rng, 32)
         return {"solver": "jacobian", "chain": {"joints": joints}, "target": target}
     raise ValueError(kind)
 
 
-def bodies(seed, kind, encoding, batch_size, count=64):
+def clip_doc(rng, frames):
+    """An 8-joint chain with knee-like hinges; its end follows a circle of random size and
+    phase over `frames` frames (a period of 240)."""
+    joints = [[0, 0, 0]] + [{"position": [0, j, 0], "constraint": {"type": "hinge", "axis": [1, 0, 0],
+                                                                    "min_deg": 0, "max_deg": 120}} for j in range(1, 8)]
+    rad, ph = rng.uniform(0.1, 0.4), rng.uniform(0, 2 * math.pi)
+    fr = [{"goals": [{"joint": 7, "position": [0, 5 + rad * math.cos(ph + 2 * math.pi * k / 240),
+                                               2 + rad * math.sin(ph + 2 * math.pi * k / 240)]}]} for k in range(frames)]
+    return {"skeleton": {"joints": joints}, "frames": fr}
+
+
+def bodies(seed, kind, encoding, batch_size, count=64, frames=240):
     rng = random.Random(seed)
     out = []
     for _ in range(count):
-        doc = {"problems": [problem(rng, kind) for _ in range(batch_size)]} if batch_size else problem(rng, kind)
+        if kind == "clip":
+            doc = clip_doc(rng, frames)
+        else:
+            doc = {"problems": [problem(rng, kind) for _ in range(batch_size)]} if batch_size else problem(rng, kind)
         out.append(msgpack(doc) if encoding == "msgpack" else json.dumps(doc, separators=(",", ":")).encode())
     return out
 
@@ -129,9 +148,12 @@ def start(cmd, marker):
     return p, line.strip().split(" on ")[1]
 
 
+ACCEPT = ""  # --stream: the clip stream's media type
+
+
 def wrk(url, path, ctype, bodies_file, connections, threads, seconds, count_statuses=False):
     env = dict(os.environ, IKD_LOAD_BODIES=bodies_file, IKD_LOAD_PATH=path, IKD_LOAD_CTYPE=ctype,
-               IKD_LOAD_COUNT_STATUSES="1" if count_statuses else "0")
+               IKD_LOAD_ACCEPT=ACCEPT, IKD_LOAD_COUNT_STATUSES="1" if count_statuses else "0")
     cmd = WRK_PREFIX + ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{seconds}s", "--timeout", "10s",
            "-s", os.path.join(HERE, "wrk.lua"), url + path]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
@@ -220,7 +242,10 @@ def run_slices(label, url, path, ctype, bfile, args, per_request, seconds, serie
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", help="target a running ikd instead of starting one")
-    ap.add_argument("--mode", choices=["single", "batch", "mixed"], default="single")
+    ap.add_argument("--mode", choices=["single", "batch", "mixed", "clip"], default="single")
+    ap.add_argument("--frames", type=int, default=240, help="clip mode: frames per request")
+    ap.add_argument("--stream", action="store_true", help="clip mode: stream the frames (NDJSON, or MessagePack with "
+                                                         "--encoding msgpack)")
     ap.add_argument("--encoding", choices=["json", "msgpack"], default="json")
     ap.add_argument("--problems", choices=["two_bone", "chain", "constrained"], default="two_bone")
     ap.add_argument("--batch-size", type=int, default=256)
@@ -241,7 +266,7 @@ def main():
     ap.add_argument("--wrk-cpus", default="", help="CPU list (taskset -c) for wrk, e.g. to keep it off the "
                                                     "servers' cores on a larger machine")
     args = ap.parse_args()
-    global SERVER_PREFIX, WRK_PREFIX
+    global SERVER_PREFIX, WRK_PREFIX, ACCEPT
     if (args.server_cpus or args.wrk_cpus) and not shutil.which("taskset"):
         sys.exit("load: taskset not found (apt-get install util-linux)")
     SERVER_PREFIX = ["taskset", "-c", args.server_cpus] if args.server_cpus else []
@@ -251,11 +276,13 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     ctype = "application/msgpack" if args.encoding == "msgpack" else "application/json"
     batch = args.batch_size if args.mode == "batch" else 0
-    path = "/v1/solve/batch" if batch else "/v1/solve"
-    per_request = batch or 1
-    kind = args.problems if args.mode != "mixed" else "two_bone"
+    path = "/v1/solve/clip" if args.mode == "clip" else "/v1/solve/batch" if batch else "/v1/solve"
+    per_request = args.frames if args.mode == "clip" else batch or 1
+    kind = "clip" if args.mode == "clip" else args.problems if args.mode != "mixed" else "two_bone"
+    if args.mode == "clip" and args.stream:
+        ACCEPT = "application/x-msgpack-stream" if args.encoding == "msgpack" else "application/x-ndjson"
     bfile = os.path.join(args.out, "bodies.bin")
-    write_bodies(bfile, bodies(args.seed, kind, args.encoding, batch))
+    write_bodies(bfile, bodies(args.seed, kind, args.encoding, batch, frames=args.frames))
 
     procs, series, report = [], [], {"args": vars(args), "machine": os.uname().nodename, "cpus": os.cpu_count()}
     try:
@@ -316,6 +343,7 @@ def main():
     else:
         rows += [("ikd", report["ikd"], per_request)]
     lines = [f"mode {args.mode}, {args.encoding}, problems {kind}" + (f", batch {batch}" if batch else "") +
+             (f", {args.frames} frames" + (" streamed" if args.stream else "") if args.mode == "clip" else "") +
              f", {args.connections} connections, {args.threads} wrk threads, {args.duration} s per run "
              f"in {args.slice} s slices, seed {args.seed}",
              "", "| run | req/s | solves/s | p50 ms | p90 ms | p99 ms | p99.9 ms | errors by status |",

@@ -30,7 +30,10 @@ function init(args)
   statuses = {}
   requests_made = {}
   for i, b in ipairs(bodies) do
-    requests_made[i] = wrk.format("POST", path, {["Content-Type"] = ctype}, b)
+    local headers = {["Content-Type"] = ctype}
+    local accept = os.getenv("IKD_LOAD_ACCEPT")
+    if accept and accept ~= "" then headers["Accept"] = accept end
+    requests_made[i] = wrk.format("POST", path, headers, b)
   end
 end
 
