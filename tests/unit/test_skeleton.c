@@ -567,6 +567,68 @@ START_TEST(limit_edges_through_the_solver)
 }
 END_TEST
 
+/* Clips from smooth joint trajectories (tests/unit/humanoid.c), two loops of
+ * 240 frames, each frame solved from the last as /v1/solve/clip does: every
+ * limit kept at every frame; frames met at least as often as when each is
+ * solved from rest; on the 8-joint chains (free, knee-like hinges, balls) no
+ * joint turns over 30 degrees between frames; on the free and ball chains
+ * the second loop repeats the first within 0.1 degree. (make bench's
+ * coherence table has the humanoid's figures: flips remain there.) */
+START_TEST(clips_keep_limits_and_chains_stay_coherent)
+{
+    static clip_problem cp;
+    static ikd_quat sol[480][HUMANOID_JOINTS];
+    for (int kind = 0; kind < CLIP__COUNT; kind++) {
+        tu_rng r;
+        tu_seed(&r, 950 + (uint64_t)kind);
+        clip_make(&r, (clip_kind)kind, 480, 240, &cp);
+        const ikd_skeleton *s = &cp.hp.skeleton;
+        size_t n = s->count;
+        ikd_quat prev[HUMANOID_JOINTS], local[HUMANOID_JOINTS];
+        ikd_pose_joint pose[HUMANOID_JOINTS];
+        ikd_goal_result gr[HUMANOID_MAX_GOALS];
+        ikd_skeleton_rest_pose(s, prev);
+        int warm = 0, cold = 0, flips = 0;
+        for (int k = 0; k < 480; k++)
+            for (int from_rest = 0; from_rest < 2; from_rest++) {
+                ikd_multi_problem p;
+                ikd_multi_init(&p);
+                p.skeleton = s, p.root = cp.hp.root, p.goal_count = cp.goal_count;
+                p.start = from_rest ? NULL : prev;
+                ikd_goal goals[HUMANOID_MAX_GOALS];
+                memcpy(goals, &cp.goals[(size_t)k * cp.goal_count], cp.goal_count * sizeof *goals);
+                ikd_error err;
+                ikd_multi_result res;
+                ck_assert_int_eq(ikd_multi_validate(&p, goals, &err), IKD_E_OK);
+                ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, local, pose, gr, &res, &err), IKD_E_OK);
+                if (from_rest) {
+                    cold += res.status == IKD_MULTI_REACHED;
+                    continue;
+                }
+                warm += res.status == IKD_MULTI_REACHED;
+                for (size_t j = 0; j < n; j++) {
+                    ikd_quat d = ikd_quat_mul(ikd_quat_conj(s->joints[j].rest_local), local[j]);
+                    ck_assert_msg(allowed(&s->joints[j].limit, d, 1e-6), "%s frame %d: joint %zu leaves its limit",
+                                  clip_kind_name((clip_kind)kind), k, j);
+                    if (k > 0) flips += ikd_quat_angle_between(prev[j], local[j]) * IKD_RAD2DEG > 30;
+                }
+                memcpy(sol[k], local, n * sizeof *local);
+                for (size_t j = 0; j < n; j++) prev[j] = ikd_quat_norm(local[j]);
+            }
+        ck_assert_msg(warm >= cold, "%s: %d frames met warm, %d cold", clip_kind_name((clip_kind)kind), warm, cold);
+        if (kind >= CLIP_CHAIN_FREE) ck_assert_msg(flips == 0, "%s: %d flips", clip_kind_name((clip_kind)kind), flips);
+        if (kind == CLIP_CHAIN_FREE || kind == CLIP_CHAIN_BALL) {
+            double drift = 0;
+            for (int k = 0; k < 240; k++)
+                for (size_t j = 0; j < n; j++) drift = fmax(drift, ikd_quat_angle_between(sol[k][j], sol[k + 240][j]));
+            ck_assert_msg(drift * IKD_RAD2DEG <= 0.1, "%s: the second loop differs by %g deg", clip_kind_name((clip_kind)kind),
+                          drift * IKD_RAD2DEG);
+        }
+        clip_free(&cp);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("skeleton");
@@ -582,6 +644,7 @@ int main(void)
     tcase_add_test(tc, arms_meet_six_dof_goals);
     tcase_add_test(tc, a_fed_back_pose_is_a_fixed_point);
     tcase_add_test(tc, limit_edges_through_the_solver);
+    tcase_add_test(tc, clips_keep_limits_and_chains_stay_coherent);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
