@@ -10,7 +10,7 @@ override LDLIBS += -lm -pthread $(SAN)
 BUILD   ?= build
 
 # Debian packages: what the daemon needs to build (make run), and what the tests add (make test).
-RUN_PKGS  := gcc make pkg-config libmicrohttpd-dev libjansson-dev libmsgpack-dev
+RUN_PKGS  := gcc make pkg-config libmicrohttpd-dev libjansson-dev libmsgpack-dev libjs-three
 TEST_PKGS := $(RUN_PKGS) check curl openssl prometheus systemd python3 binutils
 
 SERVER_CFLAGS := $(shell pkg-config --cflags libmicrohttpd jansson msgpack 2>/dev/null)
@@ -24,7 +24,7 @@ SERVICE_SRC := $(wildcard src/service/*.c)
 SERVER_SRC := $(filter-out src/server/main.c,$(wildcard src/server/*.c))
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CODEC_OBJ  := $(CODEC_SRC:%.c=$(BUILD)/%.o) $(SERVICE_SRC:%.c=$(BUILD)/%.o)
-SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/assets.o
 MAIN_OBJ   := $(BUILD)/src/server/main.o
 
 TEST_UNIT  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -35,6 +35,41 @@ TESTUTIL_OBJ := $(BUILD)/tests/unit/testutil.o $(BUILD)/tests/unit/problems.o $(
                 $(BUILD)/tests/unit/humanoid.o
 
 LISTEN ?= 127.0.0.1:8080
+
+# The browser editor and the JavaScript client (src/ui/), embedded in the daemon: the page
+# and client, three.js from Debian's libjs-three, and @msgpack/msgpack (pinned in
+# src/ui/package-lock.json) from npm when npm is there (else the editor speaks JSON only).
+THREE_DIR := /usr/share/javascript/three
+UI_VENDOR := $(BUILD)/ui-vendor
+MSGPACK_DIR := $(UI_VENDOR)/node_modules/@msgpack/msgpack/dist.es5+esm
+JS := text/javascript;charset=utf-8
+UI_FILES := "/=src/ui/index.html=text/html;charset=utf-8" "/ui/editor.js=src/ui/editor.js=$(JS)" \
+	"/ui/editor.css=src/ui/editor.css=text/css;charset=utf-8" "/client/ikd.js=src/ui/ikd.js=$(JS)" \
+	"/ui/three/build/three.module.js=$(THREE_DIR)/three.module.js=$(JS)" \
+	"/ui/three/examples/jsm/controls/OrbitControls.js=$(THREE_DIR)/examples/jsm/controls/OrbitControls.js=$(JS)" \
+	"/ui/three/examples/jsm/controls/TransformControls.js=$(THREE_DIR)/examples/jsm/controls/TransformControls.js=$(JS)"
+MSGPACK_MODULES := index encode decode decodeAsync Decoder DecodeError Encoder ExtData ExtensionCodec timestamp context \
+	CachedKeyDecoder utils/stream utils/prettyByte utils/utf8 utils/typedArrays utils/int
+
+$(BUILD)/embed: src/ui/embed.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -o $@ $<
+
+$(UI_VENDOR)/stamp: src/ui/package.json src/ui/package-lock.json
+	@mkdir -p $(UI_VENDOR)
+	@cp src/ui/package.json src/ui/package-lock.json $(UI_VENDOR)/
+	@if command -v npm >/dev/null 2>&1; then \
+	  (cd $(UI_VENDOR) && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || \
+	    echo "ui: npm ci failed: the editor and client speak JSON only"; \
+	else echo "ui: npm not found (apt-get install npm): the editor and client speak JSON only"; fi
+	@touch $@
+
+$(BUILD)/gen/assets.c: $(BUILD)/embed src/ui/index.html src/ui/editor.js src/ui/editor.css src/ui/ikd.js $(UI_VENDOR)/stamp
+	@mkdir -p $(@D)
+	@./$(BUILD)/embed $@ $(UI_FILES) $(foreach m,$(MSGPACK_MODULES),"/client/msgpack/$(m).mjs=$(MSGPACK_DIR)/$(m).mjs=$(JS)")
+
+$(BUILD)/gen/assets.o: $(BUILD)/gen/assets.c
+	$(CC) -O0 -std=c11 -Iinclude -Isrc -c -o $@ $<
 
 .PHONY: lint-structure readme-example all deps deps-test build run test check check-suites unit e2e lint-openapi deploy-checks clean bench load asan fuzz soak install scale-test valgrind
 .DEFAULT_GOAL := all

@@ -48,6 +48,7 @@ static const setting settings[] = {
     STR("tls-cert", "IKD_TLS_CERT", tls_cert, "", "PEM certificate file; with --tls-key serves HTTPS"),
     STR("tls-key", "IKD_TLS_KEY", tls_key, "", "PEM private key file for --tls-cert"),
     STR("log-level", "IKD_LOG_LEVEL", log_level, "info", "debug, info (one line per request), warn, error or off"),
+    STR("ui", "IKD_UI", ui, "on", "the browser editor at / and the JavaScript client at /client/ikd.js: on or off (off: 404)"),
     NUM("debug-delay-ms", "IKD_DEBUG_DELAY_MS", debug_delay_ms, "0", 0, 60000, "testing only: each solve job waits this long first"),
 };
 #define NSETTINGS (sizeof settings / sizeof settings[0])
@@ -140,6 +141,10 @@ int ikd_config_load(ikd_config *cfg, int argc, char **argv, FILE *out, char *err
     ikd_log_level level;
     if (ikd_log_level_from_name(cfg->log_level, &level) != 0) {
         snprintf(errbuf, errlen, "log-level: '%s' is not debug, info, warn, error or off", cfg->log_level);
+        return -1;
+    }
+    if (strcmp(cfg->ui, "on") != 0 && strcmp(cfg->ui, "off") != 0) {
+        snprintf(errbuf, errlen, "ui: '%s' is not on or off", cfg->ui);
         return -1;
     }
     if (!cfg->tls_cert[0] != !cfg->tls_key[0]) {

@@ -29,6 +29,7 @@ typedef struct ikd_config {
     char tls_cert[512];          /* PEM certificate file; with tls_key: HTTPS */
     char tls_key[512];           /* PEM private key file */
     char log_level[16];          /* debug, info, warn, error, off */
+    char ui[8];                  /* on, off: the browser editor at / and the client at /client/ikd.js */
 } ikd_config;
 
 /* Fill `cfg` from defaults, then the environment, then argv (flags win).

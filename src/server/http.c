@@ -10,6 +10,7 @@
 
 #include "../service/stream.h"
 #include "../service/wire.h"
+#include "assets.h"
 #include "conn.h"
 #include "listen.h"
 #include "log.h"
@@ -348,7 +349,8 @@ static int start_service(ikd_http *h, const ikd_config *cfg)
                                 .head_max = cfg->conn_buffer,
                                 .memory_budget = (size_t)cfg->memory_budget,
                                 .cors_origins = cfg->cors_origins,
-                                .api_token = cfg->api_token};
+                                .api_token = cfg->api_token,
+                                .find_file = strcmp(cfg->ui, "on") == 0 ? ikd_asset_find : NULL};
     ikd_service_hooks hooks = {.ctx = h,
                                .solved = hook_solved,
                                .skeleton_solved = hook_skeleton,

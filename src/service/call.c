@@ -37,6 +37,7 @@ int ikd_service_init(ikd_service *s, const ikd_service_settings *set, const ikd_
     s->deadline_ms = set->deadline_ms;
     s->debug_delay_ms = set->debug_delay_ms;
     s->head_max = set->head_max;
+    s->find_file = set->find_file;
     s->budget = set->memory_budget;
     atomic_init(&s->held, 0);
     s->hooks = *hooks;
@@ -219,10 +220,22 @@ static ikd_call_next head_options(ikd_call *c, const ikd_head *h)
 }
 
 /* GET /v1/solvers, /healthz, /readyz, /metrics. */
-static ikd_call_next head_get(ikd_call *c)
+/* An embedded file of the editor or client (404 with --ui off or for an
+ * unknown file). */
+static ikd_call_next head_asset(ikd_call *c, const char *path)
+{
+    const ikd_file *a = c->svc->find_file ? c->svc->find_file(path) : NULL;
+    if (!a) return answer_error(c, IKD_E_NOT_FOUND, c->svc->find_file ? "no such file" : "the editor is off (--ui off)");
+    ikd_buf_append(&c->reply, (const char *)a->data, a->len);
+    c->reply_type = a->type;
+    return answer(c, c->reply.failed ? 500 : 200);
+}
+
+static ikd_call_next head_get(ikd_call *c, const char *path)
 {
     ikd_service *s = c->svc;
     switch (c->route->id) {
+    case IKD_ROUTE_UI: return head_asset(c, path);
     case IKD_ROUTE_HEALTHZ: return answer(c, ikd_api_healthz(&c->reply, c->out_enc));
     case IKD_ROUTE_READYZ: return answer(c, ikd_api_readyz(&c->reply, c->out_enc, s->hooks.ready(s->hooks.ctx)));
     case IKD_ROUTE_SOLVERS: {
@@ -306,7 +319,7 @@ ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
         c->allow = c->route->allow_all;
         return answer_error(c, IKD_E_METHOD, "%s takes %s", c->route->path, c->route->allow);
     }
-    if (!c->route->has_body) return head_get(c);
+    if (!c->route->has_body) return head_get(c, h->path);
     int enc = ikd_encoding_from_content_type(h->content_type);
     if (enc < 0) {
         c->close = 1; /* the body is not read */

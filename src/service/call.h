@@ -43,6 +43,15 @@ typedef struct ikd_service_hooks {
 } ikd_service_hooks;
 
 /* The service's settings (the daemon fills them from its flags). */
+/* A file the service serves as it is (the editor and the client: GET /,
+ * /ui/..., /client/...); the server owns the table. */
+typedef struct ikd_file {
+    const char *path;  /* the URL path */
+    const char *type;  /* Content-Type */
+    const unsigned char *data;
+    size_t len;
+} ikd_file;
+
 typedef struct ikd_service_settings {
     ikd_api_limits limits;
     long max_body;       /* bytes; a larger body gets 413 */
@@ -52,11 +61,14 @@ typedef struct ikd_service_settings {
     size_t memory_budget; /* bytes of request bodies and replies held at once; 0 = no limit */
     const char *cors_origins;
     const char *api_token;
+    /* the editor's and client's files by URL path; NULL: none (404, --ui off) */
+    const ikd_file *(*find_file)(const char *path);
 } ikd_service_settings;
 
 typedef struct ikd_service {
     ikd_api_limits limits;
     long max_body, deadline_ms, debug_delay_ms, head_max;
+    const ikd_file *(*find_file)(const char *path);
     ikd_guard guard;
     ikd_buf solvers_doc[2]; /* GET /v1/solvers, rendered once per encoding */
     ikd_service_hooks hooks;

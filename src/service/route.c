@@ -12,12 +12,16 @@ static const ikd_route routes[IKD_ROUTE__COUNT] = {
     [IKD_ROUTE_HEALTHZ] = {"/healthz", IKD_ROUTE_HEALTHZ, "GET, HEAD", "GET, HEAD, OPTIONS", 0, 1},
     [IKD_ROUTE_READYZ] = {"/readyz", IKD_ROUTE_READYZ, "GET, HEAD", "GET, HEAD, OPTIONS", 0, 1},
     [IKD_ROUTE_METRICS] = {"/metrics", IKD_ROUTE_METRICS, "GET, HEAD", "GET, HEAD, OPTIONS", 0, 0},
+    /* open: a browser cannot send a token to load the page; the page asks
+     * for it and sends it with every API call */
+    [IKD_ROUTE_UI] = {"/", IKD_ROUTE_UI, "GET, HEAD", "GET, HEAD, OPTIONS", 0, 1},
 };
 
 const ikd_route *ikd_route_find(const char *path)
 {
     for (size_t i = 0; i < IKD_ROUTE__COUNT; i++)
         if (strcmp(routes[i].path, path) == 0) return &routes[i];
+    if (strncmp(path, "/ui/", 4) == 0 || strncmp(path, "/client/", 8) == 0) return &routes[IKD_ROUTE_UI];
     return NULL;
 }
 

@@ -13,6 +13,7 @@ typedef enum ikd_route_id {
     IKD_ROUTE_HEALTHZ,
     IKD_ROUTE_READYZ,
     IKD_ROUTE_METRICS,
+    IKD_ROUTE_UI, /* "/", and every path under /ui/ and /client/: the embedded files */
     IKD_ROUTE__COUNT
 } ikd_route_id;
 
@@ -25,7 +26,8 @@ typedef struct ikd_route {
     int open;              /* reachable without the API token (health checks) */
 } ikd_route;
 
-/* The route for `path` (exact match), or NULL (404). */
+/* The route for `path` (exact match; any path under /ui/ or /client/ is
+ * the UI route), or NULL (404). */
 const ikd_route *ikd_route_find(const char *path);
 /* All routes (IKD_ROUTE__COUNT of them, indexed by id). */
 const ikd_route *ikd_route_all(void);

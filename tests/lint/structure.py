@@ -53,7 +53,7 @@ def functions(path):
             start = None
 
 
-LAYERS = {"solve": 0, "codec": 1, "service": 2, "server": 3}
+LAYERS = {"solve": 0, "codec": 1, "service": 2, "server": 3, "ui": 4}
 FOREIGN = {"solve": ("microhttpd.h", "jansson.h", "msgpack.h")}
 
 

@@ -1,0 +1,447 @@
+// editor.js - ikd's browser editor: a humanoid (or chain) drawn with three.js, goal handles to drag, solves through /client/ikd.js.
+import * as THREE from "/ui/three/build/three.module.js";
+import { OrbitControls } from "/ui/three/examples/jsm/controls/OrbitControls.js";
+import { TransformControls } from "/ui/three/examples/jsm/controls/TransformControls.js";
+import { IkdClient, IkdError } from "/client/ikd.js";
+
+// ---- models ----------------------------------------------------------------------------
+
+// The humanoid of `make bench` (tests/unit/humanoid.c: the same joints, rest pose and limits).
+const NAMES = ["pelvis", "spine1", "spine2", "chest", "neck", "head", "head_end", "clavicle_l", "upperarm_l",
+  "lowerarm_l", "hand_l", "hand_end_l", "clavicle_r", "upperarm_r", "lowerarm_r", "hand_r", "hand_end_r", "thigh_l",
+  "calf_l", "foot_l", "toe_l", "thigh_r", "calf_r", "foot_r", "toe_r"];
+const LAYOUT = [[-1, 0, 1.0, 0], [0, 0, 1.1, 0], [1, 0, 1.25, 0], [2, 0, 1.4, 0], [3, 0, 1.55, 0], [4, 0, 1.65, 0.02],
+  [5, 0, 1.82, 0.02], [3, 0.04, 1.5, 0], [7, 0.18, 1.5, 0], [8, 0.45, 1.5, 0], [9, 0.7, 1.5, 0], [10, 0.8, 1.5, 0],
+  [3, -0.04, 1.5, 0], [12, -0.18, 1.5, 0], [13, -0.45, 1.5, 0], [14, -0.7, 1.5, 0], [15, -0.8, 1.5, 0],
+  [0, 0.1, 0.95, 0], [17, 0.1, 0.52, 0.01], [18, 0.1, 0.09, 0], [19, 0.1, 0.02, 0.13], [0, -0.1, 0.95, 0],
+  [21, -0.1, 0.52, 0.01], [22, -0.1, 0.09, 0], [23, -0.1, 0.02, 0.13]];
+
+const euler = (a, b, c) => ({ type: "euler", order: "xyz", min_deg: [-a, -b, -c], max_deg: [a, b, c] });
+const ball = (swing, twist) => ({ type: "ball", max_deg: swing, twist_min_deg: -twist, twist_max_deg: twist });
+const hinge = (axis, lo, hi) => ({ type: "hinge", axis, min_deg: lo, max_deg: hi });
+
+function humanoid() {
+  const limits = {};
+  for (const i of [1, 2, 3]) limits[i] = euler(20, 15, 20);
+  limits[4] = euler(40, 50, 30);
+  limits[5] = euler(30, 40, 20);
+  for (const s of [0, 1]) {
+    const b = s ? 12 : 7, h = s ? 21 : 17;
+    limits[b] = euler(10, 15, 20);
+    limits[b + 1] = ball(100, 80);
+    limits[b + 2] = hinge([0, s ? -1 : 1, 0], 0, 145);
+    limits[b + 3] = euler(70, 30, 80);
+    limits[h] = ball(90, 45);
+    limits[h + 1] = hinge([1, 0, 0], 0, 150);
+    limits[h + 2] = euler(40, 20, 25);
+    limits[h + 3] = hinge([1, 0, 0], -30, 60);
+  }
+  const joints = LAYOUT.map(([parent, x, y, z], i) => {
+    const j = { name: NAMES[i], position: [x, y, z] };
+    if (i) j.parent = parent;
+    if (limits[i]) j.constraint = limits[i];
+    return j;
+  });
+  const goals = [
+    { joint: "hand_l", kind: "pose" }, { joint: "hand_r", kind: "pose" },
+    { joint: "foot_l", kind: "pose" }, { joint: "foot_r", kind: "pose" },
+    { joint: "head", kind: "aim", axis: [0, 0, 1] },
+  ];
+  return { joints, goals };
+}
+
+function chain() {
+  const joints = [];
+  for (let i = 0; i < 7; i++) {
+    const j = { name: `j${i}`, position: [0, 0.3 * i, 0] };
+    if (i > 0 && i < 6) j.constraint = hinge([1, 0, 0], -120, 120);
+    joints.push(j);
+  }
+  return { joints, goals: [{ joint: "j6", kind: "position" }] };
+}
+
+// ---- state -----------------------------------------------------------------------------
+
+const $ = (id) => document.getElementById(id);
+const state = {
+  model: null, // {joints, goals}
+  rest: [],     // rest world positions
+  pose: null,   // the last reply's pose (fed back as the next start)
+  joints: null, // the last reply's joints (world positions and rotations)
+  reply: null,
+  inFlight: false,
+  dirty: false,
+  waiters: [],  // setGoal promises resolved by the next drawn reply
+  recording: null,
+  token: sessionStorage.getItem("ikd-token") || "",
+};
+let client = new IkdClient("", { encoding: "json", token: state.token });
+
+// ---- three.js scene -------------------------------------------------------------------
+
+const view = $("view");
+const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+renderer.setPixelRatio(window.devicePixelRatio || 1);
+view.appendChild(renderer.domElement);
+const scene = new THREE.Scene();
+scene.background = new THREE.Color(0x1d2127);
+const camera = new THREE.PerspectiveCamera(45, 1, 0.01, 100);
+camera.position.set(1.6, 1.6, 3.2);
+const orbit = new OrbitControls(camera, renderer.domElement);
+orbit.target.set(0, 1, 0);
+orbit.update();
+scene.add(new THREE.HemisphereLight(0xffffff, 0x334455, 1.0));
+const grid = new THREE.GridHelper(4, 20, 0x3a414c, 0x2c323b);
+scene.add(grid);
+
+const skeletonGroup = new THREE.Group(), limitGroup = new THREE.Group(), handleGroup = new THREE.Group();
+scene.add(skeletonGroup, limitGroup, handleGroup);
+const jointGeo = new THREE.SphereBufferGeometry(0.018, 12, 8);
+const jointMat = new THREE.MeshLambertMaterial({ color: 0xcfd8e3 });
+const boneMat = new THREE.LineBasicMaterial({ color: 0x8fb3dd });
+const limitMat = new THREE.LineBasicMaterial({ color: 0xd39b4a, transparent: true, opacity: 0.7 });
+let jointMeshes = [], boneLines = null;
+
+const gizmo = new TransformControls(camera, renderer.domElement);
+gizmo.setSize(0.7);
+gizmo.addEventListener("dragging-changed", (e) => { orbit.enabled = !e.value; });
+gizmo.addEventListener("objectChange", () => requestSolve());
+scene.add(gizmo);
+
+function resize() {
+  const w = view.clientWidth, h = view.clientHeight;
+  renderer.setSize(w, h);
+  camera.aspect = w / Math.max(1, h);
+  camera.updateProjectionMatrix();
+}
+window.addEventListener("resize", resize);
+
+function frame() {
+  renderer.render(scene, camera);
+  requestAnimationFrame(frame);
+}
+
+// ---- drawing ---------------------------------------------------------------------------
+
+function jointIndex(ref) {
+  return typeof ref === "number" ? ref : state.model.joints.findIndex((j) => j.name === ref);
+}
+
+function buildSkeleton() {
+  skeletonGroup.clear ? skeletonGroup.clear() : skeletonGroup.children.slice().forEach((c) => skeletonGroup.remove(c));
+  jointMeshes = state.model.joints.map(() => {
+    const m = new THREE.Mesh(jointGeo, jointMat);
+    skeletonGroup.add(m);
+    return m;
+  });
+  const pairs = (state.model.joints.length - 1) * 2;
+  const geo = new THREE.BufferGeometry();
+  geo.setAttribute("position", new THREE.BufferAttribute(new Float32Array(pairs * 3), 3));
+  boneLines = new THREE.LineSegments(geo, boneMat);
+  skeletonGroup.add(boneLines);
+}
+
+function parentOf(i) {
+  const j = state.model.joints[i];
+  return i === 0 ? -1 : (j.parent === undefined ? i - 1 : jointIndex(j.parent));
+}
+
+/* World positions and rotations now: the reply's, else the rest pose. */
+function worldPose() {
+  if (state.joints) return state.joints.map((j) => ({ p: j.position, q: j.rotation }));
+  return state.rest.map((p) => ({ p, q: [0, 0, 0, 1] }));
+}
+
+function drawPose() {
+  const w = worldPose();
+  w.forEach((j, i) => jointMeshes[i].position.set(j.p[0], j.p[1], j.p[2]));
+  const arr = boneLines.geometry.attributes.position.array;
+  let k = 0;
+  for (let i = 1; i < w.length; i++) {
+    const p = w[parentOf(i)].p, c = w[i].p;
+    arr.set([p[0], p[1], p[2], c[0], c[1], c[2]], k);
+    k += 6;
+  }
+  boneLines.geometry.attributes.position.needsUpdate = true;
+  drawLimits(w);
+}
+
+/* Hinge arcs and ball cones at each limited joint, carried by its parent's turn from rest
+ * (rest rotations are the identity here). Euler joints get their three ranges as short arcs. */
+function drawLimits(w) {
+  limitGroup.children.slice().forEach((c) => { limitGroup.remove(c); c.geometry.dispose(); });
+  if (!$("draw_limits").checked || !$("limits").checked) return;
+  state.model.joints.forEach((j, i) => {
+    const c = j.constraint;
+    if (!c) return;
+    const pi = parentOf(i), q = pi >= 0 ? w[pi].q : [0, 0, 0, 1];
+    const turn = new THREE.Quaternion(q[0], q[1], q[2], q[3]);
+    const at = new THREE.Vector3(...w[i].p);
+    const kids = state.model.joints.map((_, k) => k).filter((k) => parentOf(k) === i);
+    const restDir = kids.length ? new THREE.Vector3(...state.rest[kids[0]]).sub(new THREE.Vector3(...state.rest[i])).normalize()
+      : new THREE.Vector3(0, 1, 0);
+    const pts = [];
+    const arc = (axis, from, lo, hi, r) => {
+      for (let d = lo; d <= hi + 1e-9; d += Math.max(2, (hi - lo) / 24)) {
+        const v = from.clone().applyAxisAngle(axis, THREE.Math.degToRad(d)).multiplyScalar(r);
+        pts.push(v.applyQuaternion(turn).add(at));
+      }
+    };
+    if (c.type === "hinge") {
+      const axis = new THREE.Vector3(...c.axis).normalize();
+      const from = restDir.clone().sub(axis.clone().multiplyScalar(restDir.dot(axis))).normalize();
+      arc(axis, from, c.min_deg, c.max_deg, 0.08);
+    } else if (c.type === "ball") {
+      const perp = Math.abs(restDir.x) < 0.9 ? new THREE.Vector3(1, 0, 0) : new THREE.Vector3(0, 1, 0);
+      const side = restDir.clone().cross(perp).normalize();
+      const edge = restDir.clone().applyAxisAngle(side, THREE.Math.degToRad(Math.min(c.max_deg, 179)));
+      arc(restDir, edge, 0, 360, 0.1);
+    } else if (c.type === "euler") {
+      const axes = [new THREE.Vector3(1, 0, 0), new THREE.Vector3(0, 1, 0), new THREE.Vector3(0, 0, 1)];
+      axes.forEach((axis, a) => {
+        const from = Math.abs(axis.dot(restDir)) > 0.9 ? axes[(a + 1) % 3].clone() : restDir.clone();
+        arc(axis, from.sub(axis.clone().multiplyScalar(from.dot(axis))).normalize(), c.min_deg[a], c.max_deg[a], 0.05);
+        pts.push(pts[pts.length - 1]);
+      });
+    }
+    if (pts.length > 1) limitGroup.add(new THREE.Line(new THREE.BufferGeometry().setFromPoints(pts), limitMat));
+  });
+}
+
+// ---- goals and handles -----------------------------------------------------------------
+
+const handleMat = { pose: 0x4cc2ff, position: 0x4cc2ff, aim: 0xf2c14e };
+let handles = [];
+
+function buildHandles() {
+  handleGroup.children.slice().forEach((c) => handleGroup.remove(c));
+  gizmo.detach();
+  handles = state.model.goals.map((g) => {
+    const i = jointIndex(g.joint), p = state.rest[i];
+    const geo = g.kind === "aim" ? new THREE.SphereBufferGeometry(0.04, 16, 10) : new THREE.BoxBufferGeometry(0.07, 0.07, 0.07);
+    const mesh = new THREE.Mesh(geo, new THREE.MeshLambertMaterial({ color: handleMat[g.kind], transparent: true, opacity: 0.8 }));
+    if (g.kind === "aim") mesh.position.set(p[0] + g.axis[0] * 0.8, p[1] + g.axis[1] * 0.8, p[2] + g.axis[2] * 0.8);
+    else mesh.position.set(p[0], p[1], p[2]);
+    mesh.userData.goal = g;
+    handleGroup.add(mesh);
+    return mesh;
+  });
+}
+
+function goalsDoc() {
+  return state.model.goals.map((g, k) => {
+    const h = handles[k], p = [h.position.x, h.position.y, h.position.z];
+    if (g.kind === "aim") return { joint: g.joint, aim: { axis: g.axis, at: p } };
+    const doc = { joint: g.joint, position: p };
+    if (g.kind === "pose" && g.rotation) doc.rotation = g.rotation;
+    return doc;
+  });
+}
+
+function skeletonDoc() {
+  const limits = $("limits").checked;
+  return { joints: state.model.joints.map((j) => {
+    if (limits || !j.constraint) return j;
+    const { constraint, ...rest } = j;
+    return rest;
+  }) };
+}
+
+function requestBody() {
+  const body = { skeleton: skeletonDoc(), root: $("root").value, solver: $("solver").value,
+    options: { rest_pull: Number($("rest_pull").value) }, goals: goalsDoc() };
+  if (state.pose) body.pose = state.pose;
+  return body;
+}
+
+// ---- solving: one request in flight, the newest goals win -------------------------------
+
+function requestSolve() {
+  if (state.recording) state.recording.push({ goals: goalsDoc() });
+  if (state.inFlight) { state.dirty = true; return; }
+  solve();
+}
+
+async function solve() {
+  state.inFlight = true;
+  state.dirty = false;
+  const t0 = performance.now();
+  try {
+    const reply = await client.skeleton(requestBody());
+    show(reply, performance.now() - t0);
+  } catch (e) {
+    await failed(e);
+  } finally {
+    state.inFlight = false;
+    if (state.dirty) solve();
+  }
+}
+
+function show(reply, rtt) {
+  state.reply = reply;
+  state.pose = reply.pose;
+  state.joints = reply.joints || null;
+  if (!reply.joints && reply.pose) state.joints = null;
+  drawPose();
+  $("message").textContent = "";
+  $("timing").textContent = `${reply.status}: solve ${reply.solve_us.toFixed(0)} us, round trip ${rtt.toFixed(1)} ms, ` +
+    `${reply.iterations} iterations (${client.encoding})`;
+  const rows = (reply.goals || []).map((g) => `<tr><td>${g.joint}</td><td class="${g.status}">${g.status}</td>` +
+    `<td>${g.error.toExponential(1)}</td><td>${g.rotation_error_deg.toFixed(2)}</td></tr>`);
+  $("goals").tBodies[0].innerHTML = rows.join("");
+  const waiters = state.waiters.splice(0);
+  requestAnimationFrame(() => waiters.forEach((w) => w(reply))); // resolved once the new pose is drawn
+}
+
+async function failed(e) {
+  if (e instanceof IkdError && e.status === 401) {
+    $("token_form").hidden = false;
+    $("message").textContent = "ikd wants an API token (--api-token)";
+    return;
+  }
+  $("message").textContent = e instanceof IkdError ? `${e.status} ${e.code}: ${e.message}${e.field ? ` (${e.field})` : ""}`
+    : String(e);
+  state.waiters.splice(0).forEach((w) => w(null));
+}
+
+// ---- record and play back through /v1/solve/clip ----------------------------------------
+
+async function play() {
+  const frames = state.recording && state.recording.length ? state.recording : state.lastRecording;
+  if (!frames || !frames.length) return;
+  const body = { skeleton: skeletonDoc(), root: $("root").value, options: { rest_pull: Number($("rest_pull").value) }, frames };
+  const queue = [];
+  let done = false;
+  const step = () => {
+    const f = queue.shift();
+    if (f) {
+      state.pose = f.pose;
+      state.joints = fk(f.pose);
+      drawPose();
+      $("timing").textContent = `playback: frame ${f.frame + 1} of ${frames.length}, ${f.status}`;
+    }
+    if (!done || queue.length) requestAnimationFrame(step);
+  };
+  requestAnimationFrame(step);
+  try {
+    const t0 = performance.now();
+    const res = await client.clip(body, { onFrame: (f) => queue.push(f) });
+    state.lastPlayback = { ...res, ms: performance.now() - t0 };
+  } catch (e) {
+    await failed(e);
+  }
+  done = true;
+}
+
+/* World positions and rotations from a pose (root and local rotations): the clip's frames
+ * carry no joints, so the editor places them itself. */
+function fk(pose) {
+  const out = [];
+  const rest = state.rest.map((p) => new THREE.Vector3(...p));
+  state.model.joints.forEach((_, i) => {
+    const l = pose.rotations[i], q = new THREE.Quaternion(l[0], l[1], l[2], l[3]);
+    const pi = parentOf(i);
+    if (pi < 0) { out.push({ position: pose.root, rotation: [q.x, q.y, q.z, q.w], q }); return; }
+    const pq = out[pi].q, wq = pq.clone().multiply(q);
+    const off = rest[i].clone().sub(rest[pi]).applyQuaternion(pq);
+    const p = new THREE.Vector3(...out[pi].position).add(off);
+    out.push({ position: [p.x, p.y, p.z], rotation: [wq.x, wq.y, wq.z, wq.w], q: wq });
+  });
+  return out;
+}
+
+// ---- controls -------------------------------------------------------------------------
+
+function load(kind) {
+  state.model = kind === "chain" ? chain() : humanoid();
+  state.rest = state.model.joints.map((j) => j.position);
+  state.pose = null;
+  state.joints = null;
+  state.reply = null;
+  buildSkeleton();
+  buildHandles();
+  drawPose();
+  orbit.target.set(0, kind === "chain" ? 0.9 : 1, 0);
+  orbit.update();
+}
+
+function pick(ev) {
+  if (gizmo.dragging) return;
+  const r = renderer.domElement.getBoundingClientRect();
+  const m = new THREE.Vector2(((ev.clientX - r.left) / r.width) * 2 - 1, -((ev.clientY - r.top) / r.height) * 2 + 1);
+  const ray = new THREE.Raycaster();
+  ray.setFromCamera(m, camera);
+  const hit = ray.intersectObjects(handles)[0];
+  if (hit) gizmo.attach(hit.object);
+}
+renderer.domElement.addEventListener("pointerdown", pick);
+
+$("model").addEventListener("change", (e) => { load(e.target.value); solve(); });
+$("encoding").addEventListener("change", (e) => { client = new IkdClient("", { encoding: e.target.value, token: state.token }); solve(); });
+for (const id of ["solver", "root", "limits"]) $(id).addEventListener("change", () => requestSolve());
+$("draw_limits").addEventListener("change", () => drawPose());
+$("rest_pull").addEventListener("input", (e) => { $("rest_pull_value").textContent = e.target.value; requestSolve(); });
+$("reset").addEventListener("click", () => { load($("model").value); solve(); });
+$("record").addEventListener("click", () => {
+  if (state.recording) {
+    state.lastRecording = state.recording;
+    state.recording = null;
+    $("record").classList.remove("on");
+    $("record").textContent = "Record";
+    $("play").disabled = !state.lastRecording.length;
+  } else {
+    state.recording = [];
+    $("record").classList.add("on");
+    $("record").textContent = "Stop";
+  }
+});
+$("play").addEventListener("click", () => play());
+$("token_form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  state.token = $("token").value;
+  sessionStorage.setItem("ikd-token", state.token);
+  client = new IkdClient("", { encoding: $("encoding").value, token: state.token });
+  $("token_form").hidden = true;
+  solve();
+});
+
+// ---- window.ikdEditor: scripting and tests ------------------------------------------------
+
+let readyResolve;
+const ready = new Promise((r) => { readyResolve = r; });
+window.ikdEditor = {
+  ready,
+  /* The skeleton being edited: {joints} as sent to ikd. */
+  skeleton: () => JSON.parse(JSON.stringify(skeletonDoc())),
+  /* The goals now, as sent to ikd. */
+  goals: () => goalsDoc(),
+  /* Move a goal's handle (joint name or index; position [x,y,z], rotation [x,y,z,w]) and
+   * solve; resolves with the reply once its pose is drawn (null on an error). */
+  setGoal(joint, { position, rotation } = {}) {
+    const name = typeof joint === "number" ? state.model.joints[joint].name : joint;
+    const k = state.model.goals.findIndex((g) => g.joint === name);
+    if (k < 0) return Promise.reject(new Error(`no goal on ${joint}`));
+    if (position) handles[k].position.set(position[0], position[1], position[2]);
+    if (rotation) state.model.goals[k].rotation = rotation;
+    const p = new Promise((resolve) => state.waiters.push(resolve));
+    requestSolve();
+    return p;
+  },
+  lastReply: () => state.reply,
+  /* The world position of a joint as drawn. */
+  jointPosition: (joint) => worldPose()[jointIndex(joint)].p.slice(),
+  /* Recording and playback, as the buttons do. */
+  record: () => $("record").click(),
+  play: () => play().then(() => state.lastPlayback),
+  client: () => client,
+};
+
+resize();
+load("humanoid");
+requestAnimationFrame(frame);
+solve();
+ready.then(() => {});
+(async () => {
+  while (!state.reply && !$("message").textContent && $("token_form").hidden) await new Promise((r) => setTimeout(r, 20));
+  readyResolve(window.ikdEditor);
+})();

@@ -1,0 +1,127 @@
+// ikd.js - the ikd client for web editors (GET /client/ikd.js): solve, batch, skeleton, clip (streamed), solvers, in JSON or MessagePack.
+//
+//   import { IkdClient, IkdError } from "http://127.0.0.1:8080/client/ikd.js";
+//   const ikd = new IkdClient("http://127.0.0.1:8080", { encoding: "msgpack", token: "secret" });
+//   const reply = await ikd.skeleton({ skeleton: {...}, goals: [...] });
+//   const clip = await ikd.clip({ skeleton: {...}, frames: [...] }, { onFrame: (f) => draw(f.pose) });
+//
+// Every method resolves with the reply document, or rejects with an IkdError carrying the
+// HTTP status, ikd's error code, its message and the JSON path of the offending field.
+// MessagePack comes from @msgpack/msgpack (pinned, served by ikd beside this file).
+
+export class IkdError extends Error {
+  constructor(status, code, message, field) {
+    super(message);
+    this.name = "IkdError";
+    this.status = status; // HTTP status; 0 when no reply came (network error)
+    this.code = code; // ikd's error code, e.g. "invalid_request"
+    this.field = field; // e.g. "frames[12].goals[0].joint"; "" for the whole request
+  }
+}
+
+const JSON_TYPE = "application/json";
+const MSGPACK_TYPE = "application/msgpack";
+let msgpackModule = null;
+
+/* @msgpack/msgpack, loaded once from beside this module. */
+export function loadMsgpack() {
+  if (!msgpackModule) msgpackModule = import(new URL("./msgpack/index.mjs", import.meta.url).href);
+  return msgpackModule;
+}
+
+export class IkdClient {
+  /* baseUrl: "" for the page's own origin, else e.g. "http://127.0.0.1:8080" (the daemon
+   * then needs --cors-origins with the page's origin); encoding: "json" | "msgpack";
+   * token: the --api-token, sent as a bearer token. */
+  constructor(baseUrl = "", { encoding = "json", token = "" } = {}) {
+    if (encoding !== "json" && encoding !== "msgpack") throw new TypeError('encoding must be "json" or "msgpack"');
+    this.baseUrl = baseUrl.replace(/\/$/, "");
+    this.encoding = encoding;
+    this.token = token;
+  }
+
+  solve(body) { return this.#request("POST", "/v1/solve", body); }
+  batch(body) { return this.#request("POST", "/v1/solve/batch", body); }
+  skeleton(body) { return this.#request("POST", "/v1/solve/skeleton", body); }
+  solvers() { return this.#request("GET", "/v1/solvers"); }
+
+  /* A clip. Without onFrame: the whole reply {frames, summary}. With onFrame(frame): the
+   * frames are streamed (NDJSON, or the MessagePack stream) and onFrame is called with each
+   * as soon as it arrives; resolves with {frames, summary} at the end. */
+  async clip(body, { onFrame } = {}) {
+    if (!onFrame) return this.#request("POST", "/v1/solve/clip", body);
+    const msgpack = this.encoding === "msgpack";
+    const res = await this.#fetch("POST", "/v1/solve/clip", body,
+      msgpack ? "application/x-msgpack-stream" : "application/x-ndjson");
+    if (!res.ok) throw await this.#error(res);
+    const frames = [];
+    let summary = null;
+    const take = (doc) => {
+      if (doc && doc.summary) summary = doc.summary;
+      else { frames.push(doc); onFrame(doc); }
+    };
+    if (msgpack) {
+      const { decodeMultiStream } = await loadMsgpack();
+      for await (const doc of decodeMultiStream(res.body)) take(doc);
+    } else {
+      const reader = res.body.getReader(), text = new TextDecoder();
+      let rest = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (value) rest += text.decode(value, { stream: true });
+        let nl;
+        while ((nl = rest.indexOf("\n")) >= 0) {
+          const line = rest.slice(0, nl);
+          rest = rest.slice(nl + 1);
+          if (line.trim()) take(JSON.parse(line));
+        }
+        if (done) break;
+      }
+    }
+    return { frames, summary };
+  }
+
+  async #request(method, path, body) {
+    const res = await this.#fetch(method, path, body, this.encoding === "msgpack" ? MSGPACK_TYPE : JSON_TYPE);
+    if (!res.ok) throw await this.#error(res);
+    return this.#read(res);
+  }
+
+  async #fetch(method, path, body, accept) {
+    const headers = { Accept: accept };
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    let payload;
+    if (body !== undefined) {
+      if (this.encoding === "msgpack") {
+        const { encode } = await loadMsgpack();
+        payload = encode(body);
+        headers["Content-Type"] = MSGPACK_TYPE;
+      } else {
+        payload = JSON.stringify(body);
+        headers["Content-Type"] = JSON_TYPE;
+      }
+    }
+    try {
+      return await fetch(this.baseUrl + path, { method, headers, body: payload });
+    } catch (e) {
+      throw new IkdError(0, "network_error", String(e && e.message || e), "");
+    }
+  }
+
+  async #read(res) {
+    const type = (res.headers.get("Content-Type") || "").split(";")[0].trim();
+    if (type === MSGPACK_TYPE) {
+      const { decode } = await loadMsgpack();
+      return decode(new Uint8Array(await res.arrayBuffer()));
+    }
+    return res.json();
+  }
+
+  async #error(res) {
+    let doc = null;
+    try { doc = await this.#read(res); } catch (_) { /* not ikd's error body (a proxy's, libmicrohttpd's) */ }
+    const e = doc && doc.error;
+    if (e) return new IkdError(res.status, e.code, e.message, e.field || "");
+    return new IkdError(res.status, "http_error", `HTTP ${res.status}`, "");
+  }
+}
