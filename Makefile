@@ -71,7 +71,7 @@ $(BUILD)/gen/assets.c: $(BUILD)/embed src/ui/index.html src/ui/editor.js src/ui/
 $(BUILD)/gen/assets.o: $(BUILD)/gen/assets.c
 	$(CC) -O0 -std=c11 -Iinclude -Isrc -c -o $@ $<
 
-.PHONY: lint-structure readme-example all deps deps-test build run test check check-suites unit e2e lint-openapi deploy-checks clean bench load asan fuzz soak install scale-test valgrind
+.PHONY: browser-test lint-structure readme-example all deps deps-test build run test check check-suites unit e2e lint-openapi deploy-checks clean bench load asan fuzz soak install scale-test valgrind
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/libikd.a $(BUILD)/ikd
@@ -109,7 +109,19 @@ test: deps-test
 	@$(MAKE) --no-print-directory check
 
 check: check-suites
-	@$(MAKE) --no-print-directory lint-structure readme-example lint-openapi deploy-checks
+	@$(MAKE) --no-print-directory lint-structure readme-example lint-openapi deploy-checks browser-test
+
+# The editor and client in a real browser (tests/browser/editor.mjs): Debian's chromium
+# (installed here as root when missing) driven by playwright-core (pinned, npm). Without
+# npm or chromium the test is skipped with a notice. Screenshot: build/editor.png.
+browser-test: $(BUILD)/ikd
+	@echo "== browser (editor and client)"
+	@if ! command -v npm >/dev/null 2>&1; then echo "browser: npm not found (apt-get install npm): SKIPPED"; exit 0; fi; \
+	if ! command -v chromium >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 || true; fi; \
+	if ! command -v chromium >/dev/null 2>&1; then echo "browser: chromium not installed (apt-get install chromium): SKIPPED"; exit 0; fi; \
+	(cd tests/browser && npm ci --no-audit --no-fund --loglevel=error >/dev/null) && \
+	  node tests/browser/editor.mjs $(BUILD)/ikd $(BUILD)/editor.png
 
 # README's library example, built through pkg-config and run (tests/deploy/readme_example.sh).
 readme-example: $(BUILD)/libikd.a

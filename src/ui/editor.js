@@ -428,6 +428,12 @@ window.ikdEditor = {
     return p;
   },
   lastReply: () => state.reply,
+  /* Where a goal's handle is on the screen (page coordinates): for pointer-driven tests. */
+  handleScreen(joint) {
+    const k = state.model.goals.findIndex((g) => g.joint === joint);
+    const v = handles[k].position.clone().project(camera), r = renderer.domElement.getBoundingClientRect();
+    return { x: r.left + (v.x + 1) / 2 * r.width, y: r.top + (1 - v.y) / 2 * r.height };
+  },
   /* The world position of a joint as drawn. */
   jointPosition: (joint) => worldPose()[jointIndex(joint)].p.slice(),
   /* Recording and playback, as the buttons do. */

@@ -896,6 +896,45 @@ START_TEST(clip_streams)
 }
 END_TEST
 
+/* The editor's files: served with their types from ikd itself (the page
+ * refers to /ui/ and /client/ only); 404 for an unknown file and for
+ * everything with --ui off; no token needed to load the page. */
+START_TEST(editor_files)
+{
+    const char *args[] = {"--api-token", "t0k", NULL};
+    daemon_proc d = start_ikd(args);
+    reply r = request(d.port, "GET", "/", NULL, NULL);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(has_header(&r, "Content-Type", "text/html;charset=utf-8"));
+    ck_assert_ptr_nonnull(strstr(r.body, "/ui/editor.js"));
+    ck_assert_ptr_null(strstr(r.body, "https://"));
+    free(r.body);
+    static const char *const files[] = {"/ui/editor.js", "/ui/editor.css", "/client/ikd.js",
+                                        "/ui/three/build/three.module.js"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        r = request(d.port, "GET", files[i], NULL, NULL);
+        ck_assert_msg(r.status == 200 && r.body_len > 100, "%s: %d", files[i], r.status);
+        free(r.body);
+    }
+    r = request(d.port, "GET", "/ui/nope.js", NULL, NULL);
+    assert_error(&r, 404, "not_found", "");
+    free(r.body);
+    r = request(d.port, "POST", "/", "application/json", "{}");
+    ck_assert_int_eq(r.status, 405);
+    free(r.body);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+    const char *off[] = {"--ui", "off", NULL};
+    d = start_ikd(off);
+    r = request(d.port, "GET", "/", NULL, NULL);
+    assert_error(&r, 404, "not_found", "");
+    free(r.body);
+    r = request(d.port, "GET", "/client/ikd.js", NULL, NULL);
+    ck_assert_int_eq(r.status, 404);
+    free(r.body);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("service");
@@ -917,6 +956,7 @@ int main(void)
     tcase_add_test(tc, full_queue_keeps_memory_flat);
     tcase_add_test(tc, msgpack_over_http);
     tcase_add_test(tc, clip_streams);
+    tcase_add_test(tc, editor_files);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -1,0 +1,168 @@
+// editor.mjs - the browser test (make test): Debian's chromium, driven by playwright-core, against the editor and the client module.
+// Usage: node tests/browser/editor.mjs build/ikd [screenshot.png]
+import { spawn } from "node:child_process";
+import { chromium } from "playwright-core";
+
+const ikdBin = process.argv[2] || "build/ikd";
+const shot = process.argv[3] || "build/editor.png";
+let passed = 0, failed = 0;
+const check = (ok, what, detail = "") => {
+  if (ok) passed++; else failed++;
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}${!ok && detail ? `: ${detail}` : ""}`);
+};
+
+/* ikd on a free loopback port; resolves with {proc, origin}. */
+function startIkd(env = {}) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(ikdBin, ["--listen", "127.0.0.1:0"], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "ignore"] });
+    let out = "";
+    proc.stdout.on("data", (d) => {
+      out += d;
+      const m = out.match(/listening on (http:\/\/[^\s]+)/);
+      if (m) resolve({ proc, origin: m[1] });
+    });
+    proc.on("exit", (code) => reject(new Error(`ikd exited (${code}) before listening`)));
+  });
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.IKD_CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--enable-unsafe-swiftshader", "--use-angle=swiftshader"],
+});
+
+/* A page on `origin` that records console errors and every request that leaves the origin. */
+async function openPage(origin) {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  const errors = [], offHost = [];
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("request", (r) => { if (!r.url().startsWith(origin + "/") && !r.url().startsWith("data:")) offHost.push(r.url()); });
+  await page.goto(origin + "/");
+  return { page, errors, offHost };
+}
+
+const { proc, origin } = await startIkd();
+try {
+  const { page, errors, offHost } = await openPage(origin);
+  const first = await page.evaluate(async () => {
+    await window.ikdEditor.ready;
+    const r = window.ikdEditor.lastReply();
+    return { joints: window.ikdEditor.skeleton().joints.length, goals: window.ikdEditor.goals().length, status: r && r.status };
+  });
+  check(first.joints === 25 && first.goals === 5 && first.status === "reached", "the page loads the humanoid and solves",
+    JSON.stringify(first));
+
+  // setGoal moves the left hand onto its goal and the drawn pose changes
+  const moved = await page.evaluate(async () => {
+    const ed = window.ikdEditor, before = ed.jointPosition("hand_l");
+    const goal = [before[0] - 0.1, before[1] + 0.1, before[2] + 0.15];
+    const reply = await ed.setGoal("hand_l", { position: goal });
+    const after = ed.jointPosition("hand_l");
+    const g = reply.goals.find((x) => x.joint === "hand_l");
+    return { status: g.status, dist: Math.hypot(after[0] - goal[0], after[1] - goal[1], after[2] - goal[2]),
+      moved: Math.hypot(after[0] - before[0], after[1] - before[1], after[2] - before[2]) };
+  });
+  check(moved.status === "reached" && moved.dist < 1e-3 && moved.moved > 0.1, "setGoal moves the hand onto its goal, drawn",
+    JSON.stringify(moved));
+
+  // a real mouse drag of the right foot's handle: select it, then drag the gizmo's centre
+  const foot0 = await page.evaluate(() => window.ikdEditor.jointPosition("foot_r"));
+  const at = await page.evaluate(() => window.ikdEditor.handleScreen("foot_r"));
+  await page.mouse.move(at.x, at.y);
+  await page.mouse.down();
+  await page.mouse.up();
+  await page.mouse.move(at.x + 3, at.y + 3);
+  await page.mouse.move(at.x, at.y);
+  await page.mouse.down();
+  for (let k = 1; k <= 10; k++) await page.mouse.move(at.x + 4 * k, at.y - 3 * k);
+  await page.mouse.up();
+  await page.waitForTimeout(500);
+  const foot1 = await page.evaluate(async () => { await window.ikdEditor.setGoal("foot_r", {}); return window.ikdEditor.jointPosition("foot_r"); });
+  const dragged = Math.hypot(foot1[0] - foot0[0], foot1[1] - foot0[1], foot1[2] - foot0[2]);
+  check(dragged > 0.02, "a mouse drag of a handle changes the pose", `foot moved ${dragged}`);
+
+  check(errors.length === 0, "no console errors while loading, solving and dragging", errors.join(" | "));
+  const expected = errors.length;
+
+  // the client module: both encodings, a streamed clip, IkdError with the field
+  const client = await page.evaluate(async () => {
+    const { IkdClient, IkdError } = await import("/client/ikd.js");
+    const body = { skeleton: { joints: [[0, 0, 0], [0, 1, 0], [0, 2, 0]] }, goals: [{ joint: 2, position: [1, 1, 0] }] };
+    const out = {};
+    for (const encoding of ["json", "msgpack"]) {
+      const c = new IkdClient("", { encoding });
+      const r = await c.skeleton(body);
+      out[encoding] = r.status;
+      const s = await c.solve({ chain: { joints: [[0, 0, 0], [0, 1, 0], [0, 2, 0]] }, target: [1, 1, 0] });
+      out[encoding + "_solve"] = s.status;
+      const frames = [];
+      const clip = await c.clip({ skeleton: body.skeleton,
+        frames: [0, 1, 2, 3, 4, 5].map((k) => ({ goals: [{ joint: 2, position: [1, 1 + 0.02 * k, 0] }] })) },
+      { onFrame: (f) => frames.push(f.frame) });
+      out[encoding + "_clip"] = { onFrame: frames, frames: clip.frames.length, summary: clip.summary && clip.summary.frames };
+      try {
+        await c.skeleton({ skeleton: body.skeleton, goals: [{ joint: "nobody", position: [1, 0, 0] }] });
+        out[encoding + "_error"] = "no error";
+      } catch (e) {
+        out[encoding + "_error"] = e instanceof IkdError ? `${e.status} ${e.code} ${e.field}` : String(e);
+      }
+    }
+    return out;
+  });
+  for (const enc of ["json", "msgpack"]) {
+    check(client[enc] === "reached" && client[enc + "_solve"] === "reached", `client solves in ${enc}`, JSON.stringify(client));
+    const c = client[enc + "_clip"];
+    check(c.onFrame.join() === "0,1,2,3,4,5" && c.frames === 6 && c.summary === 6, `client streams a clip in ${enc}`, JSON.stringify(c));
+    check(client[enc + "_error"] === "400 invalid_request goals[0].joint", `client throws IkdError with the field in ${enc}`,
+      client[enc + "_error"]);
+  }
+
+  // record a dragged path, play it back through /v1/solve/clip
+  const played = await page.evaluate(async () => {
+    const ed = window.ikdEditor, p = ed.jointPosition("hand_r");
+    ed.record();
+    for (let k = 1; k <= 8; k++) await ed.setGoal("hand_r", { position: [p[0], p[1] + 0.02 * k, p[2] + 0.02 * k] });
+    ed.record();
+    const res = await ed.play();
+    return { frames: res.frames.length, summary: res.summary.frames, reached: res.summary.reached };
+  });
+  check(played.frames >= 8 && played.summary === played.frames && played.reached === played.frames,
+    "record and play back a path", JSON.stringify(played));
+
+  const later = errors.slice(expected).filter((e) => !/status of 400/.test(e)); // the two deliberate bad requests
+  check(later.length === 0 && errors.length - expected === 2, "no console errors but the two deliberate 400s", errors.join(" | "));
+  check(offHost.length === 0, "no request leaves ikd's origin", offHost.join(" "));
+  await page.waitForTimeout(1500); // the playback's last frames drawn
+  await page.screenshot({ path: shot });
+  console.log(`screenshot: ${shot}`);
+  await page.close();
+} catch (e) {
+  check(false, "browser test", String(e && e.stack || e));
+} finally {
+  proc.kill("SIGTERM");
+}
+
+// with --api-token the page asks for the token and keeps it for the session only
+const tok = await startIkd({ IKD_API_TOKEN: "s3cret" });
+try {
+  const { page, errors } = await openPage(tok.origin);
+  await page.waitForSelector("#token_form:not([hidden])", { timeout: 10000 });
+  await page.fill("#token", "s3cret");
+  await page.click("#token_form button");
+  const r = await page.evaluate(async () => {
+    await window.ikdEditor.ready;
+    for (let i = 0; i < 100 && !window.ikdEditor.lastReply(); i++) await new Promise((res) => setTimeout(res, 50));
+    const reply = window.ikdEditor.lastReply();
+    return { status: reply && reply.status, session: sessionStorage.getItem("ikd-token"), local: localStorage.getItem("ikd-token") };
+  });
+  check(r.status === "reached" && r.session === "s3cret" && r.local === null, "with --api-token the page asks for the token, keeps it for the session",
+    JSON.stringify(r));
+  check(errors.filter((e) => !/401/.test(e)).length === 0, "no console errors but the first 401", errors.join(" | "));
+} catch (e) {
+  check(false, "token page", String(e && e.stack || e));
+} finally {
+  tok.proc.kill("SIGTERM");
+}
+await browser.close();
+console.log(`browser: ${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
