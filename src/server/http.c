@@ -49,6 +49,18 @@ typedef struct ikd_http_req {
 
 /* ---- replies ----------------------------------------------------------- */
 
+/* Queue response `r` with the call's status and headers (r is released). */
+static enum MHD_Result queue_response(ikd_http_req *rq, struct MHD_Response *r)
+{
+    ikd_header hdr[IKD_CALL_MAX_HEADERS];
+    size_t n = ikd_call_headers(&rq->call, atomic_load(&rq->h->draining), hdr);
+    for (size_t i = 0; i < n; i++) MHD_add_response_header(r, hdr[i].name, hdr[i].value);
+    enum MHD_Result ret = MHD_queue_response(rq->conn, (unsigned int)rq->call.status, r);
+    MHD_destroy_response(r);
+    rq->state = REQ_ANSWERED;
+    return ret;
+}
+
 /* Queue the call's reply. */
 static enum MHD_Result queue_now(ikd_http_req *rq)
 {
@@ -61,14 +73,8 @@ static enum MHD_Result queue_now(ikd_http_req *rq)
         free(data);
         return MHD_NO;
     }
-    ikd_header hdr[IKD_CALL_MAX_HEADERS];
-    size_t n = ikd_call_headers(c, atomic_load(&rq->h->draining), hdr);
-    for (size_t i = 0; i < n; i++) MHD_add_response_header(r, hdr[i].name, hdr[i].value);
-    enum MHD_Result ret = MHD_queue_response(rq->conn, (unsigned int)c->status, r);
-    MHD_destroy_response(r);
     rq->reply_bytes = len;
-    rq->state = REQ_ANSWERED;
-    return ret; /* counted in on_completed, once it is known to be sent */
+    return queue_response(rq, r); /* counted in on_completed, once it is known to be sent */
 }
 
 /* A streamed reply (a clip's frames as they are solved): chunked, read from
@@ -105,13 +111,7 @@ static enum MHD_Result queue_stream(ikd_http_req *rq)
         c->stream = NULL;
         return MHD_NO;
     }
-    ikd_header hdr[IKD_CALL_MAX_HEADERS];
-    size_t n = ikd_call_headers(c, atomic_load(&rq->h->draining), hdr);
-    for (size_t i = 0; i < n; i++) MHD_add_response_header(r, hdr[i].name, hdr[i].value);
-    enum MHD_Result ret = MHD_queue_response(rq->conn, (unsigned int)c->status, r);
-    MHD_destroy_response(r);
-    rq->state = REQ_ANSWERED;
-    return ret;
+    return queue_response(rq, r);
 }
 
 /* Answer: at once when a body is on its way (it will not be read: the
