@@ -178,6 +178,12 @@ typedef struct ikd_multi_problem {
     double rest_pull;             /* [0, 1], default 0.1: how strongly the freedom the goals
                                      leave is pulled toward the rest pose; 0 = off */
     double damping;               /* damped least squares factor, default 0.1, [0, 100] */
+    double soften;                /* (0, 1], default 1 (off): soft IK for two-bone limbs (as
+                                     ikd_options.soften): a position goal on a limb's end
+                                     (its joint's parent and grandparent: knee and hip,
+                                     elbow and shoulder) beyond soften x the limb's reach from
+                                     the upper joint is eased in; it is met there (status),
+                                     `error` the distance to the goal itself */
     unsigned long long deadline_ns; /* as ikd_problem.deadline_ns; 0 = none */
     const atomic_int *cancel;     /* as ikd_problem.cancel; NULL = none */
 } ikd_multi_problem;

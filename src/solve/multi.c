@@ -6,6 +6,7 @@
 #include "ikd/skeleton.h"
 
 #include "bone.h"
+#include "solvers.h"
 #include "ikd/solve.h"
 
 #define MULTI_ROWS_PER_GOAL 6 /* position 3 + rotation (or aim) 3 */
@@ -43,6 +44,9 @@ static const ikd_option_info multi_options[] = {
      "how strongly the joints the goals leave free turn back toward the rest pose; 0 = they stay where they start"},
     {"damping", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, damping), 0.1, 0, 100, 0, 0, NULL, 0,
      "damping of each least-squares step, times the goals' error (higher: shorter, steadier steps)"},
+    {"soften", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, soften), 1, 0, 1, 1, 0, NULL, 0,
+     "soft IK for two-bone limbs: a position goal on a limb's end beyond soften x its reach is eased in "
+     "(no knee pop or jitter near full extension); 1 = off"},
 };
 
 const ikd_option_info *ikd_multi_options_table(size_t *count)
@@ -115,11 +119,13 @@ ikd_code ikd_multi_validate(ikd_multi_problem *p, ikd_goal *goals, ikd_error *er
         const ikd_option_info *o = &multi_options[i];
         const char *field = (const char *)p + o->offset;
         double v = o->type == IKD_OPT_NUMBER ? *(const double *)field : *(const int *)field;
-        if (!(v >= o->min && v <= o->max)) {
+        int low = o->min_open ? !(v > o->min) : !(v >= o->min), high = o->max_open ? !(v < o->max) : !(v <= o->max);
+        if (low || high) {
             char name[64];
             snprintf(name, sizeof name, "options.%s", o->name);
-            return ikd_error_set(err, IKD_E_INVALID, name, "must be %s in [%g, %g]",
-                                 o->type == IKD_OPT_INT ? "an integer" : "a number", o->min, o->max);
+            return ikd_error_set(err, IKD_E_INVALID, name, "must be %s in %s%g, %g%s",
+                                 o->type == IKD_OPT_INT ? "an integer" : "a number", o->min_open ? "(" : "[", o->min, o->max,
+                                 o->max_open ? ")" : "]");
         }
     }
     for (size_t i = 0; i < p->goal_count; i++) {
@@ -432,6 +438,24 @@ static ikd_quat turned(const multi_ws *w, const ikd_multi_problem *p, const ikd_
     return ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(ikd_vec3_scale(vl, 1 / ang), ang), local[k]));
 }
 
+/* Goal i's position target as soft IK aims it (options.soften < 1; a goal
+ * on the end of a two-bone limb, its joint's parent and grandparent): eased
+ * in near the limb's full extension, measured from the limb's upper joint
+ * where it is now. */
+static ikd_vec3 soft_target(const multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i)
+{
+    ikd_vec3 t = w->tpos[i];
+    const ikd_skeleton *s = p->skeleton;
+    size_t j = p->goals[i].joint;
+    long m = j ? s->joints[j].parent : -1, u = m > 0 ? s->joints[m].parent : -1;
+    if (!(p->soften < 1) || u < 0) return t;
+    double reach = ikd_vec3_len(s->joints[j].offset) + ikd_vec3_len(s->joints[m].offset), k;
+    ikd_vec3 to = ikd_vec3_sub(t, pose[u].position);
+    double d = ikd_vec3_len(to);
+    if (!(d > p->soften * reach)) return t;
+    return ikd_vec3_mad(pose[u].position, to, ikd__two_bone_soft(reach, p->soften, 1, d, &k) / d);
+}
+
 /* The task error and Jacobian rows of every goal; returns 1 when every goal
  * is met. Rotation rows are scaled by the skeleton's size (one radian
  * weighs one skeleton size). */
@@ -451,7 +475,7 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv;
         gr[i].error = 0, gr[i].rotation_error_deg = 0;
         if (w->want[i] & 1) {
-            ikd_vec3 d = ikd_vec3_sub(w->tpos[i], pj);
+            ikd_vec3 d = ikd_vec3_sub(soft_target(w, p, pose, i), pj);
             gr[i].error = ikd_vec3_len(d);
             if (gr[i].error > 0.2 * L) d = ikd_vec3_scale(d, 0.2 * L / gr[i].error); /* one step aims this far at most */
             w->e[r0] = wt * d.x, w->e[r0 + 1] = wt * d.y, w->e[r0 + 2] = wt * d.z;
@@ -944,6 +968,8 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     build_rows(&w, p, pose, gr);
     int all;
     finish_goals(&w, p, gr, &all);
+    for (size_t i = 0; p->soften < 1 && i < w.g; i++) /* met where softening aims it; the distance to the goal itself */
+        if (w.want[i] & 1) gr[i].error = ikd_vec3_dist(pose[p->goals[i].joint].position, w.tpos[i]);
     res->iterations = it;
     res->root = root;
     res->status = timed_out && !all ? IKD_MULTI_DEADLINE : all ? IKD_MULTI_REACHED : IKD_MULTI_PARTIAL;

@@ -74,6 +74,7 @@ const char *rest, *field;
  "\"goals\":[{\"joint\":1,\"position\":[1,0,0]},{\"joint\":1,\"position\":[1,0,0]},{\"joint\":0,\"position\":[0,0,0]}]",
  "goals"},
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"rest_pull\":2}", "options.rest_pull"},
+{NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"soften\":0}", "options.soften"},
 };
 
 /* Every bad skeleton request of issue 15 gets 400 with its exact field. */
