@@ -247,9 +247,14 @@ function skeletonDoc() {
   }) };
 }
 
+/* The options the panel sets. */
+function optionsDoc() {
+  return { rest_pull: Number($("rest_pull").value), soften: Number($("soften").value) };
+}
+
 function requestBody() {
   const body = { skeleton: skeletonDoc(), root: $("root").value, solver: $("solver").value,
-    options: { rest_pull: Number($("rest_pull").value) }, goals: goalsDoc() };
+    options: optionsDoc(), goals: goalsDoc() };
   if (state.pose) body.pose = state.pose;
   return body;
 }
@@ -309,7 +314,7 @@ async function failed(e) {
 async function play() {
   const frames = state.recording && state.recording.length ? state.recording : state.lastRecording;
   if (!frames || !frames.length) return;
-  const body = { skeleton: skeletonDoc(), root: $("root").value, options: { rest_pull: Number($("rest_pull").value) }, frames };
+  const body = { skeleton: skeletonDoc(), root: $("root").value, options: optionsDoc(), frames };
   const queue = [];
   let done = false;
   const step = () => {
@@ -380,7 +385,8 @@ $("model").addEventListener("change", (e) => { load(e.target.value); solve(); })
 $("encoding").addEventListener("change", (e) => { client = new IkdClient("", { encoding: e.target.value, token: state.token }); solve(); });
 for (const id of ["solver", "root", "limits"]) $(id).addEventListener("change", () => requestSolve());
 $("draw_limits").addEventListener("change", () => drawPose());
-$("rest_pull").addEventListener("input", (e) => { $("rest_pull_value").textContent = e.target.value; requestSolve(); });
+for (const id of ["rest_pull", "soften"])
+  $(id).addEventListener("input", (e) => { $(id + "_value").textContent = e.target.value; requestSolve(); });
 $("reset").addEventListener("click", () => { load($("model").value); solve(); });
 $("record").addEventListener("click", () => {
   if (state.recording) {
