@@ -15,14 +15,20 @@ typedef struct solved {
     ikd_problem p;
 } solved;
 
-static void solve3(solved *s, ikd_vec3 target, const ikd_vec3 *pole)
+/* A two_bone problem on the chain in s->j toward `target`, default options. */
+static void problem3(solved *s, ikd_vec3 target)
 {
-    ikd_error err;
     ikd_problem_init(&s->p);
     s->p.solver = IKD_SOLVER_TWO_BONE;
     s->p.joints = s->j;
     s->p.joint_count = 3;
     s->p.target = target;
+}
+
+static void solve3(solved *s, ikd_vec3 target, const ikd_vec3 *pole)
+{
+    ikd_error err;
+    problem3(s, target);
     if (pole) {
         s->p.has_pole = 1;
         s->p.pole = *pole;
@@ -309,11 +315,7 @@ static double random_chain(tu_rng *r, solved *s)
 static void solve_soft(solved *s, ikd_vec3 target, double soften, double stretch)
 {
     ikd_error err;
-    ikd_problem_init(&s->p);
-    s->p.solver = IKD_SOLVER_TWO_BONE;
-    s->p.joints = s->j;
-    s->p.joint_count = 3;
-    s->p.target = target;
+    problem3(s, target);
     s->p.options.soften = soften;
     s->p.options.stretch = stretch;
     ck_assert_int_eq(ikd_validate(&s->p, &err), IKD_E_OK);
