@@ -1,6 +1,7 @@
 // editor.mjs - the browser test (make test): Debian's chromium, driven by playwright-core, against the editor and the client module.
 // Usage: node tests/browser/editor.mjs build/ikd [screenshot.png]
 import { spawn } from "node:child_process";
+import http from "node:http";
 import { chromium } from "playwright-core";
 
 const ikdBin = process.argv[2] || "build/ikd";
@@ -162,6 +163,35 @@ try {
   check(false, "token page", String(e && e.stack || e));
 } finally {
   tok.proc.kill("SIGTERM");
+}
+// the client from another origin, as README shows: a page served elsewhere imports
+// /client/ikd.js from ikd (started with --cors-origins for that origin) and solves
+const site = http.createServer((req, res) => {
+  res.writeHead(req.url === "/" ? 200 : 404, { "Content-Type": "text/html" });
+  res.end(req.url === "/" ? page : "");
+});
+let page = "";
+await new Promise((r) => site.listen(0, "127.0.0.1", r));
+const siteOrigin = `http://127.0.0.1:${site.address().port}`;
+const cors = await startIkd({ IKD_CORS_ORIGINS: siteOrigin });
+try {
+  page = `<!doctype html><script type="module">
+import { IkdClient } from "${cors.origin}/client/ikd.js";
+const body = { skeleton: { joints: [[0,0,0],[0,1,0],[0,2,0]] }, goals: [{ joint: 2, position: [1,1,0] }] };
+window.result = Promise.all(["json", "msgpack"].map((encoding) =>
+  new IkdClient("${cors.origin}", { encoding }).skeleton(body).then((r) => r.status, (e) => "error " + e.message)));
+</script>`;
+  const p = await browser.newPage();
+  await p.goto(siteOrigin + "/");
+  await p.waitForFunction(() => window.result !== undefined, null, { timeout: 10000 });
+  const statuses = await p.evaluate(() => window.result);
+  check(statuses.join() === "reached,reached", "the client works from another origin (--cors-origins), both encodings",
+    JSON.stringify(statuses));
+} catch (e) {
+  check(false, "client from another origin", String(e && e.stack || e));
+} finally {
+  cors.proc.kill("SIGTERM");
+  site.close();
 }
 await browser.close();
 console.log(`browser: ${passed} passed, ${failed} failed`);
