@@ -1,5 +1,5 @@
 /* limit.c - limits on a skeleton joint's deviation from rest: hinge, ball (swing-twist), euler, fixed; projection and violation. */
-#include "ikd/skeleton.h"
+#include "limit.h"
 
 #include <string.h>
 
@@ -85,8 +85,7 @@ void ikd_limit_swing_twist(ikd_quat d, ikd_vec3 axis, ikd_quat *swing, ikd_quat 
     *swing = ikd_quat_norm(ikd_quat_mul(d, ikd_quat_conj(*twist)));
 }
 
-/* The angle of a rotation about `axis` (its twist), in (-pi, pi]. */
-static double twist_angle(ikd_quat twist, ikd_vec3 axis)
+double ikd__twist_angle(ikd_quat twist, ikd_vec3 axis)
 {
     double s = twist.x * axis.x + twist.y * axis.y + twist.z * axis.z;
     double a = 2 * atan2(s, twist.w);
@@ -118,13 +117,13 @@ ikd_quat ikd_limit_project(const ikd_limit *l, ikd_quat d)
     case IKD_LIMIT_HINGE: {
         ikd_quat sw, tw;
         ikd_limit_swing_twist(d, l->local_axis, &sw, &tw);
-        double a = clamp_angle(twist_angle(tw, l->local_axis), l->min_deg * IKD_DEG2RAD, l->max_deg * IKD_DEG2RAD);
+        double a = clamp_angle(ikd__twist_angle(tw, l->local_axis), l->min_deg * IKD_DEG2RAD, l->max_deg * IKD_DEG2RAD);
         return positive(ikd_quat_axis_angle(l->local_axis, a));
     }
     case IKD_LIMIT_BALL: {
         ikd_quat sw, tw;
         ikd_limit_swing_twist(d, l->local_axis, &sw, &tw);
-        double t = clamp_angle(twist_angle(tw, l->local_axis), l->twist_min_deg * IKD_DEG2RAD,
+        double t = clamp_angle(ikd__twist_angle(tw, l->local_axis), l->twist_min_deg * IKD_DEG2RAD,
                                l->twist_max_deg * IKD_DEG2RAD);
         sw = positive(sw);
         double sa = 2 * atan2(sqrt(sw.x * sw.x + sw.y * sw.y + sw.z * sw.z), sw.w), max = l->max_deg * IKD_DEG2RAD;
@@ -142,6 +141,23 @@ ikd_quat ikd_limit_project(const ikd_limit *l, ikd_quat d)
     }
     default: return d;
     }
+}
+
+int ikd__limit_inside(const ikd_limit *l, ikd_quat d)
+{
+    if (l->type == IKD_LIMIT_EULER) {
+        double a[3];
+        ikd_limit_euler_angles(l->order, d, a);
+        for (int i = 0; i < 3; i++)
+            if (!(a[i] >= l->euler_min_deg[i] * IKD_DEG2RAD && a[i] <= l->euler_max_deg[i] * IKD_DEG2RAD)) return 0;
+        return 1;
+    }
+    if (l->type != IKD_LIMIT_BALL) return 0;
+    ikd_quat sw, tw;
+    ikd_limit_swing_twist(d, l->local_axis, &sw, &tw);
+    double sa = 2 * atan2(sqrt(sw.x * sw.x + sw.y * sw.y + sw.z * sw.z), fabs(sw.w));
+    double t = ikd__twist_angle(tw, l->local_axis);
+    return sa <= l->max_deg * IKD_DEG2RAD && t >= l->twist_min_deg * IKD_DEG2RAD && t <= l->twist_max_deg * IKD_DEG2RAD;
 }
 
 double ikd_limit_violation(const ikd_limit *l, ikd_quat d)

@@ -6,6 +6,7 @@
 #include "ikd/skeleton.h"
 
 #include "bone.h"
+#include "limit.h"
 #include "solvers.h"
 #include "ikd/solve.h"
 
@@ -348,10 +349,7 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
     switch (l->type) {
     case IKD_LIMIT_HINGE: {
         ax[0] = ikd_quat_rotate(F, l->local_axis);
-        ikd_vec3 v = ikd_vec3_make(d.x, d.y, d.z);
-        w->cval[c] = 2 * atan2(ikd_vec3_dot(v, l->local_axis), d.w);
-        if (w->cval[c] > IKD_PI) w->cval[c] -= 2 * IKD_PI;
-        if (w->cval[c] <= -IKD_PI) w->cval[c] += 2 * IKD_PI;
+        w->cval[c] = ikd__twist_angle(d, l->local_axis);
         w->clo[c] = l->min_deg * IKD_DEG2RAD, w->chi[c] = l->max_deg * IKD_DEG2RAD;
         break;
     }
@@ -364,10 +362,8 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
         ax[0] = ikd_quat_rotate(F, b);
         ax[1] = ikd_quat_rotate(F, n);
         ax[2] = ikd_quat_rotate(F, ikd_vec3_cross(b, n));
-        double t = 2 * atan2(ikd_vec3_dot(ikd_vec3_make(tw.x, tw.y, tw.z), l->local_axis), tw.w);
-        if (t > IKD_PI) t -= 2 * IKD_PI;
-        if (t <= -IKD_PI) t += 2 * IKD_PI;
-        w->cval[c] = t, w->clo[c] = l->twist_min_deg * IKD_DEG2RAD, w->chi[c] = l->twist_max_deg * IKD_DEG2RAD;
+        w->cval[c] = ikd__twist_angle(tw, l->local_axis);
+        w->clo[c] = l->twist_min_deg * IKD_DEG2RAD, w->chi[c] = l->twist_max_deg * IKD_DEG2RAD;
         /* a swing past the twist axis is a swing the other way: the radial
          * range is symmetric */
         w->cval[c + 1] = 2 * atan2(ikd_vec3_len(sv), sw.w), w->chi[c + 1] = l->max_deg * IKD_DEG2RAD;
@@ -671,27 +667,6 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
     }
 }
 
-/* 1 when deviation d keeps ball or euler limit l (then projecting it would
- * give it back). */
-static int inside(const ikd_limit *l, ikd_quat d)
-{
-    if (l->type == IKD_LIMIT_EULER) {
-        double a[3];
-        ikd_limit_euler_angles(l->order, d, a);
-        for (int i = 0; i < 3; i++)
-            if (!(a[i] >= l->euler_min_deg[i] * IKD_DEG2RAD && a[i] <= l->euler_max_deg[i] * IKD_DEG2RAD)) return 0;
-        return 1;
-    }
-    if (l->type != IKD_LIMIT_BALL) return 0;
-    ikd_quat sw, tw;
-    ikd_limit_swing_twist(d, l->local_axis, &sw, &tw);
-    double sa = 2 * atan2(sqrt(sw.x * sw.x + sw.y * sw.y + sw.z * sw.z), fabs(sw.w));
-    double t = 2 * atan2(tw.x * l->local_axis.x + tw.y * l->local_axis.y + tw.z * l->local_axis.z, tw.w);
-    if (t > IKD_PI) t -= 2 * IKD_PI;
-    if (t <= -IKD_PI) t += 2 * IKD_PI;
-    return sa <= l->max_deg * IKD_DEG2RAD && t >= l->twist_min_deg * IKD_DEG2RAD && t <= l->twist_max_deg * IKD_DEG2RAD;
-}
-
 /* Turn every joint by its step (world rotation vectors, scaled so none
  * turns more than MULTI_MAX_STEP), move a free root, then put every joint
  * back within its limits. Returns the largest turn. */
@@ -722,7 +697,7 @@ static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *loc
         local[k] = turned(w, p, local, pose, k, scale, &ang);
         if (j->limit.type == IKD_LIMIT_NONE) continue;
         ikd_quat d = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(j->rest_local), local[k]));
-        if (!inside(&j->limit, d)) local[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, d)));
+        if (!ikd__limit_inside(&j->limit, d)) local[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, d)));
     }
     if (p->root_free)
         *root = ikd_vec3_add(*root, ikd_vec3_make(w->dq[w->cols - 3], w->dq[w->cols - 2], w->dq[w->cols - 1]));
