@@ -44,6 +44,20 @@ int ikd_field_bad(ikd_error *err, const ikd_path *p, const char *msg) { return i
 /* One pass over an object's members: every key must be one of the `n`
  * allowed (at most 8), none twice (MessagePack maps can carry duplicates);
  * out[a] is the value of allowed[a] (v = NULL when absent or null). */
+ikd_val ikd_field_member(ikd_val obj, const char *key)
+{
+    ikd_val none = {obj.ops, NULL};
+    if (ikd_val_type(obj) != IKD_DOC_OBJECT) return none;
+    size_t klen = strlen(key);
+    for (size_t i = 0, n = obj.ops->size(obj.v); i < n; i++) {
+        const char *k;
+        size_t len;
+        const void *v = obj.ops->member(obj.v, i, &k, &len);
+        if (len == klen && memcmp(k, key, len) == 0) return (ikd_val){obj.ops, v};
+    }
+    return none;
+}
+
 int ikd_field_gather(ikd_val obj, const ikd_path *parent, const ikd_field *allowed, int na, ikd_val *out, ikd_error *err)
 {
     size_t n = obj.ops->size(obj.v);

@@ -27,6 +27,10 @@ size_t ikd_field_render(const ikd_path *p, char *out, size_t size);
 int ikd_field_fail(ikd_error *err, int code, const ikd_path *p, const char *msg);
 int ikd_field_bad(ikd_error *err, const ikd_path *p, const char *msg);
 
+/* The member `key` of object `obj` (v NULL when absent, or when obj is not
+ * an object): one field looked at before a request is decoded. */
+ikd_val ikd_field_member(ikd_val obj, const char *key);
+
 /* A field name and its length, for ikd_field_gather. */
 typedef struct ikd_field {
     const char *name;

@@ -343,19 +343,6 @@ static int parse_frames(ikd_val v, ikd_skel_request *r, ikd_error *err)
     return IKD_E_OK;
 }
 
-size_t ikd_skel_array_size(ikd_val root, const char *key)
-{
-    if (ikd_val_type(root) != IKD_DOC_OBJECT) return 0;
-    size_t klen = strlen(key);
-    for (size_t i = 0, n = root.ops->size(root.v); i < n; i++) {
-        const char *k;
-        size_t len;
-        ikd_val x = {root.ops, root.ops->member(root.v, i, &k, &len)};
-        if (len == klen && memcmp(k, key, len) == 0) return ikd_val_type(x) == IKD_DOC_ARRAY ? x.ops->size(x.v) : 0;
-    }
-    return 0;
-}
-
 /* Options by ikd_multi_options_table: names and types here, bounds in
  * ikd_multi_validate. */
 static int parse_options(ikd_val v, const ikd_path *pre, ikd_multi_problem *p, ikd_error *err)

@@ -39,8 +39,4 @@ int ikd_skel_decode(ikd_val root, long item, size_t max_joints, ikd_skel_request
  * "frames[k].goals[i]...". problem.goals is frame 0's. */
 int ikd_clip_decode(ikd_val root, size_t max_joints, ikd_skel_request *req, ikd_error *err);
 
-/* The number of members of root's array `key` (0 when absent or not an
- * array): a request's size, read before it is decoded. */
-size_t ikd_skel_array_size(ikd_val root, const char *key);
-
 #endif

@@ -41,14 +41,11 @@ void ikd_api_request_init(ikd_request *req, const ikd_api_limits *lim)
         req->problem.options.max_iterations = lim->max_iterations;
 }
 
-/* The server's limits on a decoded request, then the library's validation;
- * for batch item `item` (>= 0) error fields get "problems[item]" in front. */
-/* "problems[item]." in front of err's field (a batch item's error). */
-static void prefix_item(ikd_error *err, long item)
+void ikd_api_field_prefix(ikd_error *err, const char *prefix)
 {
     char inner[IKD_ERROR_FIELD_MAX];
     memcpy(inner, err->field, sizeof inner);
-    int n = snprintf(err->field, sizeof err->field, "problems[%ld]", item);
+    int n = snprintf(err->field, sizeof err->field, "%s", prefix);
     size_t room = sizeof err->field - 1 - (size_t)n, k = inner[0] ? strlen(inner) : 0;
     if (k && room > 1) {
         err->field[n++] = '.';
@@ -57,6 +54,14 @@ static void prefix_item(ikd_error *err, long item)
         memcpy(err->field + n, inner, k);
         err->field[n + (int)k] = '\0';
     }
+}
+
+/* "problems[item]." in front of err's field (a batch item's error). */
+static void prefix_item(ikd_error *err, long item)
+{
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "problems[%ld]", item);
+    ikd_api_field_prefix(err, prefix);
 }
 
 int ikd_api_check(ikd_request *req, const ikd_api_limits *lim, long item, ikd_error *err)

@@ -53,6 +53,11 @@ void ikd_api_request_init(ikd_request *req, const ikd_api_limits *lim);
  * item `item` (>= 0) error fields get "problems[item]" in front. */
 int ikd_api_check(ikd_request *req, const ikd_api_limits *lim, long item, ikd_error *err);
 
+/* `prefix` in front of err's field, joined by a dot ("problems[3]" +
+ * "chain.joints" -> "problems[3].chain.joints"; an empty field becomes the
+ * prefix alone); cut to fit the field's room. */
+void ikd_api_field_prefix(ikd_error *err, const char *prefix);
+
 /* A fresh skeleton request with the server's cancel flag and iteration cap. */
 void ikd_api_skel_init(ikd_skel_request *req, const ikd_api_limits *lim);
 /* Decode a skeleton request, apply the server limits, validate skeleton

@@ -4,21 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../codec/field.h"
 #include "reply.h"
 #include "wire.h"
-
-/* 1 when batch item `v` is an object with a "skeleton" member. */
-static int is_skeleton_item(ikd_val v)
-{
-    if (ikd_val_type(v) != IKD_DOC_OBJECT) return 0;
-    for (size_t i = 0, n = v.ops->size(v.v); i < n; i++) {
-        const char *key;
-        size_t len;
-        v.ops->member(v.v, i, &key, &len);
-        if (len == 8 && memcmp(key, "skeleton", 8) == 0) return 1;
-    }
-    return 0;
-}
 
 /* Decode skeleton item i into a new it->skel; 0, or -1 out of memory (a bad
  * item keeps its error in it->err). */
@@ -84,7 +72,7 @@ int ikd_batch_open(const ikd_api_limits *lim, unsigned long long deadline_ns, ik
         it->skel = NULL;
         ikd_error_clear(&it->err);
         ikd_val v = ikd_val_at(items, i);
-        if (is_skeleton_item(v)) {
+        if (ikd_field_member(v, "skeleton").v) { /* a skeleton problem */
             if (open_skeleton(lim, v, i, it) != 0) {
                 b->count = i + 1; /* the items set up so far, this one included */
                 goto nomem;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../codec/field.h"
 #include "reply.h"
 #include "wire.h"
 
@@ -13,14 +14,9 @@
 static void frame_field(ikd_error *err, size_t k)
 {
     if (strncmp(err->field, "goals", 5) != 0) return;
-    char inner[IKD_ERROR_FIELD_MAX];
-    memcpy(inner, err->field, sizeof inner);
-    int n = snprintf(err->field, sizeof err->field, "frames[%zu].", k);
-    if (n > 0 && (size_t)n < sizeof err->field) {
-        size_t room = sizeof err->field - (size_t)n - 1, len = strnlen(inner, room);
-        memcpy(err->field + n, inner, len);
-        err->field[(size_t)n + len] = '\0';
-    }
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "frames[%zu]", k);
+    ikd_api_field_prefix(err, prefix);
 }
 
 int ikd_clip_open(const ikd_api_limits *lim, ikd_encoding in_enc, const char *body, size_t len, ikd_skel_request *req,
@@ -30,7 +26,9 @@ int ikd_clip_open(const ikd_api_limits *lim, ikd_encoding in_enc, const char *bo
     ikd_api_skel_init(req, lim);
     int rc = ikd_doc_load(&doc, in_enc, body, len, err);
     if (rc != IKD_E_OK) return rc;
-    size_t frames = ikd_skel_array_size(doc.root, "frames"), max = lim->max_frames ? lim->max_frames : IKD_CLIP_MAX_FRAMES;
+    ikd_val fv = ikd_field_member(doc.root, "frames");
+    size_t frames = ikd_val_type(fv) == IKD_DOC_ARRAY ? fv.ops->size(fv.v) : 0;
+    size_t max = lim->max_frames ? lim->max_frames : IKD_CLIP_MAX_FRAMES;
     if (frames > max)
         rc = ikd_error_set(err, IKD_E_TOO_LARGE, "frames", "at most %zu frames per clip (--max-frames), got %zu", max,
                            frames);
