@@ -36,24 +36,27 @@ void ikd_metrics_request(ikd_metrics *m, int route, int status)
     atomic_fetch_add_explicit(&m->requests[route][code_slot(status)], 1, memory_order_relaxed);
 }
 
+/* One solve time into a duration histogram (buckets not cumulative) and its sum. */
+static void observe(atomic_ulong buckets[IKD_METRICS_BUCKETS], atomic_ulong *ns, double seconds)
+{
+    int b = 0;
+    while (b < IKD_METRICS_BUCKETS - 1 && seconds > bounds[b]) b++;
+    atomic_fetch_add_explicit(&buckets[b], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(ns, (unsigned long)(seconds * 1e9), memory_order_relaxed);
+}
+
 void ikd_metrics_solve(ikd_metrics *m, ikd_solver solver, ikd_status status, double seconds)
 {
     if ((int)solver < 0 || solver >= IKD_SOLVER__COUNT) return;
-    int b = 0;
-    while (b < IKD_METRICS_BUCKETS - 1 && seconds > bounds[b]) b++;
-    atomic_fetch_add_explicit(&m->solve_buckets[solver][b], 1, memory_order_relaxed);
+    observe(m->solve_buckets[solver], &m->solve_ns[solver], seconds);
     atomic_fetch_add_explicit(&m->solve_count[solver], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&m->solve_ns[solver], (unsigned long)(seconds * 1e9), memory_order_relaxed);
     if ((int)status >= 0 && status <= IKD_STATUS_DEADLINE)
         atomic_fetch_add_explicit(&m->solves[solver][status], 1, memory_order_relaxed);
 }
 
 void ikd_metrics_skeleton(ikd_metrics *m, ikd_multi_status status, const unsigned goals[3], double seconds)
 {
-    int b = 0;
-    while (b < IKD_METRICS_BUCKETS - 1 && seconds > bounds[b]) b++;
-    atomic_fetch_add_explicit(&m->skel_buckets[b], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&m->skel_ns, (unsigned long)(seconds * 1e9), memory_order_relaxed);
+    observe(m->skel_buckets, &m->skel_ns, seconds);
     if ((unsigned)status < 3) atomic_fetch_add_explicit(&m->skel_solves[status], 1, memory_order_relaxed);
     for (int g = 0; g < 3; g++) atomic_fetch_add_explicit(&m->skel_goals[g], goals[g], memory_order_relaxed);
 }
@@ -81,6 +84,22 @@ static void line(ikd_buf *out, const char *fmt, ...)
     if (n > 0) ikd_buf_append(out, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
+/* ikd_solve_duration_seconds{solver=NAME}: cumulative buckets, sum, count. */
+static void render_duration(ikd_buf *out, const char *name, atomic_ulong buckets[IKD_METRICS_BUCKETS], atomic_ulong *ns)
+{
+    unsigned long cum = 0;
+    for (int b = 0; b < IKD_METRICS_BUCKETS; b++) {
+        cum += atomic_load_explicit(&buckets[b], memory_order_relaxed);
+        if (b < IKD_METRICS_BUCKETS - 1)
+            line(out, "ikd_solve_duration_seconds_bucket{solver=\"%s\",le=\"%g\"} %lu\n", name, bounds[b], cum);
+        else
+            line(out, "ikd_solve_duration_seconds_bucket{solver=\"%s\",le=\"+Inf\"} %lu\n", name, cum);
+    }
+    line(out, "ikd_solve_duration_seconds_sum{solver=\"%s\"} %.9f\n", name,
+         (double)atomic_load_explicit(ns, memory_order_relaxed) / 1e9);
+    line(out, "ikd_solve_duration_seconds_count{solver=\"%s\"} %lu\n", name, cum);
+}
+
 void ikd_metrics_render(ikd_metrics *m, const char *const *route_names, int nroutes, const ikd_metrics_gauges *g,
                         ikd_buf *out)
 {
@@ -98,31 +117,9 @@ void ikd_metrics_render(ikd_metrics *m, const char *const *route_names, int nrou
     }
     line(out, "# HELP ikd_solve_duration_seconds Time spent in the solver per problem, by solver.\n");
     line(out, "# TYPE ikd_solve_duration_seconds histogram\n");
-    for (int s = 1; s < IKD_SOLVER__COUNT; s++) {
-        const char *name = ikd_solver_name((ikd_solver)s);
-        unsigned long cum = 0;
-        for (int b = 0; b < IKD_METRICS_BUCKETS; b++) {
-            cum += atomic_load_explicit(&m->solve_buckets[s][b], memory_order_relaxed);
-            if (b < IKD_METRICS_BUCKETS - 1)
-                line(out, "ikd_solve_duration_seconds_bucket{solver=\"%s\",le=\"%g\"} %lu\n", name, bounds[b], cum);
-            else
-                line(out, "ikd_solve_duration_seconds_bucket{solver=\"%s\",le=\"+Inf\"} %lu\n", name, cum);
-        }
-        line(out, "ikd_solve_duration_seconds_sum{solver=\"%s\"} %.9f\n", name,
-             (double)atomic_load_explicit(&m->solve_ns[s], memory_order_relaxed) / 1e9);
-        line(out, "ikd_solve_duration_seconds_count{solver=\"%s\"} %lu\n", name, cum);
-    }
-    unsigned long cum = 0; /* the skeleton solver: solver="skeleton" */
-    for (int b = 0; b < IKD_METRICS_BUCKETS; b++) {
-        cum += atomic_load_explicit(&m->skel_buckets[b], memory_order_relaxed);
-        if (b < IKD_METRICS_BUCKETS - 1)
-            line(out, "ikd_solve_duration_seconds_bucket{solver=\"skeleton\",le=\"%g\"} %lu\n", bounds[b], cum);
-        else
-            line(out, "ikd_solve_duration_seconds_bucket{solver=\"skeleton\",le=\"+Inf\"} %lu\n", cum);
-    }
-    line(out, "ikd_solve_duration_seconds_sum{solver=\"skeleton\"} %.9f\n",
-         (double)atomic_load_explicit(&m->skel_ns, memory_order_relaxed) / 1e9);
-    line(out, "ikd_solve_duration_seconds_count{solver=\"skeleton\"} %lu\n", cum);
+    for (int s = 1; s < IKD_SOLVER__COUNT; s++)
+        render_duration(out, ikd_solver_name((ikd_solver)s), m->solve_buckets[s], &m->solve_ns[s]);
+    render_duration(out, "skeleton", m->skel_buckets, &m->skel_ns);
     line(out, "# HELP ikd_skeleton_solves_total Skeleton problems solved, by result status.\n");
     line(out, "# TYPE ikd_skeleton_solves_total counter\n");
     for (int st = 0; st < 3; st++)
