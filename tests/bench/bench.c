@@ -279,18 +279,12 @@ static double solve_one(humanoid_problem *hp, hstats *st, const char *label, int
     ikd_pose_joint pose[HUMANOID_JOINTS];
     ikd_goal_result gr[HUMANOID_MAX_GOALS];
     ikd_multi_problem p;
-    ikd_multi_init(&p);
-    p.skeleton = &hp->skeleton;
-    p.root = hp->root;
-    p.root_free = hp->root_free;
-    p.up = hp->up;
-    p.start = hp->has_start ? hp->start : NULL;
-    p.goal_count = hp->goal_count;
-    if (getenv("IKD_BENCH_ITERS")) p.max_iterations = atoi(getenv("IKD_BENCH_ITERS"));
-    if (getenv("IKD_BENCH_PULL")) p.rest_pull = atof(getenv("IKD_BENCH_PULL"));
     ikd_error err;
     ikd_multi_result res;
-    if (ikd_multi_validate(&p, hp->goals, &err) != IKD_E_OK) abort();
+    if (humanoid_setup(&p, hp, hp->goals, hp->goal_count, hp->has_start ? hp->start : NULL, hp->root, &err) != IKD_E_OK)
+        abort();
+    if (getenv("IKD_BENCH_ITERS")) p.max_iterations = atoi(getenv("IKD_BENCH_ITERS"));
+    if (getenv("IKD_BENCH_PULL")) p.rest_pull = atof(getenv("IKD_BENCH_PULL"));
     double t0 = now_ns();
     ikd_multi_solve(&p, work, sizeof work, local, pose, gr, &res, &err);
     double us = (now_ns() - t0) / 1e3;
@@ -404,14 +398,12 @@ static void coherence_bench(int clips)
             for (int cold = 0; cold < 2; cold++)
                 for (int k = 0; k < FRAMES; k++) {
                     ikd_multi_problem p;
-                    ikd_multi_init(&p);
-                    p.skeleton = s, p.root = cp.hp.root, p.up = cp.hp.up, p.goal_count = cp.goal_count;
-                    p.start = cold ? NULL : prev;
                     ikd_goal goals[HUMANOID_MAX_GOALS];
                     memcpy(goals, &cp.goals[(size_t)k * cp.goal_count], cp.goal_count * sizeof *goals);
                     ikd_error err;
                     ikd_multi_result res;
-                    if (ikd_multi_validate(&p, goals, &err) != IKD_E_OK) abort();
+                    if (humanoid_setup(&p, &cp.hp, goals, cp.goal_count, cold ? NULL : prev, cp.hp.root, &err) != IKD_E_OK)
+                        abort();
                     double t0 = now_ns();
                     ikd_multi_solve(&p, work, sizeof work, local, pose, gr, &res, &err);
                     double us = (now_ns() - t0) / 1e3;

@@ -195,6 +195,19 @@ void arm_make(tu_rng *r, int dof, humanoid_problem *hp)
     hp->far_goal = -1;
 }
 
+ikd_code humanoid_setup(ikd_multi_problem *p, const humanoid_problem *hp, ikd_goal *goals, size_t n,
+                        const ikd_quat *start, ikd_vec3 root, ikd_error *err)
+{
+    ikd_multi_init(p);
+    p->skeleton = &hp->skeleton;
+    p->root = root;
+    p->root_free = hp->root_free;
+    p->up = hp->up;
+    p->start = start;
+    p->goal_count = n;
+    return ikd_multi_validate(p, goals, err);
+}
+
 const char *clip_kind_name(clip_kind k)
 {
     static const char *const names[] = {"humanoid 6dof", "humanoid pos", "chain free", "chain hinge", "chain ball"};

@@ -65,6 +65,12 @@ typedef enum clip_kind {
 
 const char *clip_kind_name(clip_kind k);
 
+/* A multi-goal problem on hp's skeleton (its up and root_free) toward the
+ * n `goals` (validated in place: pass a copy to keep them) from `start`
+ * (NULL: the rest pose) with the root at `root`; validation's code. */
+ikd_code humanoid_setup(ikd_multi_problem *p, const humanoid_problem *hp, ikd_goal *goals, size_t n,
+                        const ikd_quat *start, ikd_vec3 root, ikd_error *err);
+
 typedef struct clip_problem {
     humanoid_problem hp; /* skeleton, root, up; its goals are frame 0's */
     size_t frames, goal_count;

@@ -356,17 +356,10 @@ typedef struct solved {
 static void solve_hp(const humanoid_problem *hp, const ikd_quat *start, ikd_vec3 root, solved *out)
 {
     ikd_multi_problem p;
-    ikd_multi_init(&p);
-    p.skeleton = &hp->skeleton;
-    p.root = root;
-    p.root_free = hp->root_free;
-    p.up = hp->up;
-    p.start = start;
-    p.goal_count = hp->goal_count;
     ikd_error err;
     ikd_goal goals[HUMANOID_MAX_GOALS];
     memcpy(goals, hp->goals, sizeof goals);
-    ck_assert_int_eq(ikd_multi_validate(&p, goals, &err), IKD_E_OK);
+    ck_assert_int_eq(humanoid_setup(&p, hp, goals, hp->goal_count, start, root, &err), IKD_E_OK);
     ck_assert_uint_le(ikd_multi_workspace_size(hp->skeleton.count, hp->goal_count), sizeof work_mem);
     ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, out->local, out->pose, out->gr, &out->res, &err),
                      IKD_E_OK);
@@ -592,14 +585,12 @@ START_TEST(clips_keep_limits_and_chains_stay_coherent)
         for (int k = 0; k < 480; k++)
             for (int from_rest = 0; from_rest < 2; from_rest++) {
                 ikd_multi_problem p;
-                ikd_multi_init(&p);
-                p.skeleton = s, p.root = cp.hp.root, p.goal_count = cp.goal_count;
-                p.start = from_rest ? NULL : prev;
                 ikd_goal goals[HUMANOID_MAX_GOALS];
                 memcpy(goals, &cp.goals[(size_t)k * cp.goal_count], cp.goal_count * sizeof *goals);
                 ikd_error err;
                 ikd_multi_result res;
-                ck_assert_int_eq(ikd_multi_validate(&p, goals, &err), IKD_E_OK);
+                ck_assert_int_eq(humanoid_setup(&p, &cp.hp, goals, cp.goal_count, from_rest ? NULL : prev, cp.hp.root, &err),
+                                 IKD_E_OK);
                 ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, local, pose, gr, &res, &err), IKD_E_OK);
                 if (from_rest) {
                     cold += res.status == IKD_MULTI_REACHED;
