@@ -458,17 +458,14 @@ static void clip_stream_task(ikd_call *c)
     ikd_encoding enc = c->out_enc;
     ikd_skel_request req;
     ikd_clip_run run;
-    ikd_error err;
     ikd_stream *st = NULL;
-    int opened = ikd_clip_open(&s->limits, c->in_enc, c->body.data ? c->body.data : "", c->body.len, &req, &err);
-    if (opened != IKD_E_OK) {
-        c->outcome.error = err.code;
-        c->status = ikd_reply_error_body(&c->reply, enc, &err);
-    } else if (!(st = ikd_stream_new()) || ikd_clip_begin(&run, &req, c->deadline_ns) != 0) {
-        if (st) ikd_stream_release(st), ikd_stream_release(st), st = NULL;
+    c->status = ikd_clip_prepare(&s->limits, c->deadline_ns, c->in_enc, enc, c->body.data ? c->body.data : "",
+                                 c->body.len, &req, &run, &c->reply, &c->outcome.error);
+    if (c->status == 0 && !(st = ikd_stream_new())) {
+        ikd_clip_end(&run);
         c->outcome.error = IKD_E_NOMEM;
-        c->status = ikd_reply_errorf(&c->reply, enc, IKD_E_NOMEM, "", "out of memory for the clip's solve");
-    } else {
+        c->status = ikd_reply_errorf(&c->reply, enc, IKD_E_NOMEM, "", "out of memory for the clip's stream");
+    } else if (c->status == 0) {
         c->status = 200;
         c->stream = st;
         c->reply_type = enc == IKD_ENC_JSON ? IKD_CLIP_NDJSON : IKD_CLIP_MSGPACK_STREAM;

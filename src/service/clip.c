@@ -111,21 +111,31 @@ void ikd_clip_end(ikd_clip_run *run)
     run->work = NULL, run->local = run->prev = NULL, run->pose = NULL, run->gr = NULL;
 }
 
+int ikd_clip_prepare(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc,
+                     ikd_encoding out_enc, const char *body, size_t len, ikd_skel_request *req, ikd_clip_run *run,
+                     ikd_buf *out, int *error)
+{
+    ikd_error err;
+    if (ikd_clip_open(lim, in_enc, body, len, req, &err) != IKD_E_OK) {
+        *error = err.code;
+        return ikd_reply_error_body(out, out_enc, &err);
+    }
+    if (ikd_clip_begin(run, req, deadline_ns) != 0) {
+        *error = IKD_E_NOMEM;
+        return ikd_reply_errorf(out, out_enc, IKD_E_NOMEM, "", "out of memory for the clip's solve");
+    }
+    return 0;
+}
+
 int ikd_api_clip(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc, ikd_encoding out_enc,
                  const char *body, size_t len, ikd_buf *out, ikd_api_outcome *outcome)
 {
     ikd_skel_request req;
-    ikd_error err;
     ikd_clip_run run;
-    if (outcome) *outcome = (ikd_api_outcome){.solved = 0};
-    int status;
-    if (ikd_clip_open(lim, in_enc, body, len, &req, &err) != IKD_E_OK) {
-        if (outcome) outcome->error = err.code;
-        status = ikd_reply_error_body(out, out_enc, &err);
-    } else if (ikd_clip_begin(&run, &req, deadline_ns) != 0) {
-        if (outcome) outcome->error = IKD_E_NOMEM;
-        status = ikd_reply_errorf(out, out_enc, IKD_E_NOMEM, "", "out of memory for the clip's solve");
-    } else {
+    int error = IKD_E_OK;
+    int status = ikd_clip_prepare(lim, deadline_ns, in_enc, out_enc, body, len, &req, &run, out, &error);
+    if (outcome) *outcome = (ikd_api_outcome){.solved = 0, .error = error};
+    if (status == 0) {
         ikd_emitter e;
         ikd_emit_reply(&e, out_enc, out);
         ikd_emit_map(&e, 2);

@@ -16,9 +16,18 @@
 int ikd_clip_open(const ikd_api_limits *lim, ikd_encoding in_enc, const char *body, size_t len, ikd_skel_request *req,
                   ikd_error *err);
 
+typedef struct ikd_clip_run ikd_clip_run;
+
+/* ikd_clip_open, then ikd_clip_begin: 0 when the clip is ready to solve
+ * (end `run` after), else the HTTP status with an error body in `out` and
+ * its code in *error. Destroy `req` either way. */
+int ikd_clip_prepare(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc,
+                     ikd_encoding out_enc, const char *body, size_t len, ikd_skel_request *req, ikd_clip_run *run,
+                     ikd_buf *out, int *error);
+
 /* A clip being solved: scratch for the largest frame, the last frame's pose
  * (the next one's start), what the frames did so far. */
-typedef struct ikd_clip_run {
+struct ikd_clip_run {
     void *work;
     size_t work_size;
     ikd_quat *local, *prev;   /* this frame's local rotations, the last frame's */
@@ -30,7 +39,7 @@ typedef struct ikd_clip_run {
     unsigned long long deadline_ns;
     ikd_clip_summary summary;
     unsigned by_status[3];    /* frames by ikd_multi_status */
-} ikd_clip_run;
+};
 
 /* 0, or -1 out of memory (nothing to end then). */
 int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long long deadline_ns);
