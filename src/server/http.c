@@ -139,9 +139,9 @@ static void hook_skeleton(void *ctx, ikd_multi_status status, const unsigned goa
     ikd_metrics_skeleton(&((ikd_http *)ctx)->metrics, status, goals, seconds);
 }
 
-static void hook_clip(void *ctx, const unsigned frames[3], double seconds)
+static void hook_clip(void *ctx, const unsigned frames[3])
 {
-    ikd_metrics_clip(&((ikd_http *)ctx)->metrics, frames, seconds);
+    ikd_metrics_clip(&((ikd_http *)ctx)->metrics, frames);
 }
 
 static void hook_rejected(void *ctx, ikd_reject_reason why) { ikd_metrics_reject(&((ikd_http *)ctx)->metrics, why); }

@@ -61,9 +61,8 @@ void ikd_metrics_skeleton(ikd_metrics *m, ikd_multi_status status, const unsigne
     for (int g = 0; g < 3; g++) atomic_fetch_add_explicit(&m->skel_goals[g], goals[g], memory_order_relaxed);
 }
 
-void ikd_metrics_clip(ikd_metrics *m, const unsigned frames[3], double seconds)
+void ikd_metrics_clip(ikd_metrics *m, const unsigned frames[3])
 {
-    (void)seconds;
     atomic_fetch_add_explicit(&m->clips, 1, memory_order_relaxed);
     for (int i = 0; i < 3; i++) atomic_fetch_add_explicit(&m->clip_frames[i], frames[i], memory_order_relaxed);
 }

@@ -37,8 +37,8 @@ void ikd_metrics_request(ikd_metrics *m, int route, int status);
 void ikd_metrics_solve(ikd_metrics *m, ikd_solver solver, ikd_status status, double seconds);
 /* Count one skeleton solve: its status, its goals by status, its time. */
 void ikd_metrics_skeleton(ikd_metrics *m, ikd_multi_status status, const unsigned goals[3], double seconds);
-/* Count one clip: its frames by ikd_multi_status (solve times are not per frame). */
-void ikd_metrics_clip(ikd_metrics *m, const unsigned frames[3], double seconds);
+/* Count one clip: its frames by ikd_multi_status. */
+void ikd_metrics_clip(ikd_metrics *m, const unsigned frames[3]);
 void ikd_metrics_reject(ikd_metrics *m, ikd_reject_reason why);
 
 /* The live gauges, read by the caller when rendering. */

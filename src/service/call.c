@@ -383,7 +383,7 @@ static void record_solve(ikd_call *c)
 {
     const ikd_service_hooks *h = &c->svc->hooks;
     if (c->outcome.solved && c->outcome.clip) {
-        if (h->clip_solved) h->clip_solved(h->ctx, c->outcome.frames, c->outcome.solve_s);
+        if (h->clip_solved) h->clip_solved(h->ctx, c->outcome.frames);
     } else if (c->outcome.solved && c->outcome.skeleton) {
         if (h->skeleton_solved) h->skeleton_solved(h->ctx, c->outcome.multi, c->outcome.goals, c->outcome.solve_s);
     } else if (c->outcome.solved) {
@@ -473,7 +473,7 @@ static void clip_stream_task(ikd_call *c)
     hooks.finished(c);
     if (st) {
         ikd_clip_stream(&req, &run, enc, st);
-        if (hooks.clip_solved) hooks.clip_solved(hooks.ctx, run.by_status, run.summary.solve_us / 1e6);
+        if (hooks.clip_solved) hooks.clip_solved(hooks.ctx, run.by_status);
         ikd_clip_end(&run);
         ikd_stream_release(st);
     }

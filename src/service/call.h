@@ -31,8 +31,8 @@ typedef struct ikd_service_hooks {
     void (*solved)(void *ctx, ikd_solver solver, ikd_status status, double seconds); /* one solve done */
     /* one skeleton solve done: its status, its goals by ikd_goal_status */
     void (*skeleton_solved)(void *ctx, ikd_multi_status status, const unsigned goals[3], double seconds);
-    /* one clip done: its frames by ikd_multi_status, the frames' solve time */
-    void (*clip_solved)(void *ctx, const unsigned frames[3], double seconds);
+    /* one clip done: its frames by ikd_multi_status */
+    void (*clip_solved)(void *ctx, const unsigned frames[3]);
     void (*rejected)(void *ctx, ikd_reject_reason why);                            /* one refusal */
     int (*submit)(void *ctx, ikd_task *task);  /* queue a task: 0, -1 queue full, -2 stopping */
     size_t (*idle)(void *ctx);                 /* workers neither running nor about to run a job */
