@@ -128,7 +128,7 @@ function jointIndex(ref) {
 }
 
 function buildSkeleton() {
-  skeletonGroup.clear ? skeletonGroup.clear() : skeletonGroup.children.slice().forEach((c) => skeletonGroup.remove(c));
+  skeletonGroup.children.slice().forEach((c) => skeletonGroup.remove(c)); /* three r111 has no Group.clear */
   jointMeshes = state.model.joints.map(() => {
     const m = new THREE.Mesh(jointGeo, jointMat);
     skeletonGroup.add(m);
@@ -286,7 +286,6 @@ function show(reply, rtt) {
   state.reply = reply;
   state.pose = reply.pose;
   state.joints = reply.joints || null;
-  if (!reply.joints && reply.pose) state.joints = null;
   drawPose();
   $("message").textContent = "";
   $("timing").textContent = `${reply.status}: solve ${reply.solve_us.toFixed(0)} us, round trip ${rtt.toFixed(1)} ms, ` +
@@ -452,7 +451,6 @@ resize();
 load("humanoid");
 requestAnimationFrame(frame);
 solve();
-ready.then(() => {});
 (async () => {
   while (!state.reply && !$("message").textContent && $("token_form").hidden) await new Promise((r) => setTimeout(r, 20));
   readyResolve(window.ikdEditor);
