@@ -184,6 +184,13 @@ typedef struct ikd_multi_problem {
                                      elbow and shoulder) beyond soften x the limb's reach from
                                      the upper joint is eased in; it is met there (status),
                                      `error` the distance to the goal itself */
+    double stretch;               /* [1, 100], default 1 (off): two-bone limbs (as
+                                     ikd_options.stretch): a position goal on a limb's end
+                                     that the solve leaves beyond the limb's reach (or
+                                     softening eases in) is met by lengthening both bones of
+                                     the limb alike about its upper joint, up to this factor;
+                                     the joints below move with them (pose positions; local
+                                     rotations and every other bone unchanged) */
     unsigned long long deadline_ns; /* as ikd_problem.deadline_ns; 0 = none */
     const atomic_int *cancel;     /* as ikd_problem.cancel; NULL = none */
 } ikd_multi_problem;
@@ -208,6 +215,8 @@ typedef struct ikd_goal_result {
     ikd_goal_status status;
     double error;              /* position error (aim: 0), skeleton units */
     double rotation_error_deg; /* rotation or aim error, degrees; 0 without either */
+    double stretch;            /* the factor both bones of the goal's limb were lengthened
+                                  by (options.stretch), in [1, stretch]; 1 when not */
 } ikd_goal_result;
 
 typedef struct ikd_multi_result {
@@ -217,7 +226,7 @@ typedef struct ikd_multi_result {
 } ikd_multi_result;
 
 /* The skeleton solver's options table (the fields of ikd_multi_problem
- * from max_iterations to damping: names, defaults, bounds) and its length. */
+ * from max_iterations to stretch: names, defaults, bounds) and its length. */
 const ikd_option_info *ikd_multi_options_table(size_t *count);
 
 /* Bytes of scratch for a skeleton of `joints` joints and `goals` goals. */

@@ -63,7 +63,7 @@ static void emit_joint_ref(ikd_emitter *e, const ikd_skel_request *req, size_t j
     else ikd_emit_int(e, (long long)j);
 }
 
-/* "status", "goals": [{"joint","status","error","rotation_error_deg"}, ...] */
+/* "status", "goals": [{"joint","status","error","rotation_error_deg"[,"stretch"]}, ...] */
 static void emit_goals(ikd_emitter *e, const ikd_skel_request *req, const ikd_goal *goals, size_t count,
                        const ikd_goal_result *gr, ikd_multi_status status)
 {
@@ -71,8 +71,9 @@ static void emit_goals(ikd_emitter *e, const ikd_skel_request *req, const ikd_go
     ikd_emit_str(e, ikd_multi_status_name(status));
     IKD_EMIT_KEY(e, "goals");
     ikd_emit_array(e, count);
+    int stretch = req->problem.stretch > 1;
     for (size_t i = 0; i < count; i++) {
-        ikd_emit_map(e, 4);
+        ikd_emit_map(e, 4 + stretch);
         IKD_EMIT_KEY(e, "joint");
         emit_joint_ref(e, req, goals[i].joint);
         IKD_EMIT_KEY(e, "status");
@@ -81,6 +82,10 @@ static void emit_goals(ikd_emitter *e, const ikd_skel_request *req, const ikd_go
         ikd_emit_num(e, gr[i].error);
         IKD_EMIT_KEY(e, "rotation_error_deg");
         ikd_emit_num(e, gr[i].rotation_error_deg);
+        if (stretch) {
+            IKD_EMIT_KEY(e, "stretch");
+            ikd_emit_num(e, gr[i].stretch);
+        }
         ikd_emit_end(e);
     }
     ikd_emit_end(e);

@@ -17,6 +17,8 @@
 #define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet */
 #define MULTI_RESTART_ITERATIONS 40 /* iterations of each restart at most */
 #define MULTI_SETTLE_ITERATIONS 60 /* iterations the rest pull goes on once the goals are met, at most */
+#define MULTI_STRETCH_AIM 0.95 /* options.stretch: a limb is aimed this far into its reach (0.98: 94% of
+                                   far hands met, not 99%: a straighter limb converges slowly), then scaled */
 
 static const char *const goal_names[] = {"reached", "unreachable", "not_reached"};
 static const char *const multi_names[] = {"reached", "partial", "deadline"};
@@ -48,6 +50,9 @@ static const ikd_option_info multi_options[] = {
     {"soften", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, soften), 1, 0, 1, 1, 0, NULL, 0,
      "soft IK for two-bone limbs: a position goal on a limb's end beyond soften x its reach is eased in "
      "(no knee pop or jitter near full extension); 1 = off"},
+    {"stretch", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, stretch), 1, 1, 100, 0, 0, NULL, 0,
+     "two-bone limbs: a position goal on a limb's end that the solve leaves beyond the limb's reach is met by "
+     "lengthening both bones alike, up to this factor (lengths change, by request); 1 = off"},
 };
 
 const ikd_option_info *ikd_multi_options_table(size_t *count)
@@ -141,13 +146,14 @@ ikd_code ikd_multi_validate(ikd_multi_problem *p, ikd_goal *goals, ikd_error *er
 
 typedef struct multi_ws {
     size_t n, g, cols, rows, cmax;
+    double raw;         /* the weighted task error as build_rows found it, before the per-step clamps */
     int *col;           /* [n] first column of each joint, -1 when fixed */
     int *dof;           /* [n] 0, 1 or 3 */
     double *reach;      /* [n] path length from the root */
     ikd_vec3 *tpos;     /* [g] position targets (ground goals resolved) */
     ikd_quat *trot;     /* [g] rotation targets */
     ikd_vec3 *aim_local;/* [g] aim axes in the joint's rest frame */
-    unsigned char *want;/* [g] bit 1 position, 2 rotation, 4 aim */
+    unsigned char *want;/* [g] bit 1 position, 2 rotation, 4 aim, 8 stretching (aimed into the limb's reach) */
     int *row0;          /* [g] first row of each goal's position rows (its rotation rows follow) */
     int *row_goal;      /* [rows] the goal of each row */
     /* A goal's rows are stored compactly over the columns that move it: a
@@ -411,12 +417,33 @@ static void joint_frames(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loc
             w->clo[c] = -INFINITY, w->chi[c] = INFINITY;
 }
 
+/* The two-bone limb of goal i: a position goal on a joint whose parent
+ * (*m, the knee or elbow) is not the root; *u its grandparent (hip or
+ * shoulder). 0 when the goal has none. */
+static int limb_of(const multi_ws *w, const ikd_multi_problem *p, size_t i, long *m, long *u)
+{
+    const ikd_skeleton *s = p->skeleton;
+    size_t j = p->goals[i].joint;
+    *m = j ? s->joints[j].parent : -1;
+    *u = *m > 0 ? s->joints[*m].parent : -1;
+    return (w->want[i] & 1) && *u >= 0;
+}
+
+static double limb_reach(const ikd_skeleton *s, size_t j, long m)
+{
+    return ikd_vec3_len(s->joints[j].offset) + ikd_vec3_len(s->joints[m].offset);
+}
+
 /* 1 when goal i is a position farther from a fixed root than the bones
- * between them reach: no pose meets it. */
+ * between them reach (a stretching limb's lengthened): no pose meets it. */
 static int out_of_reach(const multi_ws *w, const ikd_multi_problem *p, size_t i)
 {
-    return !p->root_free && (w->want[i] & 1) &&
-           ikd_vec3_dist(w->tpos[i], p->root) > w->reach[p->goals[i].joint] + p->tolerance;
+    if (p->root_free || !(w->want[i] & 1)) return 0;
+    size_t j = p->goals[i].joint;
+    double extra = 0;
+    long m, u;
+    if ((w->want[i] & 8) && limb_of(w, p, i, &m, &u)) extra = (p->stretch - 1) * limb_reach(p->skeleton, j, m);
+    return ikd_vec3_dist(w->tpos[i], p->root) > w->reach[j] + extra + p->tolerance;
 }
 
 /* Joint k's local rotation after turning it by its step in dq times
@@ -434,22 +461,31 @@ static ikd_quat turned(const multi_ws *w, const ikd_multi_problem *p, const ikd_
     return ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(ikd_vec3_scale(vl, 1 / ang), ang), local[k]));
 }
 
-/* Goal i's position target as soft IK aims it (options.soften < 1; a goal
- * on the end of a two-bone limb, its joint's parent and grandparent): eased
- * in near the limb's full extension, measured from the limb's upper joint
- * where it is now. */
-static ikd_vec3 soft_target(const multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i)
+/* Goal i's position target as the solve aims it on a two-bone limb (from
+ * the limb's upper joint where it is now): soft IK (options.soften < 1)
+ * eases it in near the limb's full extension; a goal being stretched (want
+ * bit 8) is aimed MULTI_STRETCH_AIM of the limb's reach away (farther, up
+ * to the full reach, when the target is that close to the stretched reach),
+ * the rest is left to the bones' scaling (stretch_limbs). Else the goal's
+ * target. */
+static ikd_vec3 limb_target(const multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i)
 {
     ikd_vec3 t = w->tpos[i];
-    const ikd_skeleton *s = p->skeleton;
-    size_t j = p->goals[i].joint;
-    long m = j ? s->joints[j].parent : -1, u = m > 0 ? s->joints[m].parent : -1;
-    if (!(p->soften < 1) || u < 0) return t;
-    double reach = ikd_vec3_len(s->joints[j].offset) + ikd_vec3_len(s->joints[m].offset), k;
+    long m, u;
+    if (!(p->soften < 1 || (w->want[i] & 8)) || !limb_of(w, p, i, &m, &u)) return t;
+    double reach = limb_reach(p->skeleton, p->goals[i].joint, m), k;
     ikd_vec3 to = ikd_vec3_sub(t, pose[u].position);
     double d = ikd_vec3_len(to);
-    if (!(d > p->soften * reach)) return t;
-    return ikd_vec3_mad(pose[u].position, to, ikd__two_bone_soft(reach, p->soften, 1, d, &k) / d);
+    if (p->soften < 1) {
+        if (!(d > p->soften * reach)) return t;
+        return ikd_vec3_mad(pose[u].position, to, ikd__two_bone_soft(reach, p->soften, 1, d, &k) / d);
+    }
+    /* aimed where lengthening by at most `stretch` brings the end to the
+     * target: beyond the limb's reach when the target is beyond the
+     * stretched one (the rest of the skeleton then brings the limb closer) */
+    double a = fmax(MULTI_STRETCH_AIM * reach, d / p->stretch);
+    if (!(d > a)) return t;
+    return ikd_vec3_mad(pose[u].position, to, a / d);
 }
 
 /* The task error and Jacobian rows of every goal; returns 1 when every goal
@@ -460,6 +496,7 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
     const ikd_skeleton *s = p->skeleton;
     double L = s->size, rot_tol = p->rotation_tolerance_deg * IKD_DEG2RAD;
     int all = 1;
+    double raw = 0;
     memset(w->e, 0, w->rows * sizeof(double));
     for (size_t i = 0; i < w->g; i++) {
         const ikd_goal *g = &p->goals[i];
@@ -471,8 +508,9 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv;
         gr[i].error = 0, gr[i].rotation_error_deg = 0;
         if (w->want[i] & 1) {
-            ikd_vec3 d = ikd_vec3_sub(soft_target(w, p, pose, i), pj);
+            ikd_vec3 d = ikd_vec3_sub(limb_target(w, p, pose, i), pj);
             gr[i].error = ikd_vec3_len(d);
+            raw += wt * wt * gr[i].error * gr[i].error;
             if (gr[i].error > 0.2 * L) d = ikd_vec3_scale(d, 0.2 * L / gr[i].error); /* one step aims this far at most */
             w->e[r0] = wt * d.x, w->e[r0 + 1] = wt * d.y, w->e[r0 + 2] = wt * d.z;
             if (gr[i].error > p->tolerance) all = 0;
@@ -485,6 +523,7 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         }
         if (w->want[i] & 6) {
             gr[i].rotation_error_deg = ikd_vec3_len(rv) * IKD_RAD2DEG;
+            raw += wt * wt * L * L * ikd_vec3_dot(rv, rv);
             if (ikd_vec3_len(rv) > 0.5) rv = ikd_vec3_scale(rv, 0.5 / ikd_vec3_len(rv));
             w->e[r1] = wt * L * rv.x, w->e[r1 + 1] = wt * L * rv.y, w->e[r1 + 2] = wt * L * rv.z;
             if (ikd_vec3_len(rv) > rot_tol) all = 0;
@@ -516,6 +555,7 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
             }
         }
     }
+    w->raw = sqrt(raw);
     return all;
 }
 
@@ -823,7 +863,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         ikd_skeleton_fk(s, *root, local, pose);
         joint_frames(w, s, local, pose);
         int met = build_rows(w, p, pose, gr);
-        double en = task_norm(w, p, 0);
+        double en = w->raw; /* unclamped: a goal far off still shows progress */
         if (met || en < best - 1e-12 * L) { /* once met, the pull toward rest goes on */
             best = fmin(best, en), best_root = *root, stall = 0;
             memcpy(w->best, local, s->count * sizeof *local);
@@ -892,6 +932,73 @@ static void restart_pose(const ikd_skeleton *s, int r, ikd_quat *local)
     }
 }
 
+/* options.stretch without soften: marks (want bit 8) the limb goals that
+ * `pose` leaves unmet (gr: its errors) beyond their limb's reach; returns
+ * how many. */
+static int mark_stretch(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, const ikd_goal_result *gr)
+{
+    int marked = 0;
+    for (size_t i = 0; i < w->g; i++) {
+        long m, u;
+        if (gr[i].error <= p->tolerance || !limb_of(w, p, i, &m, &u)) continue;
+        double reach = limb_reach(p->skeleton, p->goals[i].joint, m);
+        if (ikd_vec3_dist(w->tpos[i], pose[u].position) > MULTI_STRETCH_AIM * reach) w->want[i] |= 8, marked++;
+    }
+    return marked;
+}
+
+/* options.stretch: each limb goal aimed short of its target (stretching, or
+ * softened) has both bones of its limb scaled alike about the upper joint,
+ * by up to p->stretch, toward the target: the limb's joints below move with
+ * them (pose positions; the local rotations stay). A goal met where it was
+ * aimed is reached when the scaling reaches its target, else it is out of
+ * reach. Goals on moved joints get their errors anew; returns 1 when every
+ * goal is met. */
+static int stretch_limbs(multi_ws *w, const ikd_multi_problem *p, ikd_pose_joint *pose, ikd_goal_result *gr)
+{
+    const ikd_skeleton *s = p->skeleton;
+    /* scratch: moved[x] bit 1 when joint x moved, bit 2 when its goal's
+     * status is settled here; tag[x]: 1 below the knee, 2 below the foot */
+    unsigned char *moved = w->locked, *tag = w->locked + s->count;
+    memset(moved, 0, s->count);
+    for (size_t i = 0; i < w->g; i++) {
+        long m, u;
+        if (!limb_of(w, p, i, &m, &u) || !((w->want[i] & 8) || p->soften < 1)) continue;
+        size_t j = p->goals[i].joint;
+        ikd_vec3 pu = pose[u].position, aimed = limb_target(w, p, pose, i);
+        ikd_vec3 ue = ikd_vec3_sub(pose[j].position, pu), ut = ikd_vec3_sub(w->tpos[i], pu);
+        double d = ikd_vec3_len(ut), a = ikd_vec3_dist(aimed, pu), ee = ikd_vec3_dot(ue, ue);
+        if (!(a > 0) || !(d > a) || !(ee > 0)) continue; /* aimed at the target itself */
+        /* the factor that brings the end closest to the target along the limb */
+        double k = fmin(fmax(ikd_vec3_dot(ut, ue) / ee, 1), p->stretch);
+        int met = gr[i].status == IKD_GOAL_REACHED;
+        ikd_vec3 dm = ikd_vec3_scale(ikd_vec3_sub(pose[m].position, pu), k - 1);
+        ikd_vec3 de = ikd_vec3_scale(ue, k - 1);
+        for (size_t x = (size_t)m; x < s->count; x++) { /* children follow their parents in the joint list */
+            long px = s->joints[x].parent;
+            tag[x] = x == (size_t)m ? 1 : x == j ? 2 : px >= m ? tag[px] : 0;
+            if (!tag[x]) continue;
+            pose[x].position = ikd_vec3_add(pose[x].position, tag[x] == 2 ? de : dm);
+            moved[x] |= 1;
+        }
+        gr[i].stretch = k;
+        gr[i].error = ikd_vec3_dist(pose[j].position, w->tpos[i]);
+        moved[j] |= 2; /* this goal's status is settled here */
+        if (!met || d > p->stretch * a * (1 + 1e-12)) /* not met where aimed, or aimed beyond the stretched reach */
+            gr[i].status = out_of_reach(w, p, i) ? IKD_GOAL_UNREACHABLE : IKD_GOAL_NOT_REACHED;
+    }
+    int all = 1;
+    for (size_t i = 0; i < w->g; i++) {
+        size_t j = p->goals[i].joint;
+        if ((moved[j] & 3) == 1 && (w->want[i] & 1) && !(p->soften < 1)) { /* moved by another goal's limb */
+            gr[i].error = ikd_vec3_dist(pose[j].position, w->tpos[i]);
+            if (gr[i].status == IKD_GOAL_REACHED && gr[i].error > p->tolerance) gr[i].status = IKD_GOAL_NOT_REACHED;
+        }
+        if (gr[i].status != IKD_GOAL_REACHED) all = 0;
+    }
+    return all;
+}
+
 ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_size, ikd_quat *local,
                          ikd_pose_joint *pose, ikd_goal_result *gr, ikd_multi_result *res, ikd_error *err)
 {
@@ -923,16 +1030,28 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     int it = 0, timed_out = 0;
     double keep_score = INFINITY;
     ikd_vec3 keep_root = root;
+    int stretching = 0; /* options.stretch: 1 in the descent after limb goals were marked, 2 after it */
     for (int r = 0; r <= MULTI_RESTARTS; r++) {
         ikd_vec3 rt = p->root;
-        if (r) restart_pose(s, r, local);
+        if (stretching == 1) rt = keep_root, memcpy(local, w.keep, s->count * sizeof *local); /* on from the best */
+        else if (r) restart_pose(s, r, local);
         int budget = p->max_iterations - it;
-        if (r && budget > MULTI_RESTART_ITERATIONS) budget = MULTI_RESTART_ITERATIONS; /* a restart converges fast or not at all */
+        if (r && stretching != 1 && budget > MULTI_RESTART_ITERATIONS)
+            budget = MULTI_RESTART_ITERATIONS; /* a restart converges fast or not at all */
         it += descend(&w, p, local, pose, &rt, gr, budget, &timed_out);
         double sc = score_best(&w, p, rt, pose, gr);
+        if (stretching == 1) keep_score = INFINITY; /* the scores before measured other targets */
         if (sc < keep_score) {
             keep_score = sc, keep_root = rt;
             memcpy(w.keep, w.best, s->count * sizeof *local);
+        }
+        if (stretching == 1) stretching = 2;
+        /* after the first descent, limb goals left beyond their limb's reach
+         * (counted out of reach or not) are aimed into it; the bones
+         * lengthen at the end (stretch_limbs) */
+        if (r == 0 && p->stretch > 1 && p->soften >= 1 && !timed_out && mark_stretch(&w, p, pose, gr)) {
+            stretching = 1;
+            continue;
         }
         if (keep_score == 0 || timed_out || it >= p->max_iterations) break;
     }
@@ -943,8 +1062,10 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     build_rows(&w, p, pose, gr);
     int all;
     finish_goals(&w, p, gr, &all);
+    for (size_t i = 0; i < w.g; i++) gr[i].stretch = 1;
+    if (p->stretch > 1) all = stretch_limbs(&w, p, pose, gr);
     for (size_t i = 0; p->soften < 1 && i < w.g; i++) /* met where softening aims it; the distance to the goal itself */
-        if (w.want[i] & 1) gr[i].error = ikd_vec3_dist(pose[p->goals[i].joint].position, w.tpos[i]);
+        if ((w.want[i] & 1) && gr[i].stretch == 1) gr[i].error = ikd_vec3_dist(pose[p->goals[i].joint].position, w.tpos[i]);
     res->iterations = it;
     res->root = root;
     res->status = timed_out && !all ? IKD_MULTI_DEADLINE : all ? IKD_MULTI_REACHED : IKD_MULTI_PARTIAL;

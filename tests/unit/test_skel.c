@@ -75,6 +75,7 @@ const char *rest, *field;
  "goals"},
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"rest_pull\":2}", "options.rest_pull"},
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"soften\":0}", "options.soften"},
+{NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"stretch\":0.5}", "options.stretch"},
 };
 
 /* Every bad skeleton request of issue 15 gets 400 with its exact field. */
@@ -167,6 +168,68 @@ START_TEST(good_requests_solve)
     json_decref(d);
     msgpack_sbuffer_destroy(&sb);
     ikd_buf_destroy(&mp);
+    ikd_buf_destroy(&out);
+}
+END_TEST
+
+/* options.stretch through the service: a foot goal 1.1 x the leg's reach
+ * below its hip, beyond the fixed pelvis' reach: `unreachable` and no
+ * "stretch" key by default; with stretch 1.3 `reached`, the goal's
+ * "stretch" factor reported, the foot in `joints` on the goal, the knee
+ * where both bones lengthened alike put it; MessagePack agrees. */
+START_TEST(stretch_through_the_service)
+{
+    double leg = 2 * sqrt(0.45 * 0.45 + 0.02 * 0.02), gy = 0.95 - 1.1 * leg;
+    char body[4096];
+    ikd_buf out;
+    ikd_buf_init(&out);
+    json_error_t e;
+    for (int st = 0; st < 2; st++) {
+        snprintf(body, sizeof body, "{%s,\"goals\":[{\"joint\":\"foot_l\",\"position\":[0.1,%.17g,0]}]%s}", LEGS, gy,
+                 st ? ",\"options\":{\"stretch\":1.3}" : "");
+        ck_assert_int_eq(run(body, IKD_ENC_JSON, &out), 200);
+        json_t *d = json_loadb(out.data, out.len, 0, &e);
+        ck_assert_ptr_nonnull(d);
+        json_t *g0 = json_array_get(json_object_get(d, "goals"), 0);
+        if (!st) {
+            ck_assert_str_eq(json_string_value(json_object_get(g0, "status")), "unreachable");
+            ck_assert_ptr_null(json_object_get(g0, "stretch"));
+            json_decref(d);
+            continue;
+        }
+        ck_assert_str_eq(json_string_value(json_object_get(g0, "status")), "reached");
+        double k = json_number_value(json_object_get(g0, "stretch"));
+        ck_assert_msg(k > 1.05 && k <= 1.3, "stretch %g", k);
+        json_t *joints = json_object_get(d, "joints");
+        ikd_vec3 p[4];
+        for (int i = 0; i < 4; i++) {
+            json_t *pos = json_object_get(json_array_get(joints, (size_t)i), "position");
+            p[i] = ikd_vec3_make(json_number_value(json_array_get(pos, 0)), json_number_value(json_array_get(pos, 1)),
+                                 json_number_value(json_array_get(pos, 2)));
+        }
+        ck_assert_double_le(ikd_vec3_dist(p[3], ikd_vec3_make(0.1, gy, 0)), 1e-3);
+        ck_assert_double_le(fabs(ikd_vec3_dist(p[2], p[1]) - k * leg / 2), 1e-9);
+        ck_assert_double_le(fabs(ikd_vec3_dist(p[3], p[2]) - k * leg / 2), 1e-9);
+        /* MessagePack: the same reply */
+        msgpack_sbuffer sb;
+        msgpack_sbuffer_init(&sb);
+        msgpack_packer pk;
+        msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+        json_t *req = json_loads(body, 0, &e);
+        tu_pack_json(&pk, req);
+        ikd_api_limits lim = {64, 1000, 100, NULL, 0};
+        ikd_buf mp;
+        ikd_buf_init(&mp);
+        ck_assert_int_eq(ikd_api_skeleton(&lim, 0, IKD_ENC_MSGPACK, IKD_ENC_JSON, sb.data, sb.size, &mp, NULL), 200);
+        json_t *dm = json_loadb(mp.data, mp.len, 0, &e);
+        ck_assert(json_equal(json_object_get(dm, "goals"), json_object_get(d, "goals")));
+        ck_assert(json_equal(json_object_get(dm, "joints"), json_object_get(d, "joints")));
+        json_decref(dm);
+        json_decref(req);
+        msgpack_sbuffer_destroy(&sb);
+        ikd_buf_destroy(&mp);
+        json_decref(d);
+    }
     ikd_buf_destroy(&out);
 }
 END_TEST
@@ -428,6 +491,7 @@ int main(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, bad_input_names_the_field);
     tcase_add_test(tc, good_requests_solve);
+    tcase_add_test(tc, stretch_through_the_service);
     tcase_add_test(tc, batch_items_with_a_skeleton);
     tcase_add_test(tc, messagepack_and_json_give_the_same_pose);
     tcase_add_test(tc, clips);

@@ -682,6 +682,154 @@ START_TEST(soften_eases_a_knee_near_full_extension)
 }
 END_TEST
 
+/* options.stretch on a leg (ball hip fixed at the root, hinge knee, foot):
+ * the foot's goal from 0.9 to 1.6 of the leg's reach along random
+ * directions. A goal within `stretch` x the reach is reached, both bones
+ * lengthened alike by the reported factor (in [1, stretch]); one beyond it
+ * is `unreachable`, no closer than the stretched reach allows;
+ * one in reach is solved as with stretch 1, bit for bit; limits kept. */
+START_TEST(stretch_lengthens_a_leg_beyond_reach)
+{
+    ikd_skeleton_joint j[3];
+    const double pos[3][3] = {{0, 1, 0}, {0, 0.55, 0.02}, {0, 0.1, 0}};
+    for (int i = 0; i < 3; i++) {
+        memset(&j[i], 0, sizeof j[i]);
+        j[i].parent = i - 1;
+        j[i].position = ikd_vec3_make(pos[i][0], pos[i][1], pos[i][2]);
+        j[i].rotation = ikd_quat_identity();
+        ikd_limit_init(&j[i].limit, IKD_LIMIT_NONE);
+    }
+    ikd_limit_init(&j[0].limit, IKD_LIMIT_BALL);
+    j[0].limit.max_deg = 100, j[0].limit.twist_min_deg = -45, j[0].limit.twist_max_deg = 45;
+    ikd_limit_init(&j[1].limit, IKD_LIMIT_HINGE);
+    j[1].limit.has_axis = 1, j[1].limit.axis = ikd_vec3_make(1, 0, 0), j[1].limit.min_deg = 0, j[1].limit.max_deg = 150;
+    ikd_skeleton s = {j, 3, 0};
+    ikd_error err;
+    ck_assert_int_eq(ikd_skeleton_validate(&s, &err), IKD_E_OK);
+    double l1 = ikd_vec3_len(j[1].offset), l2 = ikd_vec3_len(j[2].offset), reach = l1 + l2;
+    tu_rng r;
+    tu_seed(&r, 4242);
+    int beyond = 0, within = 0;
+    for (int k = 0; k < 2000; k++) {
+        /* directions the hip's cone allows: within 80 degrees of straight down */
+        ikd_vec3 dir = ikd_quat_rotate(tu_small_quat(&r, 80 * IKD_DEG2RAD), ikd_vec3_make(0, -1, 0));
+        double f = tu_uniform(&r, 0.9, 1.6), st = k % 3 ? 1.3 : 1.05;
+        ikd_goal g;
+        ikd_goal_init(&g, 2);
+        g.has_position = 1, g.position = ikd_vec3_mad(j[0].position, dir, f * reach);
+        ikd_multi_problem p;
+        ikd_multi_init(&p);
+        p.skeleton = &s, p.root = j[0].position, p.goal_count = 1, p.stretch = st;
+        ikd_quat local[3], plain[3];
+        ikd_pose_joint pose[3], pose2[3];
+        ikd_goal_result gr, gr2;
+        ikd_multi_result res;
+        ck_assert_int_eq(ikd_multi_validate(&p, &g, &err), IKD_E_OK);
+        ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, local, pose, &gr, &res, &err), IKD_E_OK);
+        ck_assert_double_le(ikd_skeleton_max_violation(&s, local), 1e-9);
+        ck_assert_double_le(fabs(gr.error - ikd_vec3_dist(pose[2].position, g.position)), 1e-12);
+        ck_assert(gr.stretch >= 1 && gr.stretch <= st);
+        /* both bones scaled alike by the reported factor; directions from the rotations */
+        ck_assert_double_le(fabs(ikd_vec3_dist(pose[1].position, pose[0].position) - gr.stretch * l1), 1e-9);
+        ck_assert_double_le(fabs(ikd_vec3_dist(pose[2].position, pose[1].position) - gr.stretch * l2), 1e-9);
+        ikd_pose_joint rigid[3];
+        ikd_skeleton_fk(&s, p.root, local, rigid);
+        ikd_vec3 want = ikd_vec3_add(rigid[0].position,
+                                     ikd_vec3_scale(ikd_vec3_sub(rigid[2].position, rigid[0].position), gr.stretch));
+        ck_assert_double_le(ikd_vec3_dist(want, pose[2].position), 1e-9);
+        if (f <= st * 0.999) {
+            ck_assert_msg(gr.status == IKD_GOAL_REACHED, "f %g stretch %g: status %d error %g", f, st, gr.status, gr.error);
+            ck_assert_double_le(gr.error, p.tolerance * st);
+            within++;
+        } else if (f > st * 1.001) {
+            ck_assert_int_eq(gr.status, IKD_GOAL_UNREACHABLE);
+            ck_assert_double_ge(gr.error, (f - st) * reach - 1e-9); /* no closer than the stretched reach */
+            beyond++;
+        }
+        if (f < 0.99) { /* in reach: stretching never starts */
+            ck_assert_double_eq(gr.stretch, 1);
+            p.stretch = 1;
+            ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, plain, pose2, &gr2, &res, &err), IKD_E_OK);
+            ck_assert(memcmp(plain, local, sizeof plain) == 0);
+        }
+    }
+    ck_assert_int_gt(within, 500);
+    ck_assert_int_gt(beyond, 500);
+}
+END_TEST
+
+/* options.stretch on the humanoid (fixed root): a hand goal moved along
+ * its shoulder's line to 1.02-1.2 of the arm's reach, stretch 1.3. Every
+ * limit kept, every bone rigid but the two of a stretched arm (both
+ * lengthened by its goal's reported factor), every goal met in at least
+ * 97% of problems; where no goal was stretched (the spine bent far
+ * enough), the pose is stretch 1's, bit for bit. */
+START_TEST(stretch_reaches_a_far_hand_on_the_humanoid)
+{
+    static humanoid_problem hp;
+    static solved o;
+    tu_rng r;
+    tu_seed(&r, 777);
+    int met = 0, stretched = 0, n = 300;
+    for (int k = 0; k < n; k++) {
+        humanoid_make(&r, HSET_POSITIONS, 0, &hp);
+        const ikd_skeleton *s = &hp.skeleton;
+        size_t hand = hp.goals[0].joint;
+        long m = s->joints[hand].parent, u = s->joints[m].parent;
+        double L = ikd_vec3_len(s->joints[hand].offset) + ikd_vec3_len(s->joints[m].offset);
+        ikd_pose_joint rest[HUMANOID_JOINTS];
+        ikd_quat rl[HUMANOID_JOINTS];
+        ikd_skeleton_rest_pose(s, rl);
+        ikd_skeleton_fk(s, hp.root, rl, rest);
+        ikd_vec3 dir = ikd_vec3_norm_or(ikd_vec3_sub(hp.goals[0].position, rest[u].position), ikd_vec3_make(1, 0, 0));
+        hp.goals[0].position = ikd_vec3_mad(rest[u].position, dir, tu_uniform(&r, 1.02, 1.2) * L);
+        ikd_multi_problem p;
+        ikd_error err;
+        ikd_goal goals[HUMANOID_MAX_GOALS];
+        memcpy(goals, hp.goals, sizeof goals);
+        ck_assert_int_eq(humanoid_setup(&p, &hp, goals, hp.goal_count, hp.has_start ? hp.start : NULL, hp.root, &err),
+                         IKD_E_OK);
+        p.stretch = 1.3;
+        ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, o.local, o.pose, o.gr, &o.res, &err), IKD_E_OK);
+        int ok = 1;
+        for (size_t i = 0; i < s->count; i++) {
+            const ikd_skeleton_joint *j = &s->joints[i];
+            ck_assert(allowed(&j->limit, ikd_quat_mul(ikd_quat_conj(j->rest_local), o.local[i]), 1e-6));
+            if (i == 0) continue;
+            const ikd_pose_joint *pp = &o.pose[j->parent];
+            ikd_vec3 off = ikd_quat_rotate(ikd_quat_conj(pp->rotation), ikd_vec3_sub(o.pose[i].position, pp->position));
+            double scale = 1;
+            for (size_t g = 0; g < hp.goal_count; g++) {
+                size_t gj = hp.goals[g].joint;
+                if (i == gj || (long)i == s->joints[gj].parent) scale = o.gr[g].stretch;
+            }
+            ck_assert_double_le(ikd_vec3_dist(off, ikd_vec3_scale(j->offset, scale)), 1e-9);
+        }
+        ck_assert(memcmp(&o.pose[0].position, &hp.root, sizeof hp.root) == 0);
+        for (size_t g = 0; g < hp.goal_count; g++) {
+            ck_assert(o.gr[g].stretch >= 1 && o.gr[g].stretch <= 1.3);
+            ck_assert_double_le(fabs(o.gr[g].error - ikd_vec3_dist(o.pose[hp.goals[g].joint].position, goals[g].position)), 1e-12);
+            ok &= o.gr[g].status == IKD_GOAL_REACHED;
+        }
+        met += ok;
+        stretched += o.gr[0].stretch > 1;
+        int any = 0;
+        for (size_t g = 0; g < hp.goal_count; g++) any |= o.gr[g].stretch > 1;
+        if (!any) { /* met without stretching: the very pose of stretch 1 */
+            ikd_quat plain[HUMANOID_JOINTS];
+            ikd_pose_joint pose2[HUMANOID_JOINTS];
+            ikd_goal_result gr2[HUMANOID_MAX_GOALS];
+            p.stretch = 1;
+            ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, plain, pose2, gr2, &o.res, &err), IKD_E_OK);
+            ck_assert(memcmp(plain, o.local, sizeof plain) == 0);
+        }
+    }
+    if (getenv("IKD_DEBUG")) fprintf(stderr, "stretch: %d of %d met, %d stretched\n", met, n, stretched);
+    ck_assert_msg(met >= n * 97 / 100, "%d of %d met", met, n); /* 298 measured */
+    ck_assert_int_gt(stretched, n / 4); /* 103 of 300 measured: the spine bends the others in reach */
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("skeleton");
@@ -699,6 +847,8 @@ int main(void)
     tcase_add_test(tc, limit_edges_through_the_solver);
     tcase_add_test(tc, clips_keep_limits_and_chains_stay_coherent);
     tcase_add_test(tc, soften_eases_a_knee_near_full_extension);
+    tcase_add_test(tc, stretch_lengthens_a_leg_beyond_reach);
+    tcase_add_test(tc, stretch_reaches_a_far_hand_on_the_humanoid);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
