@@ -16,6 +16,7 @@
 #define MULTI_MAX_ROWS (6 * IKD_MAX_JOINTS)
 #define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet */
 #define MULTI_RESTART_ITERATIONS 40 /* iterations of each restart at most */
+#define MULTI_SETTLED 1e-4        /* radians a settling pose may still be from where it converges */
 #define MULTI_SETTLE_ITERATIONS 60 /* iterations the rest pull goes on once the goals are met, at most */
 #define MULTI_STRETCH_AIM 0.95 /* options.stretch: a limb is aimed this far into its reach (0.98: 94% of
                                    far hands met, not 99%: a straighter limb converges slowly), then scaled */
@@ -171,6 +172,7 @@ typedef struct multi_ws {
     double *A0, *A;     /* [rows x rows]: J J^T (lower), its Cholesky factor */
     double *e, *y, *t;  /* [rows] */
     double *dq, *z;     /* [cols] */
+    double *dqp;        /* [cols] the last step while settling (extrapolation) */
     /* Each joint's columns are its constraint's own axes at the current
      * pose (see joint_frames), so a limit binds single columns: */
     ikd_vec3 *axw;      /* [3n] the world axes of each joint's columns */
@@ -190,7 +192,7 @@ size_t ikd_multi_workspace_size(size_t joints, size_t goals)
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 9 * joints) * sizeof(double) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
-           (rows * cols + 2 * rows * rows + 3 * rows + 2 * cols) * sizeof(double) + 2 * joints * sizeof(ikd_quat) + 64;
+           (rows * cols + 2 * rows * rows + 3 * rows + 3 * cols) * sizeof(double) + 2 * joints * sizeof(ikd_quat) + 64;
 }
 
 static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
@@ -212,6 +214,7 @@ static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->t = (double *)m, m += rows * sizeof(double);
     w->dq = (double *)m, m += w->cols * sizeof(double);
     w->z = (double *)m, m += w->cols * sizeof(double);
+    w->dqp = (double *)m, m += w->cols * sizeof(double);
     w->axw = (ikd_vec3 *)m, m += 3 * n * sizeof(ikd_vec3);
     w->zw = (ikd_vec3 *)m, m += n * sizeof(ikd_vec3);
     w->cval = (double *)m, m += w->cols * sizeof(double);
@@ -848,6 +851,25 @@ static void finish_goals(const multi_ws *w, const ikd_multi_problem *p, ikd_goal
     }
 }
 
+/* While settling (goals met, the pull toward rest converging linearly):
+ * when this step continues the last one (nearly parallel, shorter by a
+ * rate in [0.3, 0.95]), stretch it by 1 / (1 - rate), at most 6 times: the
+ * rest of the geometric series in one step (Aitken). Keeps the step in
+ * w->dqp for the next call; returns 1 when it stretched. */
+static int extrapolate(multi_ws *w)
+{
+    double dd = 0, pp = 0, dp = 0;
+    for (size_t c = 0; c < w->cols; c++) dd += w->dq[c] * w->dq[c], pp += w->dqp[c] * w->dqp[c], dp += w->dq[c] * w->dqp[c];
+    memcpy(w->dqp, w->dq, w->cols * sizeof(double));
+    if (!(pp > 0) || !(dd > 0)) return 0;
+    double rate = sqrt(dd / pp), cosine = dp / sqrt(dd * pp);
+    if (cosine < 0.99 || rate < 0.3 || rate > 0.95) return 0;
+    double f = fmin(1 / (1 - rate), 6);
+    for (size_t c = 0; c < w->cols; c++) w->dq[c] *= f;
+    memset(w->dqp, 0, w->cols * sizeof(double)); /* a stretched step starts no series */
+    return 1;
+}
+
 /* One damped least-squares descent from `local` and *root: iterations
  * until the goals are met and the pose settles, the error stalls, or the
  * budget, deadline or cancel flag ends it. The best pose of the descent is
@@ -858,7 +880,8 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
     const ikd_skeleton *s = p->skeleton;
     double best = INFINITY, L = s->size;
     ikd_vec3 best_root = *root;
-    int it = 0, stall = 0, nudged = 0, settle = 0;
+    int it = 0, stall = 0, nudged = 0, settle = 0, leapt = 0;
+    double prev_moved = 0;
     for (;;) {
         ikd_skeleton_fk(s, *root, local, pose);
         joint_frames(w, s, local, pose);
@@ -881,9 +904,17 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         double mu = stall >= 3 ? 0 : p->rest_pull * MULTI_PULL * L;
         if (primary_step(w, p, local, pose, lambda, mu) != 0) break;
         it++;
+        int leap = 0;
+        if (met && settle > 0 && !leapt) leap = extrapolate(w);
+        else memcpy(w->dqp, w->dq, w->cols * sizeof(double));
+        leapt = leap;
         double moved = apply(w, p, local, pose, root);
         settle += met || settle > 0; /* iterations since the goals were first met */
-        if (met && moved < 1e-6) break; /* goals met and the pose has stopped changing */
+        /* goals met and the pose has stopped changing: the settle converges
+         * linearly, so what is left is about moved x rate / (1 - rate) */
+        double rate = prev_moved > 0 ? fmin(moved / prev_moved, 0.95) : 0.95;
+        prev_moved = leap ? 0 : moved;
+        if (met && !leap && moved * rate / (1 - rate) < MULTI_SETTLED) break;
         if (settle >= MULTI_SETTLE_ITERATIONS) break; /* the best (met) pose so far is kept */
     }
     *root = best_root;

@@ -381,7 +381,9 @@ static void coherence_bench(int clips)
     printf("\nclips: %d per set, two loops of %d frames from smooth joint trajectories inside the limits\n", clips, LOOP);
     printf("%-14s %6s %6s %5s %8s %8s %9s %9s %8s %8s %9s\n", "set", "warm%", "cold%", "flips", "max_deg", "traj_deg",
            "loop_deg", "loop2_deg", "warm_us", "cold_us", "frames/s");
+    const char *only = getenv("IKD_BENCH_CLIP"); /* one set by name, e.g. "chain free" */
     for (int kind = 0; kind < CLIP__COUNT; kind++) {
+        if (only && strcmp(only, clip_kind_name((clip_kind)kind))) continue;
         tu_rng r;
         tu_seed(&r, 7000 + (uint64_t)kind);
         int met_w = 0, met_c = 0, flips = 0;
