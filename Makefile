@@ -245,7 +245,7 @@ $(BUILD)/baseline: tests/load/baseline.c
 
 load:
 	$(call install_missing,$(RUN_PKGS) $(LOAD_PKGS))
-	@$(MAKE) --no-print-directory $(BUILD)/ikd $(BUILD)/baseline
+	@$(MAKE) --no-print-directory $(BUILD)/ikd $(BUILD)/baseline $(BUILD)/bench
 	python3 tests/load/load.py $(LOAD_ARGS)
 
 # Everything built with AddressSanitizer + UndefinedBehaviorSanitizer into build-asan/, then

@@ -447,6 +447,66 @@ static void coherence_bench(int clips)
     free(cold_t);
 }
 
+/* `bench SEED clip-json`: one request body of POST /v1/solve/clip, the
+ * humanoid 6-DoF clip of the coherence table (240 frames, seed SEED), for
+ * the load test's --clip humanoid. */
+static void print_num(double v, const char *after) { printf("%.17g%s", v, after); }
+
+static void print_vec(const double *v, int n)
+{
+    printf("[");
+    for (int i = 0; i < n; i++) print_num(v[i], i + 1 < n ? "," : "]");
+}
+
+static void clip_json(unsigned seed)
+{
+    static clip_problem cp;
+    static const char *const types[] = {"none", "fixed", "hinge", "ball", "euler"};
+    tu_rng r;
+    tu_seed(&r, seed);
+    clip_make(&r, CLIP_HUMANOID_FULL, 240, 240, &cp);
+    const ikd_skeleton *s = &cp.hp.skeleton;
+    printf("{\"skeleton\":{\"joints\":[");
+    for (size_t i = 0; i < s->count; i++) {
+        const ikd_skeleton_joint *j = &s->joints[i];
+        const ikd_limit *l = &j->limit;
+        printf("%s{\"name\":\"%s\",", i ? "," : "", humanoid_names[i]);
+        if (i) printf("\"parent\":\"%s\",", humanoid_names[j->parent]);
+        printf("\"position\":");
+        print_vec(&j->position.x, 3);
+        printf(",\"rotation\":");
+        print_vec(&j->rotation.x, 4);
+        printf(",\"constraint\":{\"type\":\"%s\"", types[l->type]);
+        if (l->has_axis) printf(",\"axis\":"), print_vec(&l->axis.x, 3);
+        if (l->type == IKD_LIMIT_HINGE) printf(",\"min_deg\":%.17g,\"max_deg\":%.17g", l->min_deg, l->max_deg);
+        if (l->type == IKD_LIMIT_BALL)
+            printf(",\"max_deg\":%.17g,\"twist_min_deg\":%.17g,\"twist_max_deg\":%.17g", l->max_deg, l->twist_min_deg,
+                   l->twist_max_deg);
+        if (l->type == IKD_LIMIT_EULER) {
+            printf(",\"order\":\"%s\",\"min_deg\":", ikd_limit_order_name(l->order));
+            print_vec(l->euler_min_deg, 3);
+            printf(",\"max_deg\":");
+            print_vec(l->euler_max_deg, 3);
+        }
+        printf("}}");
+    }
+    printf("]},\"frames\":[");
+    for (size_t k = 0; k < cp.frames; k++) {
+        printf("%s{\"goals\":[", k ? "," : "");
+        for (size_t g = 0; g < cp.goal_count; g++) {
+            const ikd_goal *goal = &cp.goals[k * cp.goal_count + g];
+            printf("%s{\"joint\":\"%s\",\"position\":", g ? "," : "", humanoid_names[goal->joint]);
+            print_vec(&goal->position.x, 3);
+            printf(",\"rotation\":");
+            print_vec(&goal->rotation.x, 4);
+            printf("}");
+        }
+        printf("]}");
+    }
+    printf("]}\n");
+    clip_free(&cp);
+}
+
 int main(int argc, char **argv)
 {
     /* the daemon's heap settings (src/server/main.c): batches' buffers stay in the heap
@@ -456,6 +516,10 @@ int main(int argc, char **argv)
     int count = argc > 1 ? atoi(argv[1]) : 1000;
     const char *only = argc > 2 && argv[2][0] ? argv[2] : NULL;
     int max_it = argc > 3 ? atoi(argv[3]) : 0; /* 0 = the default */
+    if (only && !strcmp(only, "clip-json")) {
+        clip_json((unsigned)count);
+        return 0;
+    }
     static const size_t sizes[] = {4, 8, 16, 32};
     static const struct {
         const char *label;

@@ -14,8 +14,9 @@ Modes: single (one problem per request), batch (--batch-size problems per reques
 solves/s counts problems), mixed (two-bone solves alone, then again with 10% of the
 connections sending 32-joint jacobian solves; reports the two-bone p99 of both), clip
 (POST /v1/solve/clip, --frames frames per request of an 8-joint hinge chain whose end
-follows a circle; solves/s counts frames; --stream asks for the NDJSON or MessagePack
-stream instead of one reply).
+follows a circle, or with --clip humanoid the bench's 240-frame humanoid clips with 6-DoF
+hand and foot goals, from `build/bench SEED clip-json`; solves/s counts frames; --stream
+asks for the NDJSON or MessagePack stream instead of one reply).
 """
 import argparse
 import json
@@ -113,11 +114,22 @@ def clip_doc(rng, frames):
     return {"skeleton": {"joints": joints}, "frames": fr}
 
 
+def humanoid_clip(seed):
+    """The coherence table's humanoid 6-DoF clip (tests/unit/humanoid.c) for `seed`."""
+    out = subprocess.run([os.path.join(ROOT, "build", "bench"), str(seed), "clip-json"], check=True,
+                         capture_output=True).stdout
+    return json.loads(out)
+
+
 def bodies(seed, kind, encoding, batch_size, count=64, frames=240):
     rng = random.Random(seed)
     out = []
-    for _ in range(count):
-        if kind == "clip":
+    if kind == "clip-humanoid":
+        count = 8  # 240 frames each: a request is 30 ms of solving
+    for i in range(count):
+        if kind == "clip-humanoid":
+            doc = humanoid_clip(seed * 1000 + i)
+        elif kind == "clip":
             doc = clip_doc(rng, frames)
         else:
             doc = {"problems": [problem(rng, kind) for _ in range(batch_size)]} if batch_size else problem(rng, kind)
@@ -243,7 +255,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", help="target a running ikd instead of starting one")
     ap.add_argument("--mode", choices=["single", "batch", "mixed", "clip"], default="single")
-    ap.add_argument("--frames", type=int, default=240, help="clip mode: frames per request")
+    ap.add_argument("--frames", type=int, default=240, help="clip mode: frames per request (the chain)")
+    ap.add_argument("--clip", choices=["chain", "humanoid"], default="chain",
+                    help="clip mode: an 8-joint hinge chain, or the bench's humanoid with 6-DoF goals (240 frames)")
     ap.add_argument("--stream", action="store_true", help="clip mode: stream the frames (NDJSON, or MessagePack with "
                                                          "--encoding msgpack)")
     ap.add_argument("--encoding", choices=["json", "msgpack"], default="json")
@@ -277,8 +291,11 @@ def main():
     ctype = "application/msgpack" if args.encoding == "msgpack" else "application/json"
     batch = args.batch_size if args.mode == "batch" else 0
     path = "/v1/solve/clip" if args.mode == "clip" else "/v1/solve/batch" if batch else "/v1/solve"
+    if args.mode == "clip" and args.clip == "humanoid":
+        args.frames = 240
     per_request = args.frames if args.mode == "clip" else batch or 1
-    kind = "clip" if args.mode == "clip" else args.problems if args.mode != "mixed" else "two_bone"
+    kind = ("clip-humanoid" if args.clip == "humanoid" else "clip") if args.mode == "clip" else \
+        args.problems if args.mode != "mixed" else "two_bone"
     if args.mode == "clip" and args.stream:
         ACCEPT = "application/x-msgpack-stream" if args.encoding == "msgpack" else "application/x-ndjson"
     bfile = os.path.join(args.out, "bodies.bin")
