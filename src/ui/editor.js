@@ -71,7 +71,8 @@ const state = {
   reply: null,
   inFlight: false,
   dirty: false,
-  waiters: [],  // setGoal promises resolved by the next drawn reply
+  started: 0,   // solve requests sent so far
+  waiters: [],  // setGoal promises {need, resolve}: resolved by the first drawn reply of request `need` or later
   recording: null,
   token: sessionStorage.getItem("ikd-token") || "",
 };
@@ -249,7 +250,7 @@ function skeletonDoc() {
 
 /* The options the panel sets. */
 function optionsDoc() {
-  return { rest_pull: Number($("rest_pull").value), soften: Number($("soften").value) };
+  return { rest_pull: Number($("rest_pull").value), soften: Number($("soften").value), stretch: Number($("stretch").value) };
 }
 
 function requestBody() {
@@ -270,10 +271,10 @@ function requestSolve() {
 async function solve() {
   state.inFlight = true;
   state.dirty = false;
-  const t0 = performance.now();
+  const seq = ++state.started, t0 = performance.now();
   try {
     const reply = await client.skeleton(requestBody());
-    show(reply, performance.now() - t0);
+    show(reply, performance.now() - t0, seq);
   } catch (e) {
     await failed(e);
   } finally {
@@ -282,7 +283,7 @@ async function solve() {
   }
 }
 
-function show(reply, rtt) {
+function show(reply, rtt, seq) {
   state.reply = reply;
   state.pose = reply.pose;
   state.joints = reply.joints || null;
@@ -293,8 +294,10 @@ function show(reply, rtt) {
   const rows = (reply.goals || []).map((g) => `<tr><td>${g.joint}</td><td class="${g.status}">${g.status}</td>` +
     `<td>${g.error.toExponential(1)}</td><td>${g.rotation_error_deg.toFixed(2)}</td></tr>`);
   $("goals").tBodies[0].innerHTML = rows.join("");
-  const waiters = state.waiters.splice(0);
-  requestAnimationFrame(() => waiters.forEach((w) => w(reply))); // resolved once the new pose is drawn
+  // a reply to a request sent before a goal moved does not answer that move
+  const ready = state.waiters.filter((w) => w.need <= seq);
+  state.waiters = state.waiters.filter((w) => w.need > seq);
+  requestAnimationFrame(() => ready.forEach((w) => w.resolve(reply))); // resolved once the new pose is drawn
 }
 
 async function failed(e) {
@@ -305,7 +308,7 @@ async function failed(e) {
   }
   $("message").textContent = e instanceof IkdError ? `${e.status} ${e.code}: ${e.message}${e.field ? ` (${e.field})` : ""}`
     : String(e);
-  state.waiters.splice(0).forEach((w) => w(null));
+  state.waiters.splice(0).forEach((w) => w.resolve(null));
 }
 
 // ---- record and play back through /v1/solve/clip ----------------------------------------
@@ -384,7 +387,7 @@ $("model").addEventListener("change", (e) => { load(e.target.value); solve(); })
 $("encoding").addEventListener("change", (e) => { client = new IkdClient("", { encoding: e.target.value, token: state.token }); solve(); });
 for (const id of ["solver", "root", "limits"]) $(id).addEventListener("change", () => requestSolve());
 $("draw_limits").addEventListener("change", () => drawPose());
-for (const id of ["rest_pull", "soften"])
+for (const id of ["rest_pull", "soften", "stretch"])
   $(id).addEventListener("input", (e) => { $(id + "_value").textContent = e.target.value; requestSolve(); });
 $("reset").addEventListener("click", () => { load($("model").value); solve(); });
 $("record").addEventListener("click", () => {
@@ -428,7 +431,7 @@ window.ikdEditor = {
     if (k < 0) return Promise.reject(new Error(`no goal on ${joint}`));
     if (position) handles[k].position.set(position[0], position[1], position[2]);
     if (rotation) state.model.goals[k].rotation = rotation;
-    const p = new Promise((resolve) => state.waiters.push(resolve));
+    const p = new Promise((resolve) => state.waiters.push({ need: state.started + 1, resolve }));
     requestSolve();
     return p;
   },

@@ -66,6 +66,28 @@ try {
   check(moved.status === "reached" && moved.dist < 1e-3 && moved.moved > 0.1, "setGoal moves the hand onto its goal, drawn",
     JSON.stringify(moved));
 
+  // the Stretch slider: a hand goal beyond the arm's reach is met by lengthening the arm
+  const stretched = await page.evaluate(async () => {
+    const ed = window.ikdEditor, slider = document.getElementById("stretch");
+    const set = (v) => { slider.value = String(v); slider.dispatchEvent(new Event("input")); };
+    const s = ed.jointPosition("upperarm_l"), h = ed.jointPosition("hand_l");
+    const dir = [h[0] - s[0], h[1] - s[1], h[2] - s[2]], len = Math.hypot(...dir);
+    const goal = dir.map((d, i) => s[i] + d / len * 0.52 * 1.35);
+    const out = {};
+    for (const v of [1, 1.5]) {
+      set(v);
+      const reply = await ed.setGoal("hand_l", { position: goal });
+      const g = reply.goals.find((x) => x.joint === "hand_l"), at = ed.jointPosition("hand_l");
+      out[v] = { status: g.status, stretch: g.stretch, dist: Math.hypot(at[0] - goal[0], at[1] - goal[1], at[2] - goal[2]) };
+    }
+    await ed.setGoal("hand_l", { position: h });
+    return out;
+  });
+  check(stretched["1.5"].status === "reached" && stretched["1.5"].stretch > 1 && stretched["1.5"].dist < 1e-3 &&
+    stretched["1"].status !== "reached" && stretched["1"].stretch === undefined,
+  "the Stretch slider lengthens an arm to a goal beyond its reach", JSON.stringify(stretched));
+  console.log(`     stretch: ${JSON.stringify(stretched)}`);
+
   // a real mouse drag of the right foot's handle: select it, then drag the gizmo's centre
   const foot0 = await page.evaluate(() => window.ikdEditor.jointPosition("foot_r"));
   const at = await page.evaluate(() => window.ikdEditor.handleScreen("foot_r"));
