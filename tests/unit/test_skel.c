@@ -32,6 +32,29 @@ static int run(const char *body, ikd_encoding enc, ikd_buf *out)
     return ikd_api_skeleton(&lim, 0, enc, IKD_ENC_JSON, body, strlen(body), out, NULL);
 }
 
+/* The reply (JSON) to `body` (a JSON request) sent as MessagePack; 200 asserted. */
+static json_t *skeleton_via_msgpack(const char *body)
+{
+    json_error_t e;
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    json_t *req = json_loads(body, 0, &e);
+    ck_assert_ptr_nonnull(req);
+    tu_pack_json(&pk, req);
+    ikd_api_limits lim = {64, 1000, 100, NULL, 0};
+    ikd_buf mp;
+    ikd_buf_init(&mp);
+    ck_assert_int_eq(ikd_api_skeleton(&lim, 0, IKD_ENC_MSGPACK, IKD_ENC_JSON, sb.data, sb.size, &mp, NULL), 200);
+    json_t *d = json_loadb(mp.data, mp.len, 0, &e);
+    ck_assert_ptr_nonnull(d);
+    json_decref(req);
+    msgpack_sbuffer_destroy(&sb);
+    ikd_buf_destroy(&mp);
+    return d;
+}
+
 /* Every bad skeleton request of issue 15 and the field it must name. */
 static const struct {
 const char *skeleton; /* NULL: LEGS */
@@ -150,24 +173,10 @@ START_TEST(good_requests_solve)
     json_decref(d2);
     ikd_buf_destroy(&out2);
     /* the same request in MessagePack */
-    msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    json_t *req = json_loads(body, 0, &e);
-    ck_assert_ptr_nonnull(req);
-    tu_pack_json(&pk, req);
-    ikd_api_limits lim = {64, 1000, 100, NULL, 0};
-    ikd_buf mp;
-    ikd_buf_init(&mp);
-    ck_assert_int_eq(ikd_api_skeleton(&lim, 0, IKD_ENC_MSGPACK, IKD_ENC_JSON, sb.data, sb.size, &mp, NULL), 200);
-    json_t *dm = json_loadb(mp.data, mp.len, 0, &e);
+    json_t *dm = skeleton_via_msgpack(body);
     ck_assert(json_equal(json_object_get(dm, "pose"), json_object_get(d, "pose")));
     json_decref(dm);
-    json_decref(req);
     json_decref(d);
-    msgpack_sbuffer_destroy(&sb);
-    ikd_buf_destroy(&mp);
     ikd_buf_destroy(&out);
 }
 END_TEST
@@ -211,23 +220,10 @@ START_TEST(stretch_through_the_service)
         ck_assert_double_le(fabs(ikd_vec3_dist(p[2], p[1]) - k * leg / 2), 1e-9);
         ck_assert_double_le(fabs(ikd_vec3_dist(p[3], p[2]) - k * leg / 2), 1e-9);
         /* MessagePack: the same reply */
-        msgpack_sbuffer sb;
-        msgpack_sbuffer_init(&sb);
-        msgpack_packer pk;
-        msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-        json_t *req = json_loads(body, 0, &e);
-        tu_pack_json(&pk, req);
-        ikd_api_limits lim = {64, 1000, 100, NULL, 0};
-        ikd_buf mp;
-        ikd_buf_init(&mp);
-        ck_assert_int_eq(ikd_api_skeleton(&lim, 0, IKD_ENC_MSGPACK, IKD_ENC_JSON, sb.data, sb.size, &mp, NULL), 200);
-        json_t *dm = json_loadb(mp.data, mp.len, 0, &e);
+        json_t *dm = skeleton_via_msgpack(body);
         ck_assert(json_equal(json_object_get(dm, "goals"), json_object_get(d, "goals")));
         ck_assert(json_equal(json_object_get(dm, "joints"), json_object_get(d, "joints")));
         json_decref(dm);
-        json_decref(req);
-        msgpack_sbuffer_destroy(&sb);
-        ikd_buf_destroy(&mp);
         json_decref(d);
     }
     ikd_buf_destroy(&out);

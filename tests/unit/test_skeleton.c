@@ -620,15 +620,11 @@ START_TEST(clips_keep_limits_and_chains_stay_coherent)
 }
 END_TEST
 
-/* options.soften on a leg (ball hip, hinge knee, foot), the foot's goal
- * walked along the leg's line from 0.95 to 1.05 of its reach in steps of
- * 0.2% of it, each frame from the last: with soften 0.9 the knee moves at
- * most 3 times as far as the goal does in a frame, and every goal in reach
- * is `reached` (error: the distance left by softening); soften 1 is the
- * default solve exactly. */
-START_TEST(soften_eases_a_knee_near_full_extension)
+/* A leg of three joints from the root down: a ball hip (swing up to
+ * `hip_swing_deg`, twist +-45), a hinge knee (0-150 degrees about x) and a
+ * foot; validated into *s. */
+static void make_leg(ikd_skeleton_joint j[3], double hip_swing_deg, ikd_skeleton *s)
 {
-    ikd_skeleton_joint j[3];
     const double pos[3][3] = {{0, 1, 0}, {0, 0.55, 0.02}, {0, 0.1, 0}};
     for (int i = 0; i < 3; i++) {
         memset(&j[i], 0, sizeof j[i]);
@@ -638,12 +634,26 @@ START_TEST(soften_eases_a_knee_near_full_extension)
         ikd_limit_init(&j[i].limit, IKD_LIMIT_NONE);
     }
     ikd_limit_init(&j[0].limit, IKD_LIMIT_BALL);
-    j[0].limit.max_deg = 90, j[0].limit.twist_min_deg = -45, j[0].limit.twist_max_deg = 45;
+    j[0].limit.max_deg = hip_swing_deg, j[0].limit.twist_min_deg = -45, j[0].limit.twist_max_deg = 45;
     ikd_limit_init(&j[1].limit, IKD_LIMIT_HINGE);
     j[1].limit.has_axis = 1, j[1].limit.axis = ikd_vec3_make(1, 0, 0), j[1].limit.min_deg = 0, j[1].limit.max_deg = 150;
-    ikd_skeleton s = {j, 3, 0};
+    *s = (ikd_skeleton){j, 3, 0};
     ikd_error err;
-    ck_assert_int_eq(ikd_skeleton_validate(&s, &err), IKD_E_OK);
+    ck_assert_int_eq(ikd_skeleton_validate(s, &err), IKD_E_OK);
+}
+
+/* options.soften on a leg (ball hip, hinge knee, foot), the foot's goal
+ * walked along the leg's line from 0.95 to 1.05 of its reach in steps of
+ * 0.2% of it, each frame from the last: with soften 0.9 the knee moves at
+ * most 3 times as far as the goal does in a frame, and every goal in reach
+ * is `reached` (error: the distance left by softening); soften 1 is the
+ * default solve exactly. */
+START_TEST(soften_eases_a_knee_near_full_extension)
+{
+    ikd_skeleton_joint j[3];
+    ikd_skeleton s;
+    ikd_error err;
+    make_leg(j, 90, &s);
     double reach = ikd_vec3_len(j[1].offset) + ikd_vec3_len(j[2].offset), worst[2] = {0, 0};
     ikd_vec3 dir = ikd_vec3_norm_or(ikd_vec3_make(0.3, -1, 0.4), ikd_vec3_make(0, -1, 0));
     for (int soft = 0; soft < 2; soft++) {
@@ -691,21 +701,9 @@ END_TEST
 START_TEST(stretch_lengthens_a_leg_beyond_reach)
 {
     ikd_skeleton_joint j[3];
-    const double pos[3][3] = {{0, 1, 0}, {0, 0.55, 0.02}, {0, 0.1, 0}};
-    for (int i = 0; i < 3; i++) {
-        memset(&j[i], 0, sizeof j[i]);
-        j[i].parent = i - 1;
-        j[i].position = ikd_vec3_make(pos[i][0], pos[i][1], pos[i][2]);
-        j[i].rotation = ikd_quat_identity();
-        ikd_limit_init(&j[i].limit, IKD_LIMIT_NONE);
-    }
-    ikd_limit_init(&j[0].limit, IKD_LIMIT_BALL);
-    j[0].limit.max_deg = 100, j[0].limit.twist_min_deg = -45, j[0].limit.twist_max_deg = 45;
-    ikd_limit_init(&j[1].limit, IKD_LIMIT_HINGE);
-    j[1].limit.has_axis = 1, j[1].limit.axis = ikd_vec3_make(1, 0, 0), j[1].limit.min_deg = 0, j[1].limit.max_deg = 150;
-    ikd_skeleton s = {j, 3, 0};
+    ikd_skeleton s;
     ikd_error err;
-    ck_assert_int_eq(ikd_skeleton_validate(&s, &err), IKD_E_OK);
+    make_leg(j, 100, &s);
     double l1 = ikd_vec3_len(j[1].offset), l2 = ikd_vec3_len(j[2].offset), reach = l1 + l2;
     tu_rng r;
     tu_seed(&r, 4242);
