@@ -445,7 +445,8 @@ static int out_of_reach(const multi_ws *w, const ikd_multi_problem *p, size_t i)
     size_t j = p->goals[i].joint;
     double extra = 0;
     long m, u;
-    if ((w->want[i] & 8) && limb_of(w, p, i, &m, &u)) extra = (p->stretch - 1) * limb_reach(p->skeleton, j, m);
+    if (((w->want[i] & 8) || p->soften < 1) && limb_of(w, p, i, &m, &u))
+        extra = (p->stretch - 1) * limb_reach(p->skeleton, j, m); /* lengthened by stretch_limbs */
     return ikd_vec3_dist(w->tpos[i], p->root) > w->reach[j] + extra + p->tolerance;
 }
 
@@ -467,10 +468,9 @@ static ikd_quat turned(const multi_ws *w, const ikd_multi_problem *p, const ikd_
 /* Goal i's position target as the solve aims it on a two-bone limb (from
  * the limb's upper joint where it is now): soft IK (options.soften < 1)
  * eases it in near the limb's full extension; a goal being stretched (want
- * bit 8) is aimed MULTI_STRETCH_AIM of the limb's reach away (farther, up
- * to the full reach, when the target is that close to the stretched reach),
- * the rest is left to the bones' scaling (stretch_limbs). Else the goal's
- * target. */
+ * bit 8) is aimed MULTI_STRETCH_AIM of the limb's reach away, or 1/stretch
+ * of the target's distance where that is farther, the rest left to the
+ * bones' scaling (stretch_limbs). Else the goal's target. */
 static ikd_vec3 limb_target(const multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i)
 {
     ikd_vec3 t = w->tpos[i];

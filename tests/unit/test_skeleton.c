@@ -697,7 +697,8 @@ END_TEST
  * directions. A goal within `stretch` x the reach is reached, both bones
  * lengthened alike by the reported factor (in [1, stretch]); one beyond it
  * is `unreachable`, no closer than the stretched reach allows;
- * one in reach is solved as with stretch 1, bit for bit; limits kept. */
+ * one in reach is solved as with stretch 1, bit for bit; limits kept. With
+ * soften 0.9 as well, goals at 0.92-1.1 x the reach are met by lengthening. */
 START_TEST(stretch_lengthens_a_leg_beyond_reach)
 {
     ikd_skeleton_joint j[3];
@@ -753,6 +754,28 @@ START_TEST(stretch_lengthens_a_leg_beyond_reach)
     }
     ck_assert_int_gt(within, 500);
     ck_assert_int_gt(beyond, 500);
+    /* with soften 0.9 too: the leg is eased in, then lengthened to the goal
+     * (as two_bone does both) */
+    for (int k = 0; k < 200; k++) {
+        ikd_vec3 dir = ikd_quat_rotate(tu_small_quat(&r, 80 * IKD_DEG2RAD), ikd_vec3_make(0, -1, 0));
+        ikd_goal g;
+        ikd_goal_init(&g, 2);
+        g.has_position = 1, g.position = ikd_vec3_mad(j[0].position, dir, tu_uniform(&r, 0.92, 1.1) * reach);
+        ikd_multi_problem p;
+        ikd_multi_init(&p);
+        p.skeleton = &s, p.root = j[0].position, p.goal_count = 1, p.stretch = 1.3, p.soften = 0.9;
+        ikd_quat local[3];
+        ikd_pose_joint pose[3];
+        ikd_goal_result gr;
+        ikd_multi_result res;
+        ck_assert_int_eq(ikd_multi_validate(&p, &g, &err), IKD_E_OK);
+        ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, local, pose, &gr, &res, &err), IKD_E_OK);
+        ck_assert_int_eq(gr.status, IKD_GOAL_REACHED);
+        ck_assert(gr.stretch > 1 && gr.stretch <= 1.3);
+        ck_assert_double_le(gr.error, 1.3 * p.tolerance);
+        ck_assert_double_le(fabs(ikd_vec3_dist(pose[1].position, pose[0].position) - gr.stretch * l1), 1e-9);
+        ck_assert_double_le(fabs(ikd_vec3_dist(pose[2].position, pose[1].position) - gr.stretch * l2), 1e-9);
+    }
 }
 END_TEST
 
