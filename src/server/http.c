@@ -183,6 +183,8 @@ static void hook_metrics(void *ctx, ikd_buf *out)
     g.in_flight = ikd_http_active(h);
     g.draining = atomic_load(&h->draining);
     g.log_dropped = ikd_log_dropped();
+    g.memory_held = ikd_service_held(&h->service);
+    g.memory_budget = (size_t)h->cfg->memory_budget;
     ikd_metrics_render(&h->metrics, names, IKD_METRICS_ROUTES, &g, out);
 }
 

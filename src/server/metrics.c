@@ -158,6 +158,13 @@ void ikd_metrics_render(ikd_metrics *m, const char *const *route_names, int nrou
          g->in_flight);
     line(out, "# HELP ikd_draining 1 while shutting down.\n# TYPE ikd_draining gauge\nikd_draining %d\n", g->draining);
     line(out,
+         "# HELP ikd_memory_held_bytes Bytes of request bodies and replies (streamed frames not yet sent included) "
+         "charged to --memory-budget now.\n# TYPE ikd_memory_held_bytes gauge\nikd_memory_held_bytes %zu\n",
+         g->memory_held);
+    line(out, "# HELP ikd_memory_budget_bytes --memory-budget (0: no limit).\n# TYPE ikd_memory_budget_bytes gauge\n"
+              "ikd_memory_budget_bytes %zu\n",
+         g->memory_budget);
+    line(out,
          "# HELP ikd_log_dropped_lines_total Log lines dropped because stderr did not keep up (its buffer was full).\n"
          "# TYPE ikd_log_dropped_lines_total counter\nikd_log_dropped_lines_total %lu\n",
          g->log_dropped);

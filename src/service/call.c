@@ -466,6 +466,7 @@ static void clip_stream_task(ikd_call *c)
         c->outcome.error = IKD_E_NOMEM;
         c->status = ikd_reply_errorf(&c->reply, enc, IKD_E_NOMEM, "", "out of memory for the clip's stream");
     } else if (c->status == 0) {
+        ikd_stream_account(st, &s->held); /* unread frames count against --memory-budget */
         c->status = 200;
         c->stream = st;
         c->reply_type = enc == IKD_ENC_JSON ? IKD_CLIP_NDJSON : IKD_CLIP_MSGPACK_STREAM;

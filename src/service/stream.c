@@ -14,12 +14,28 @@ ikd_stream *ikd_stream_new(void)
     return s;
 }
 
+void ikd_stream_account(ikd_stream *s, atomic_size_t *held) { s->held = held; }
+
+/* Charge (n > 0) or give back (n < 0) unread bytes; under the lock. */
+static void account(ikd_stream *s, long n)
+{
+    if (!s->held || !n) return;
+    if (n > 0) {
+        atomic_fetch_add(s->held, (size_t)n);
+        s->charged += (size_t)n;
+    } else {
+        atomic_fetch_sub(s->held, (size_t)-n);
+        s->charged -= (size_t)-n;
+    }
+}
+
 int ikd_stream_push(ikd_stream *s, const char *data, size_t n, int done)
 {
     pthread_mutex_lock(&s->lock);
     if (s->off == s->buf.len) ikd_buf_reset(&s->buf), s->off = 0; /* all read: start over */
     ikd_buf_append(&s->buf, data, n);
     int failed = s->buf.failed;
+    if (!failed) account(s, (long)n);
     s->done = done || failed;
     if (s->parked && s->wake) {
         s->parked = 0;
@@ -47,6 +63,7 @@ long ikd_stream_read(ikd_stream *s, char *dst, size_t max, void (*park)(void *ct
         memcpy(dst, s->buf.data + s->off, n);
         s->off += n;
         s->sent += n;
+        account(s, -(long)n);
         r = (long)n;
     } else if (s->done) {
         r = -1;
@@ -82,6 +99,7 @@ void ikd_stream_release(ikd_stream *s)
     int last = --s->refs == 0;
     pthread_mutex_unlock(&s->lock);
     if (!last) return;
+    account(s, -(long)s->charged); /* what was never read */
     ikd_buf_destroy(&s->buf);
     pthread_mutex_destroy(&s->lock);
     free(s);

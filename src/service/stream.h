@@ -22,10 +22,16 @@ typedef struct ikd_stream {
     atomic_int cancel;         /* the transport is gone: stop producing */
     void (*wake)(void *ctx);   /* the transport's wake-up; NULL when detached */
     void *ctx;
+    atomic_size_t *held;       /* where unread bytes are charged (ikd_stream_account); NULL: nowhere */
+    size_t charged;            /* bytes charged to *held now */
 } ikd_stream;
 
 /* A stream with two references (producer and transport); NULL out of memory. */
 ikd_stream *ikd_stream_new(void);
+/* Charge the bytes pushed and not read yet to *held (a service's memory
+ * budget count) until they are read or the stream is freed. Call before
+ * the first push. */
+void ikd_stream_account(ikd_stream *s, atomic_size_t *held);
 /* The producer: append n bytes (done = 1: the last of them) and wake a
  * parked transport. 0, or -1 out of memory (the stream then ends). */
 int ikd_stream_push(ikd_stream *s, const char *data, size_t n, int done);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -803,20 +805,27 @@ static size_t dechunk(char *b, size_t n)
 }
 
 /* A clip counter's value from /metrics. */
-static unsigned long clip_frames_reached(int port)
+/* A sample's value from /metrics (`sample`: its name and labels, then a
+ * space; found at the start of a line, not in its HELP text). */
+static unsigned long metric(int port, const char *sample)
 {
     reply r = request(port, "GET", "/metrics", NULL, NULL);
-    const char *p = strstr(r.body, "ikd_clip_frames_total{status=\"reached\"} ");
-    unsigned long v = p ? strtoul(p + strlen("ikd_clip_frames_total{status=\"reached\"} "), NULL, 10) : 0;
+    char line[256];
+    snprintf(line, sizeof line, "\n%s", sample);
+    const char *p = strstr(r.body, line);
+    unsigned long v = p ? strtoul(p + strlen(line), NULL, 10) : 0;
     free(r.body);
     return v;
 }
+
+static unsigned long clip_frames_reached(int port) { return metric(port, "ikd_clip_frames_total{status=\"reached\"} "); }
 
 /* POST /v1/solve/clip streamed: with Accept: application/x-ndjson every
  * frame is one JSON line, in order, then the summary, chunked; the same in
  * MessagePack (one map after another); a bad frame is a plain 400 before
  * anything is streamed; over --max-frames 413; a client that goes away
- * mid-stream stops the solve. */
+ * mid-stream stops the solve; one that stops reading holds its unread
+ * frames against --memory-budget until it goes. */
 START_TEST(clip_streams)
 {
     const char *args[] = {"--max-frames", "5000", "--max-body", "4194304", NULL};
@@ -892,6 +901,37 @@ START_TEST(clip_streams)
     unsigned long solved = clip_frames_reached(d.port) - before;
     if (getenv("IKD_TEST_VERBOSE")) fprintf(stderr, "clip: %lu of 5000 frames solved for a client that left\n", solved);
     ck_assert_msg(solved < 5000, "%lu of 5000 frames solved for a client that left", solved);
+    free(body);
+    assert_alive(d.port);
+    ck_assert_int_eq(stop_ikd(&d), 0);
+    /* a client that stops reading (a 4 KiB receive buffer): the frames it
+     * has not taken (most of a ~12 MB reply) are held against
+     * --memory-budget (ikd_memory_held_bytes) until it goes */
+    const char *big_args[] = {"--max-frames", "20000", "--max-body", "4194304", NULL};
+    d = start_ikd(big_args);
+    body = clip_body(20000, 999999);
+    unsigned long idle = metric(d.port, "ikd_memory_held_bytes ");
+    before = clip_frames_reached(d.port);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    int small = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)d.port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    hn = snprintf(head, sizeof head,
+                  "POST /v1/solve/clip HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  "Accept: application/x-ndjson\r\nContent-Length: %zu\r\n\r\n", strlen(body));
+    send_all(fd, head, (size_t)hn);
+    send_all(fd, body, strlen(body));
+    for (int t = 0; t < 400 && clip_frames_reached(d.port) - before < 20000; t++) usleep(25 * 1000);
+    ck_assert_uint_eq(clip_frames_reached(d.port) - before, 20000);
+    unsigned long stalled = metric(d.port, "ikd_memory_held_bytes ");
+    close(fd);
+    unsigned long gone = stalled;
+    for (int t = 0; t < 200 && gone > idle; t++) usleep(25 * 1000), gone = metric(d.port, "ikd_memory_held_bytes ");
+    if (getenv("IKD_TEST_VERBOSE")) fprintf(stderr, "clip: held %lu idle, %lu stalled, %lu after\n", idle, stalled, gone);
+    ck_assert_uint_gt(stalled, idle + 4000000);
+    ck_assert_uint_eq(gone, idle);
     free(body);
     assert_alive(d.port);
     ck_assert_int_eq(stop_ikd(&d), 0);
