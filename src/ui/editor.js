@@ -323,7 +323,7 @@ async function play() {
     const f = queue.shift();
     if (f) {
       state.pose = f.pose;
-      state.joints = fk(f.pose);
+      state.joints = fk(f.pose, f.goals);
       drawPose();
       $("timing").textContent = `playback: frame ${f.frame + 1} of ${frames.length}, ${f.status}`;
     }
@@ -341,16 +341,22 @@ async function play() {
 }
 
 /* World positions and rotations from a pose (root and local rotations): the clip's frames
- * carry no joints, so the editor places them itself. */
-function fk(pose) {
-  const out = [];
+ * carry no joints, so the editor places them itself; a goal's `stretch` (options.stretch)
+ * lengthens both bones of its limb, as the server does. */
+function fk(pose, goals = []) {
+  const out = [], scale = [];
+  for (const g of goals) {
+    if (!(g.stretch > 1)) continue;
+    const j = jointIndex(g.joint);
+    scale[j] = scale[parentOf(j)] = g.stretch;
+  }
   const rest = state.rest.map((p) => new THREE.Vector3(...p));
   state.model.joints.forEach((_, i) => {
     const l = pose.rotations[i], q = new THREE.Quaternion(l[0], l[1], l[2], l[3]);
     const pi = parentOf(i);
     if (pi < 0) { out.push({ position: pose.root, rotation: [q.x, q.y, q.z, q.w], q }); return; }
     const pq = out[pi].q, wq = pq.clone().multiply(q);
-    const off = rest[i].clone().sub(rest[pi]).applyQuaternion(pq);
+    const off = rest[i].clone().sub(rest[pi]).multiplyScalar(scale[i] || 1).applyQuaternion(pq);
     const p = new THREE.Vector3(...out[pi].position).add(off);
     out.push({ position: [p.x, p.y, p.z], rotation: [wq.x, wq.y, wq.z, wq.w], q: wq });
   });

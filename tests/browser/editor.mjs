@@ -80,12 +80,21 @@ try {
       const g = reply.goals.find((x) => x.joint === "hand_l"), at = ed.jointPosition("hand_l");
       out[v] = { status: g.status, stretch: g.stretch, dist: Math.hypot(at[0] - goal[0], at[1] - goal[1], at[2] - goal[2]) };
     }
+    // played back through /v1/solve/clip, the stretched arm is drawn stretched too
+    ed.record();
+    await ed.setGoal("hand_l", { position: goal });
+    ed.record();
+    await ed.play();
+    await new Promise((r) => setTimeout(r, 500));
+    const at = ed.jointPosition("hand_l");
+    out.played = Math.hypot(at[0] - goal[0], at[1] - goal[1], at[2] - goal[2]);
+    set(1);
     await ed.setGoal("hand_l", { position: h });
     return out;
   });
   check(stretched["1.5"].status === "reached" && stretched["1.5"].stretch > 1 && stretched["1.5"].dist < 1e-3 &&
-    stretched["1"].status !== "reached" && stretched["1"].stretch === undefined,
-  "the Stretch slider lengthens an arm to a goal beyond its reach", JSON.stringify(stretched));
+    stretched["1"].status !== "reached" && stretched["1"].stretch === undefined && stretched.played < 1e-3,
+  "the Stretch slider lengthens an arm to a goal beyond its reach, played back too", JSON.stringify(stretched));
   console.log(`     stretch: ${JSON.stringify(stretched)}`);
 
   // a real mouse drag of the right foot's handle: select it, then drag the gizmo's centre
