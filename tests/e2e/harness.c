@@ -81,9 +81,12 @@ int stop_ikd(daemon_proc *d)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-int connect_to(int port)
+int connect_to(int port) { return connect_with_rcvbuf(port, 0); }
+
+int connect_with_rcvbuf(int port, int rcvbuf)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     struct sockaddr_in a = {0};
     a.sin_family = AF_INET;
     a.sin_port = htons((uint16_t)port);

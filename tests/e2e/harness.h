@@ -32,6 +32,9 @@ daemon_proc start_ikd(const char *const *args);
 /* SIGTERM and wait; the exit status (or -1 if not a normal exit). */
 int stop_ikd(daemon_proc *d);
 int connect_to(int port);
+/* connect_to with the socket's receive buffer set first (a slow reader's
+ * small TCP window); rcvbuf <= 0: the default. */
+int connect_with_rcvbuf(int port, int rcvbuf);
 void send_all(int fd, const char *data, size_t len);
 /* Read one whole reply (the server closes, or Content-Length is satisfied). */
 reply read_reply(int fd);

@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -820,6 +818,17 @@ static unsigned long metric(int port, const char *sample)
 
 static unsigned long clip_frames_reached(int port) { return metric(port, "ikd_clip_frames_total{status=\"reached\"} "); }
 
+/* Write a POST /v1/solve/clip asking for the NDJSON stream, `body` its JSON. */
+static void send_clip_stream(int fd, const char *body)
+{
+    char head[256];
+    int hn = snprintf(head, sizeof head,
+                      "POST /v1/solve/clip HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      "Accept: application/x-ndjson\r\nContent-Length: %zu\r\n\r\n", strlen(body));
+    send_all(fd, head, (size_t)hn);
+    send_all(fd, body, strlen(body));
+}
+
 /* POST /v1/solve/clip streamed: with Accept: application/x-ndjson every
  * frame is one JSON line, in order, then the summary, chunked; the same in
  * MessagePack (one map after another); a bad frame is a plain 400 before
@@ -888,12 +897,7 @@ START_TEST(clip_streams)
     unsigned long before = clip_frames_reached(d.port);
     body = clip_body(5000, 999999);
     int fd = connect_to(d.port);
-    char head[256];
-    int hn = snprintf(head, sizeof head,
-                      "POST /v1/solve/clip HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                      "Accept: application/x-ndjson\r\nContent-Length: %zu\r\n\r\n", strlen(body));
-    send_all(fd, head, (size_t)hn);
-    send_all(fd, body, strlen(body));
+    send_clip_stream(fd, body);
     char got[512];
     ck_assert_int_gt(read(fd, got, sizeof got), 0);
     close(fd);
@@ -912,17 +916,9 @@ START_TEST(clip_streams)
     body = clip_body(20000, 999999);
     unsigned long idle = metric(d.port, "ikd_memory_held_bytes ");
     before = clip_frames_reached(d.port);
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    int small = 4096;
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)d.port)};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    hn = snprintf(head, sizeof head,
-                  "POST /v1/solve/clip HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                  "Accept: application/x-ndjson\r\nContent-Length: %zu\r\n\r\n", strlen(body));
-    send_all(fd, head, (size_t)hn);
-    send_all(fd, body, strlen(body));
+    fd = connect_with_rcvbuf(d.port, 4096);
+    ck_assert_int_ge(fd, 0);
+    send_clip_stream(fd, body);
     for (int t = 0; t < 400 && clip_frames_reached(d.port) - before < 20000; t++) usleep(25 * 1000);
     ck_assert_uint_eq(clip_frames_reached(d.port) - before, 20000);
     unsigned long stalled = metric(d.port, "ikd_memory_held_bytes ");
