@@ -171,6 +171,7 @@ typedef struct multi_ws {
     double *J;          /* [rows x cmax], compact rows */
     double *A0, *A;     /* [rows x rows]: J J^T (lower), its Cholesky factor */
     double *e, *y, *t;  /* [rows] */
+    double *dinv;       /* [rows] the reciprocals of the factor's diagonal */
     double *dq, *z;     /* [cols] */
     double *dqp;        /* [cols] the last step while settling (extrapolation) */
     /* Each joint's columns are its constraint's own axes at the current
@@ -192,7 +193,7 @@ size_t ikd_multi_workspace_size(size_t joints, size_t goals)
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 9 * joints) * sizeof(double) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
-           (rows * cols + 2 * rows * rows + 3 * rows + 3 * cols) * sizeof(double) + 2 * joints * sizeof(ikd_quat) + 64;
+           (rows * cols + 2 * rows * rows + 4 * rows + 3 * cols) * sizeof(double) + 2 * joints * sizeof(ikd_quat) + 64;
 }
 
 static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
@@ -212,6 +213,7 @@ static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->e = (double *)m, m += rows * sizeof(double);
     w->y = (double *)m, m += rows * sizeof(double);
     w->t = (double *)m, m += rows * sizeof(double);
+    w->dinv = (double *)m, m += rows * sizeof(double);
     w->dq = (double *)m, m += w->cols * sizeof(double);
     w->z = (double *)m, m += w->cols * sizeof(double);
     w->dqp = (double *)m, m += w->cols * sizeof(double);
@@ -562,36 +564,65 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
     return all;
 }
 
-/* A = J J^T + lambda^2 I, factored in place (Cholesky, lower); 0, or -1
- * when not positive definite. */
+/* a . b over n entries, four partial sums (independent chains: the
+ * products of short rows are latency-bound, not throughput-bound). */
+static double dot(const double *a, const double *b, size_t n)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t k = 0;
+    for (; k + 4 <= n; k += 4) s0 += a[k] * b[k], s1 += a[k + 1] * b[k + 1], s2 += a[k + 2] * b[k + 2], s3 += a[k + 3] * b[k + 3];
+    for (; k < n; k++) s0 += a[k] * b[k];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* A0 = J J^T (lower triangle): two rows' product over the columns their
+ * goals share. */
 static void form_product(multi_ws *w)
 {
     size_t m = w->rows, cm = w->cmax;
     for (size_t r = 0; r < m; r++)
         for (size_t c = 0; c <= r; c++) {
-            const double *a = &w->J[r * cm], *b = &w->J[c * cm];
-            int n = w->pre[(size_t)w->row_goal[r] * w->g + (size_t)w->row_goal[c]];
-            double s = 0;
-            for (int k = 0; k < n; k++) s += a[k] * b[k];
-            w->A0[r * m + c] = s;
+            size_t n = (size_t)w->pre[(size_t)w->row_goal[r] * w->g + (size_t)w->row_goal[c]];
+            w->A0[r * m + c] = dot(&w->J[r * cm], &w->J[c * cm], n);
         }
 }
 
-/* A = A0 + lambda^2 I, factored in place (Cholesky, lower); 0, or -1 when
- * not positive definite. */
+/* A = A0 + lambda^2 I, factored in place (Cholesky, lower; w->dinv the
+ * reciprocals of its diagonal); 0, or -1 when not positive definite. */
 static int factor(multi_ws *w, double lambda)
 {
     size_t m = w->rows;
     for (size_t i = 0; i < m; i++) {
+        double *Ai = &w->A[i * m];
         for (size_t k = 0; k <= i; k++) {
-            double s = w->A0[i * m + k] + (i == k ? lambda * lambda : 0);
-            for (size_t t = 0; t < k; t++) s -= w->A[i * m + t] * w->A[k * m + t];
+            double s = w->A0[i * m + k] + (i == k ? lambda * lambda : 0) - dot(Ai, &w->A[k * m], k);
             if (i == k) {
                 if (!(s > 0)) return -1;
-                w->A[i * m + i] = sqrt(s);
+                Ai[i] = sqrt(s), w->dinv[i] = 1 / Ai[i];
             } else {
-                w->A[i * m + k] = s / w->A[k * m + k];
+                Ai[k] = s * w->dinv[k];
             }
+        }
+    }
+    return 0;
+}
+
+/* The factor of A - v v^T from that of A (a rank-one downdate, O(m^2):
+ * a locked column's contribution taken out); v is overwritten. 0, or -1
+ * when the downdate loses definiteness (refactor then). */
+static int downdate(multi_ws *w, double *v)
+{
+    size_t m = w->rows;
+    for (size_t k = 0; k < m; k++) {
+        if (v[k] == 0) continue; /* this row's column entry is zero: L's column k stays */
+        double lkk = w->A[k * m + k], r2 = lkk * lkk - v[k] * v[k];
+        if (!(r2 > 1e-12 * lkk * lkk)) return -1;
+        double r = sqrt(r2), c = r / lkk, s = v[k] / lkk, ic = 1 / c;
+        w->A[k * m + k] = r, w->dinv[k] = 1 / r;
+        for (size_t i = k + 1; i < m; i++) {
+            double *l = &w->A[i * m + k];
+            *l = (*l - s * v[i]) * ic;
+            v[i] = c * v[i] - s * *l;
         }
     }
     return 0;
@@ -601,15 +632,11 @@ static int factor(multi_ws *w, double lambda)
 static void solve_factored(const multi_ws *w, const double *b, double *x)
 {
     size_t m = w->rows;
-    for (size_t i = 0; i < m; i++) {
-        double s = b[i];
-        for (size_t t = 0; t < i; t++) s -= w->A[i * m + t] * x[t];
-        x[i] = s / w->A[i * m + i];
-    }
+    for (size_t i = 0; i < m; i++) x[i] = (b[i] - dot(&w->A[i * m], x, i)) * w->dinv[i];
     for (size_t i = m; i-- > 0;) {
         double s = x[i];
         for (size_t t = i + 1; t < m; t++) s -= w->A[t * m + i] * x[t];
-        x[i] = s / w->A[i * m + i];
+        x[i] = s * w->dinv[i];
     }
 }
 
@@ -639,10 +666,13 @@ static void residual(multi_ws *w, double k)
     }
 }
 
-/* Zero the compact entries of every locked column. */
-static void zero_locked(multi_ws *w)
+/* Zero the compact entries of every newly locked column, and take each
+ * one's contribution out of A0 and of its factor; returns 0, or -1 when a
+ * downdate failed (the factor must be formed anew from A0). */
+static int zero_locked(multi_ws *w)
 {
     size_t m = w->rows;
+    int rc = 0;
     for (size_t col = 0; col < w->cols; col++) {
         if (w->locked[col] != 1) continue;
         w->locked[col] = 2;
@@ -662,7 +692,9 @@ static void zero_locked(multi_ws *w)
         for (size_t r = 0; r < m; r++)
             if (w->t[r] != 0)
                 for (size_t c = 0; c <= r; c++) w->A0[r * m + c] -= w->t[r] * w->t[c];
+        if (rc == 0) rc = downdate(w, w->t);
     }
+    return rc;
 }
 
 /* The secondary task, in column space: each joint's deviation from rest
@@ -789,8 +821,9 @@ static int primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat 
     double c = lambda * lambda + mu * mu, k = c > 0 ? mu * mu / c : 0;
     memset(w->locked, 0, w->cols);
     form_product(w);
+    int fresh = 0; /* 1 while w->A is the factor of A0 + c I */
     for (int round = 0; round < 4; round++) {
-        if (factor(w, sqrt(c)) != 0) return -1;
+        if (!fresh && factor(w, sqrt(c)) != 0) return -1;
         residual(w, k); /* e - J x0 */
         solve_factored(w, w->y, w->y);
         jt(w, w->y, w->dq);
@@ -804,7 +837,7 @@ static int primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat 
             locked = 1;
         }
         if (!locked) break;
-        zero_locked(w);
+        fresh = zero_locked(w) == 0;
     }
     return 0;
 }
