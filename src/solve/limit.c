@@ -160,6 +160,68 @@ int ikd__limit_inside(const ikd_limit *l, ikd_quat d)
     return sa <= l->max_deg * IKD_DEG2RAD && t >= l->twist_min_deg * IKD_DEG2RAD && t <= l->twist_max_deg * IKD_DEG2RAD;
 }
 
+/* An angle range [lo, hi] (radians, within [-pi, pi]) as the sines and
+ * cosines arc_inside tests against: b[0..5] cos and sin of lo, hi and the
+ * middle, b[6] 1 when the range is wider than a half turn, 2 when it is
+ * the whole circle. */
+static void arc_bounds(double lo, double hi, double *b)
+{
+    double c = 0.5 * (lo + hi);
+    b[0] = cos(lo), b[1] = sin(lo), b[2] = cos(hi), b[3] = sin(hi), b[4] = cos(c), b[5] = sin(c);
+    b[6] = hi - lo >= 2 * IKD_PI - 1e-12 ? 2 : hi - lo > IKD_PI ? 1 : 0;
+}
+
+/* 1 when atan2(y, x) lies in the range of arc_bounds b, without the
+ * arctangent: signs of sines of the distances to either end (exact near
+ * them), the middle's cosine ruling out the opposite side. */
+static int arc_inside(const double *b, double y, double x)
+{
+    if (b[6] == 2) return 1;
+    if (b[6] == 0) /* a <= half turn: from lo ahead, from hi back, the middle's side */
+        return y * b[0] - x * b[1] >= 0 && x * b[3] - y * b[2] >= 0 && x * b[4] + y * b[5] >= 0;
+    /* wider: outside when strictly inside the complement (hi, lo + 2 pi) */
+    return !(y * b[2] - x * b[3] > 0 && x * b[1] - y * b[0] > 0 && x * b[4] + y * b[5] < 0);
+}
+
+void ikd__limit_bounds(const ikd_limit *l, double b[IKD__LIMIT_BOUNDS])
+{
+    memset(b, 0, IKD__LIMIT_BOUNDS * sizeof(double));
+    if (l->type == IKD_LIMIT_BALL) { /* cos of half the largest swing, sin of half each twist bound */
+        b[0] = cos(0.5 * l->max_deg * IKD_DEG2RAD);
+        b[1] = sin(0.5 * l->twist_min_deg * IKD_DEG2RAD), b[2] = sin(0.5 * l->twist_max_deg * IKD_DEG2RAD);
+    } else if (l->type == IKD_LIMIT_EULER) { /* the outer angles' arcs, the middle's sines */
+        arc_bounds(l->euler_min_deg[0] * IKD_DEG2RAD, l->euler_max_deg[0] * IKD_DEG2RAD, b);
+        arc_bounds(l->euler_min_deg[2] * IKD_DEG2RAD, l->euler_max_deg[2] * IKD_DEG2RAD, b + 7);
+        b[14] = sin(l->euler_min_deg[1] * IKD_DEG2RAD), b[15] = sin(l->euler_max_deg[1] * IKD_DEG2RAD);
+    }
+}
+
+int ikd__limit_inside_by(const ikd_limit *l, const double b[IKD__LIMIT_BOUNDS], ikd_quat d)
+{
+    if (l->type == IKD_LIMIT_BALL) {
+        /* d = swing twist: the twist's (unnormalised) parts are (p along
+         * the axis, d.w); the swing's w is their length tn, so the swing is
+         * 2 acos(tn), and the twist's half angle has sine p / tn (w >= 0) */
+        ikd_vec3 a = l->local_axis;
+        double p = d.x * a.x + d.y * a.y + d.z * a.z, tn = sqrt(p * p + d.w * d.w);
+        if (!(tn > 1e-9) || d.w == 0) return ikd__limit_inside(l, d);
+        double st = (d.w < 0 ? -p : p) / tn;
+        return tn >= b[0] && st >= b[1] && st <= b[2];
+    }
+    if (l->type == IKD_LIMIT_EULER) {
+        const int *ax = order_axes[l->order];
+        int i = ax[0], j = ax[1], q = ax[2];
+        double sg = (l->order == IKD_EULER_XYZ || l->order == IKD_EULER_YZX || l->order == IKD_EULER_ZXY) ? 1.0 : -1.0;
+        double m[3][3]; /* as ikd_limit_euler_angles reads it */
+        quat_matrix(d, m);
+        double sb = sg * m[i][q];
+        if (!(fabs(sb) < 1 - 1e-9)) return ikd__limit_inside(l, d);
+        return sb >= b[14] && sb <= b[15] && arc_inside(b, -sg * m[j][q], m[q][q]) &&
+               arc_inside(b + 7, -sg * m[i][j], m[i][i]);
+    }
+    return ikd__limit_inside(l, d);
+}
+
 double ikd_limit_violation(const ikd_limit *l, ikd_quat d)
 {
     if (l->type == IKD_LIMIT_NONE) return 0.0;

@@ -13,4 +13,17 @@ double ikd__twist_angle(ikd_quat q, ikd_vec3 axis);
  * for other types. */
 int ikd__limit_inside(const ikd_limit *l, ikd_quat d);
 
+/* A limit's bounds as the sines and cosines ikd__limit_inside_by compares
+ * with, so that a solver that tests many deviations against one limit
+ * computes its transcendental functions once: */
+#define IKD__LIMIT_BOUNDS 16
+void ikd__limit_bounds(const ikd_limit *l, double b[IKD__LIMIT_BOUNDS]);
+
+/* ikd__limit_inside(l, d) for a unit d, with l's bounds b from
+ * ikd__limit_bounds, without arctangents: the same decompositions compared
+ * as sines and cosines (within rounding of the angles' own comparisons);
+ * the degenerate cases (a half-turn swing, gimbal lock, a twist of a half
+ * turn) go to ikd__limit_inside itself. */
+int ikd__limit_inside_by(const ikd_limit *l, const double b[IKD__LIMIT_BOUNDS], ikd_quat d);
+
 #endif

@@ -150,6 +150,9 @@ typedef struct multi_ws {
     double raw;         /* the weighted task error as build_rows found it, before the per-step clamps */
     int *col;           /* [n] first column of each joint, -1 when fixed */
     int *dof;           /* [n] 0, 1 or 3 */
+    int *idle;          /* [n] 1: on no goal's path (no goal moves with it): left at rest, or where it starts
+                           without a rest pull, and out of the iterations */
+    double *lim;        /* [16n] each limit's bounds as sines and cosines (ikd__limit_bounds) */
     double *reach;      /* [n] path length from the root */
     ikd_vec3 *tpos;     /* [g] position targets (ground goals resolved) */
     ikd_quat *trot;     /* [g] rotation targets */
@@ -189,9 +192,9 @@ static size_t align8(size_t b) { return (b + 7) & ~(size_t)7; }
 size_t ikd_multi_workspace_size(size_t joints, size_t goals)
 {
     size_t cols = 3 * joints + 3, rows = MULTI_ROWS_PER_GOAL * goals;
-    size_t ints = 2 * joints + 4 * goals + rows + goals * cols + goals * joints + goals * goals;
+    size_t ints = 3 * joints + 4 * goals + rows + goals * cols + goals * joints + goals * goals;
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
-           joints * 4 * sizeof(ikd_vec3) + (3 * cols + 9 * joints) * sizeof(double) +
+           joints * 4 * sizeof(ikd_vec3) + (3 * cols + 25 * joints) * sizeof(double) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
            (rows * cols + 2 * rows * rows + 4 * rows + 3 * cols) * sizeof(double) + 2 * joints * sizeof(ikd_quat) + 64;
 }
@@ -223,8 +226,10 @@ static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->clo = (double *)m, m += w->cols * sizeof(double);
     w->chi = (double *)m, m += w->cols * sizeof(double);
     w->zinv = (double *)m, m += 9 * n * sizeof(double);
+    w->lim = (double *)m, m += 16 * n * sizeof(double);
     w->col = (int *)m, m += n * sizeof(int);
     w->dof = (int *)m, m += n * sizeof(int);
+    w->idle = (int *)m, m += n * sizeof(int);
     w->row0 = (int *)m, m += g * sizeof(int);
     w->glen = (int *)m, m += g * sizeof(int);
     w->gdepth = (int *)m, m += g * sizeof(int);
@@ -297,6 +302,7 @@ static void setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pos
 static void setup_paths(multi_ws *w, const ikd_multi_problem *p)
 {
     const ikd_skeleton *s = p->skeleton;
+    for (size_t k = 0; k < w->n; k++) w->idle[k] = w->dof[k] > 0;
     for (size_t i = 0; i < w->g; i++) {
         int *path = &w->gpath[i * w->n], *gc = &w->gcol[i * w->cmax], d = 0, c = 0;
         for (long k = (long)p->goals[i].joint; k >= 0; k = s->joints[k].parent)
@@ -305,6 +311,7 @@ static void setup_paths(multi_ws *w, const ikd_multi_problem *p)
             int t = path[a];
             path[a] = path[b], path[b] = t;
         }
+        for (int t = 0; t < d; t++) w->idle[path[t]] = 0;
         if (p->root_free)
             for (int a = 0; a < 3; a++) gc[c++] = (int)w->cols - 3 + a;
         for (int t = 0; t < d; t++)
@@ -320,6 +327,26 @@ static void setup_paths(multi_ws *w, const ikd_multi_problem *p)
             while (m < la && m < lb && ca[m] == cb[m]) m++;
             w->pre[a * w->g + b] = w->pre[b * w->g + a] = m;
         }
+}
+
+/* Each joint's limit as the sines and cosines ikd__limit_inside_by
+ * compares with (the transcendental functions once per solve, not once per
+ * joint and step). */
+static void setup_bounds(multi_ws *w, const ikd_skeleton *s)
+{
+    for (size_t k = 0; k < s->count; k++) ikd__limit_bounds(&s->joints[k].limit, &w->lim[IKD__LIMIT_BOUNDS * k]);
+}
+
+/* Joints on no goal's path are left out of the iterations: with a rest
+ * pull they go to their rest rotation (the nearest allowed one), where the
+ * pull would take them; without one they stay where they start. */
+static void snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local)
+{
+    if (!(p->rest_pull > 0)) return;
+    for (size_t k = 0; k < w->n; k++) {
+        const ikd_skeleton_joint *j = &p->skeleton->joints[k];
+        if (w->idle[k]) local[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, ikd_quat_identity())));
+    }
 }
 
 /* ---- one iteration -------------------------------------------------------- */
@@ -356,6 +383,7 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
     int c = w->col[k];
     if (c < 0) return;
     for (int a = 0; a < w->dof[k]; a++) w->cval[c + a] = 0, w->clo[c + a] = -INFINITY, w->chi[c + a] = INFINITY;
+    if (w->idle[k]) return;
     ikd_quat d = ikd_quat_mul(ikd_quat_conj(j->rest_local), local[k]);
     switch (l->type) {
     case IKD_LIMIT_HINGE: {
@@ -718,7 +746,7 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
     memset(w->z, 0, w->cols * sizeof(double));
     for (size_t k = 0; k < s->count; k++) {
         w->zw[k] = ikd_vec3_make(0, 0, 0);
-        if (!w->dof[k] || p->rest_pull <= 0 || w->dof[k] == 1) continue; /* hinges: below */
+        if (!w->dof[k] || w->idle[k] || p->rest_pull <= 0 || w->dof[k] == 1) continue; /* hinges: below */
         const ikd_skeleton_joint *j = &s->joints[k];
         ikd_quat d = ikd_quat_mul(ikd_quat_conj(j->rest_local), local[k]);
         ikd_vec3 back = rot_vec(ikd_quat_conj(d)); /* in the joint's rest frame */
@@ -738,7 +766,7 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
     }
     for (size_t k = 0; k < s->count; k++) {
         if (w->dof[k] == 3) to_columns(w, s, k, w->zw[k]);
-        if (w->dof[k] == 1 && p->rest_pull > 0) w->z[w->col[k]] = -w->cval[w->col[k]]; /* a hinge: back by its angle */
+        if (w->dof[k] == 1 && !w->idle[k] && p->rest_pull > 0) w->z[w->col[k]] = -w->cval[w->col[k]]; /* a hinge: back by its angle */
     }
 }
 
@@ -760,7 +788,7 @@ static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *loc
     for (size_t k = 0; k < s->count; k++) {
         const ikd_skeleton_joint *j = &s->joints[k];
         double ang;
-        if (!w->dof[k]) continue; /* fixed: at rest since the start */
+        if (!w->dof[k] || w->idle[k]) continue; /* fixed: at rest since the start; idle: see snap_idle */
         if (j->limit.type == IKD_LIMIT_HINGE) { /* a turn about its own axis: the angle moves by the step */
             size_t c = (size_t)w->col[k];
             double a = w->cval[c] + w->dq[c] * scale;
@@ -772,7 +800,7 @@ static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *loc
         local[k] = turned(w, p, local, pose, k, scale, &ang);
         if (j->limit.type == IKD_LIMIT_NONE) continue;
         ikd_quat d = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(j->rest_local), local[k]));
-        if (!ikd__limit_inside(&j->limit, d)) local[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, d)));
+        if (!ikd__limit_inside_by(&j->limit, &w->lim[IKD__LIMIT_BOUNDS * k], d)) local[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, d)));
     }
     if (p->root_free)
         *root = ikd_vec3_add(*root, ikd_vec3_make(w->dq[w->cols - 3], w->dq[w->cols - 2], w->dq[w->cols - 1]));
@@ -973,9 +1001,10 @@ static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root,
     return sc;
 }
 
-/* Restart r's start pose: every joint somewhere inside its limits
- * (deterministic: a fixed sequence of pseudo-random numbers). */
-static void restart_pose(const ikd_skeleton *s, int r, ikd_quat *local)
+/* Restart r's start pose: every joint that moves a goal somewhere inside
+ * its limits (deterministic: a fixed sequence of pseudo-random numbers);
+ * the others stay (snap_idle). */
+static void restart_pose(const ikd_skeleton *s, const int *idle, int r, ikd_quat *local)
 {
     unsigned long long x = 0x9E3779B97F4A7C15ull * (unsigned long long)(r + 1);
     for (size_t k = 0; k < s->count; k++) {
@@ -992,7 +1021,7 @@ static void restart_pose(const ikd_skeleton *s, int r, ikd_quat *local)
             ikd_vec3 axis = ikd_vec3_norm_or(ikd_vec3_make(u[0] - 0.5, u[1] - 0.5, u[2] - 0.5), ikd_vec3_make(1, 0, 0));
             d = ikd_limit_project(l, ikd_quat_axis_angle(axis, u[3] * 1.5));
         }
-        local[k] = ikd_quat_norm(ikd_quat_mul(s->joints[k].rest_local, d));
+        if (!idle[k]) local[k] = ikd_quat_norm(ikd_quat_mul(s->joints[k].rest_local, d));
     }
 }
 
@@ -1076,6 +1105,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     multi_ws w;
     ws_carve(&w, work, s->count, p->goal_count);
     setup_columns(&w, s);
+    setup_bounds(&w, s);
     ikd_vec3 root = p->root;
     if (p->start) memcpy(local, p->start, s->count * sizeof *local);
     else ikd_skeleton_rest_pose(s, local);
@@ -1087,6 +1117,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     ikd_skeleton_fk(s, root, local, pose);
     setup_targets(&w, p, pose);
     setup_paths(&w, p);
+    snap_idle(&w, p, local);
     /* A descent from the start pose, then (while reachable goals stay unmet
      * and iterations are left) from poses spread over the limits: a local
      * minimum of one start (an arm's elbow on the wrong side, against its
@@ -1098,7 +1129,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     for (int r = 0; r <= MULTI_RESTARTS; r++) {
         ikd_vec3 rt = p->root;
         if (stretching == 1) rt = keep_root, memcpy(local, w.keep, s->count * sizeof *local); /* on from the best */
-        else if (r) restart_pose(s, r, local);
+        else if (r) restart_pose(s, w.idle, r, local);
         int budget = p->max_iterations - it;
         if (r && stretching != 1 && budget > MULTI_RESTART_ITERATIONS)
             budget = MULTI_RESTART_ITERATIONS; /* a restart converges fast or not at all */

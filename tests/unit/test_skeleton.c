@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "humanoid.h"
+#include "solve/limit.h"
 #include "testutil.h"
 
 static double deg(double r) { return r * IKD_RAD2DEG; }
@@ -104,6 +105,42 @@ START_TEST(projection_keeps_every_limit)
         if (allowed(&l, d, -1e-6)) ck_assert_double_le(ikd_quat_angle_between(p, d), 1e-7);
         else if (!allowed(&l, d, 1e-6)) ck_assert_msg(ikd_limit_violation(&l, d) > 0, "type %d: outside, violation 0", l.type);
     }
+}
+END_TEST
+
+/* The solver's test of a step's limits without arctangents
+ * (ikd__limit_inside_by) against the rules above, on random ball and euler
+ * limits with random deviations and deviations next to the bounds (their
+ * projections turned about 0.1 degree either way): inside by a margin means
+ * inside, outside by a margin outside. */
+START_TEST(bounds_test_agrees_with_the_rules)
+{
+    tu_rng r;
+    tu_seed(&r, 78);
+    int in = 0, out = 0, near = 0;
+    for (int k = 0; k < 60000; k++) {
+        ikd_limit l;
+        random_limit(&r, &l);
+        if (l.type != IKD_LIMIT_BALL && l.type != IKD_LIMIT_EULER) continue;
+        double b[IKD__LIMIT_BOUNDS];
+        ikd__limit_bounds(&l, b);
+        ikd_quat d = tu_unit_quat(&r);
+        if (k % 2) {
+            ikd_quat turn = ikd_quat_axis_angle(tu_unit_vec(&r), tu_uniform(&r, 0, 0.2) * IKD_DEG2RAD);
+            d = ikd_quat_norm(ikd_quat_mul(turn, ikd_limit_project(&l, d)));
+        }
+        int fast = ikd__limit_inside_by(&l, b, d);
+        if (allowed(&l, d, -1e-6)) {
+            ck_assert_msg(fast, "type %d: inside by the rules, outside by the bounds", l.type);
+            in++, near += k % 2;
+        } else if (!allowed(&l, d, 1e-6)) {
+            ck_assert_msg(!fast, "type %d: outside by the rules, inside by the bounds", l.type);
+            out++, near += k % 2;
+        }
+    }
+    ck_assert_int_ge(in, 4000);
+    ck_assert_int_ge(out, 4000);
+    ck_assert_int_ge(near, 10000);
 }
 END_TEST
 
@@ -438,6 +475,48 @@ START_TEST(arms_meet_six_dof_goals)
         }
         ck_assert_msg(met >= 200 * 97 / 100, "%dR: %d of 200 met", dof, met);
     }
+}
+END_TEST
+
+/* Joints that move no goal (the neck, head and toes when only hands and
+ * feet have goals) end at rest with a rest pull (where the pull takes
+ * them), and where they started without one, from random start poses. */
+START_TEST(joints_that_move_no_goal_rest_or_stay)
+{
+    static humanoid_problem hp;
+    static solved o;
+    tu_rng r;
+    tu_seed(&r, 4321);
+    int checked = 0;
+    for (int k = 0; k < 200; k++) {
+        humanoid_make(&r, HSET_POSITIONS, 0, &hp);
+        const ikd_skeleton *s = &hp.skeleton;
+        ikd_quat start[HUMANOID_JOINTS];
+        for (size_t i = 0; i < s->count; i++) {
+            const ikd_limit *l = &s->joints[i].limit;
+            start[i] = ikd_quat_mul(s->joints[i].rest_local, ikd_limit_project(l, tu_unit_quat(&r)));
+        }
+        int moves_goal[HUMANOID_JOINTS] = {0};
+        for (size_t g = 0; g < hp.goal_count; g++)
+            for (long i = (long)hp.goals[g].joint; i >= 0; i = s->joints[i].parent) moves_goal[i] = 1;
+        ikd_multi_problem p;
+        ikd_error err;
+        ikd_goal goals[HUMANOID_MAX_GOALS];
+        memcpy(goals, hp.goals, sizeof goals);
+        ck_assert_int_eq(humanoid_setup(&p, &hp, goals, hp.goal_count, start, hp.root, &err), IKD_E_OK);
+        p.rest_pull = k % 2 ? 0 : 0.1;
+        ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, o.local, o.pose, o.gr, &o.res, &err), IKD_E_OK);
+        check_solution(&hp, &o);
+        for (size_t i = 0; i < s->count; i++) {
+            if (moves_goal[i] || s->joints[i].limit.type == IKD_LIMIT_FIXED) continue;
+            const ikd_skeleton_joint *j = &s->joints[i];
+            ikd_quat want = k % 2 ? start[i] : ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, ikd_quat_identity()));
+            ck_assert_msg(ikd_quat_angle_between(o.local[i], want) < 1e-9, "%s: %g deg from %s", humanoid_names[i],
+                          ikd_quat_angle_between(o.local[i], want) * IKD_RAD2DEG, k % 2 ? "its start" : "rest");
+            checked++;
+        }
+    }
+    ck_assert_int_ge(checked, 600);
 }
 END_TEST
 
@@ -859,12 +938,14 @@ int main(void)
     tcase_add_test(tc, euler_round_trip);
     tcase_add_test(tc, projection_keeps_every_limit);
     tcase_add_test(tc, limit_edges);
+    tcase_add_test(tc, bounds_test_agrees_with_the_rules);
     tcase_add_test(tc, validation_names_the_field);
     tcase_add_test(tc, forward_kinematics_is_rigid);
     tcase_add_test(tc, multi_goal_solves_meet_reachable_goals);
     tcase_add_test(tc, humanoid_sets_keep_limits_and_meet_goals);
     tcase_add_test(tc, arms_meet_six_dof_goals);
     tcase_add_test(tc, a_fed_back_pose_is_a_fixed_point);
+    tcase_add_test(tc, joints_that_move_no_goal_rest_or_stay);
     tcase_add_test(tc, limit_edges_through_the_solver);
     tcase_add_test(tc, clips_keep_limits_and_chains_stay_coherent);
     tcase_add_test(tc, soften_eases_a_knee_near_full_extension);
