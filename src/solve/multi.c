@@ -16,6 +16,8 @@
 #define MULTI_MAX_ROWS (6 * IKD_MAX_JOINTS)
 #define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet */
 #define MULTI_RESTART_ITERATIONS 40 /* iterations of each restart at most */
+#define MULTI_PROGRESS 0.01  /* an unmet descent progresses while its error falls by this share ... */
+#define MULTI_STALL 8         /* ... in fewer iterations than these (a local minimum crawls: restart) */
 #define MULTI_SETTLED 1e-4        /* radians a settling pose may still be from where it converges */
 #define MULTI_SETTLE_ITERATIONS 60 /* iterations the rest pull goes on once the goals are met, at most */
 #define MULTI_STRETCH_AIM 0.95 /* options.stretch: a limb is aimed this far into its reach (0.98: 94% of
@@ -361,6 +363,14 @@ static ikd_vec3 rot_vec(ikd_quat q)
     return ikd_vec3_scale(v, 2 * atan2(s, q.w) / s);
 }
 
+/* v made unit, or when it has no direction a unit vector normal to u (the
+ * normal computed only then). */
+static ikd_vec3 unit_or_perp(ikd_vec3 v, ikd_vec3 u)
+{
+    double l = ikd_vec3_len(v);
+    return l > 0 && isfinite(l) ? ikd_vec3_scale(v, 1 / l) : ikd_vec3_any_perp(u);
+}
+
 /* The world axes of joint k's columns (joint_frames). */
 static int joint_axes(const multi_ws *w, size_t k, ikd_vec3 ax[3])
 {
@@ -397,7 +407,7 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
         ikd_limit_swing_twist(d, l->local_axis, &sw, &tw);
         if (sw.w < 0) sw = ikd_quat_make(-sw.x, -sw.y, -sw.z, -sw.w);
         ikd_vec3 b = ikd_quat_rotate(sw, l->local_axis), sv = ikd_vec3_make(sw.x, sw.y, sw.z);
-        ikd_vec3 n = ikd_vec3_norm_or(sv, ikd_vec3_any_perp(l->local_axis)); /* the swing's own axis: radial */
+        ikd_vec3 n = unit_or_perp(sv, l->local_axis); /* the swing's own axis: radial */
         ax[0] = ikd_quat_rotate(F, b);
         ax[1] = ikd_quat_rotate(F, n);
         ax[2] = ikd_quat_rotate(F, ikd_vec3_cross(b, n));
@@ -421,7 +431,7 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
         ax[0] = ikd_quat_rotate(F, e1);
         ax[2] = ikd_quat_rotate(pose[k].rotation, e3);
         int even = l->order == IKD_EULER_XYZ || l->order == IKD_EULER_YZX || l->order == IKD_EULER_ZXY;
-        ax[1] = ikd_vec3_scale(ikd_vec3_norm_or(ikd_vec3_cross(ax[0], ax[2]), ikd_vec3_any_perp(ax[0])), even ? -1 : 1);
+        ax[1] = ikd_vec3_scale(unit_or_perp(ikd_vec3_cross(ax[0], ax[2]), ax[0]), even ? -1 : 1);
         for (int a = 0; a < 3; a++) {
             w->cval[c + a] = ang[a], w->clo[c + a] = l->euler_min_deg[a] * IKD_DEG2RAD;
             w->chi[c + a] = l->euler_max_deg[a] * IKD_DEG2RAD;
@@ -552,7 +562,7 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         if (w->want[i] & 4) {
             aim = ikd_quat_rotate(pose[j].rotation, w->aim_local[i]);
             ikd_vec3 to = ikd_vec3_norm_or(ikd_vec3_sub(g->aim_at, pj), aim), c = ikd_vec3_cross(aim, to);
-            rv = ikd_vec3_scale(ikd_vec3_norm_or(c, ikd_vec3_any_perp(aim)), atan2(ikd_vec3_len(c), ikd_vec3_dot(aim, to)));
+            rv = ikd_vec3_scale(unit_or_perp(c, aim), atan2(ikd_vec3_len(c), ikd_vec3_dot(aim, to)));
         }
         if (w->want[i] & 6) {
             gr[i].rotation_error_deg = ikd_vec3_len(rv) * IKD_RAD2DEG;
@@ -939,7 +949,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
                    ikd_goal_result *gr, int budget, int *timed_out)
 {
     const ikd_skeleton *s = p->skeleton;
-    double best = INFINITY, L = s->size;
+    double best = INFINITY, progress = INFINITY, L = s->size;
     ikd_vec3 best_root = *root;
     int it = 0, stall = 0, nudged = 0, settle = 0, leapt = 0;
     double prev_moved = 0;
@@ -949,10 +959,13 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         int met = build_rows(w, p, pose, gr);
         double en = w->raw; /* unclamped: a goal far off still shows progress */
         if (met || en < best - 1e-12 * L) { /* once met, the pull toward rest goes on */
-            best = fmin(best, en), best_root = *root, stall = 0;
+            best = fmin(best, en), best_root = *root;
             memcpy(w->best, local, s->count * sizeof *local);
-        } else if (++stall >= 12) {
-            break; /* no progress: held by limits, reach or the pull */
+        }
+        if (met || en < progress * (1 - MULTI_PROGRESS) - 1e-12 * L) {
+            progress = en, stall = 0;
+        } else if (++stall >= MULTI_STALL) {
+            break; /* no progress: held by limits, reach or the pull (a restart may do better) */
         } else if (stall == 4 && !nudged && nudge_hinges(w, p, gr, local)) {
             nudged = 1;
             continue;
