@@ -11,7 +11,9 @@
 #include "ikd/solve.h"
 
 #define MULTI_ROWS_PER_GOAL 6 /* position 3 + rotation (or aim) 3 */
-#define MULTI_MAX_STEP 0.5    /* radians a joint turns at most in one iteration */
+#define MULTI_MAX_STEP 0.5    /* radians a joint turns at most in one iteration ... */
+#define MULTI_FAR_STEP 1.0    /* ... and while the goals are far (error over MULTI_FAR x the skeleton's size) */
+#define MULTI_FAR 0.2
 #define MULTI_PULL 0.003
 #define MULTI_MAX_ROWS (6 * IKD_MAX_JOINTS)
 #define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet */
@@ -554,7 +556,7 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
             ikd_vec3 d = ikd_vec3_sub(limb_target(w, p, pose, i), pj);
             gr[i].error = ikd_vec3_len(d);
             raw += wt * wt * gr[i].error * gr[i].error;
-            if (gr[i].error > 0.2 * L) d = ikd_vec3_scale(d, 0.2 * L / gr[i].error); /* one step aims this far at most */
+            if (gr[i].error > 0.4 * L) d = ikd_vec3_scale(d, 0.4 * L / gr[i].error); /* one step aims this far at most */
             w->e[r0] = wt * d.x, w->e[r0 + 1] = wt * d.y, w->e[r0 + 2] = wt * d.z;
             if (gr[i].error > p->tolerance) all = 0;
         }
@@ -567,7 +569,7 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         if (w->want[i] & 6) {
             gr[i].rotation_error_deg = ikd_vec3_len(rv) * IKD_RAD2DEG;
             raw += wt * wt * L * L * ikd_vec3_dot(rv, rv);
-            if (ikd_vec3_len(rv) > 0.5) rv = ikd_vec3_scale(rv, 0.5 / ikd_vec3_len(rv));
+            if (ikd_vec3_len(rv) > 1.0) rv = ikd_vec3_scale(rv, 1.0 / ikd_vec3_len(rv));
             w->e[r1] = wt * L * rv.x, w->e[r1 + 1] = wt * L * rv.y, w->e[r1 + 2] = wt * L * rv.z;
             if (ikd_vec3_len(rv) > rot_tol) all = 0;
         }
@@ -784,7 +786,7 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
  * turns more than MULTI_MAX_STEP), move a free root, then put every joint
  * back within its limits. Returns the largest turn. */
 static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, const ikd_pose_joint *pose,
-                    ikd_vec3 *root)
+                    ikd_vec3 *root, double max_step)
 {
     const ikd_skeleton *s = p->skeleton;
     double worst = 0;
@@ -794,7 +796,7 @@ static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *loc
             for (int a = 0; a < w->dof[k]; a++) q += w->dq[w->col[k] + a] * w->dq[w->col[k] + a];
             worst = fmax(worst, sqrt(q));
         }
-    double scale = worst > MULTI_MAX_STEP ? MULTI_MAX_STEP / worst : 1;
+    double scale = worst > max_step ? max_step / worst : 1;
     for (size_t k = 0; k < s->count; k++) {
         const ikd_skeleton_joint *j = &s->joints[k];
         double ang;
@@ -982,7 +984,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         if (met && settle > 0 && !leapt) leap = extrapolate(w);
         else memcpy(w->dqp, w->dq, w->cols * sizeof(double));
         leapt = leap;
-        double moved = apply(w, p, local, pose, root);
+        double moved = apply(w, p, local, pose, root, en > MULTI_FAR * L ? MULTI_FAR_STEP : MULTI_MAX_STEP);
         settle += met || settle > 0; /* iterations since the goals were first met */
         /* goals met and the pose has stopped changing: the settle converges
          * linearly, so what is left is about moved x rate / (1 - rate) */
