@@ -189,6 +189,7 @@ typedef struct multi_ws {
     double *zinv;       /* [9n] per euler joint: world vector -> its columns' rates */
     ikd_quat *best;     /* [n] the best pose of this descent */
     ikd_quat *keep;     /* [n] the best pose of the descents so far (restarts) */
+    ikd_quat *held;     /* [n] the met pose a settling step first lost the goals from (descend) */
 } multi_ws;
 
 static size_t align8(size_t b) { return (b + 7) & ~(size_t)7; }
@@ -200,7 +201,7 @@ size_t ikd_multi_workspace_size(size_t joints, size_t goals)
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 25 * joints) * sizeof(double) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
-           (rows * cols + 2 * rows * rows + 4 * rows + 3 * cols) * sizeof(double) + 2 * joints * sizeof(ikd_quat) + 64;
+           (rows * cols + 2 * rows * rows + 4 * rows + 3 * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
 }
 
 static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
@@ -214,6 +215,7 @@ static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->trot = (ikd_quat *)m, m += g * sizeof(ikd_quat);
     w->best = (ikd_quat *)m, m += n * sizeof(ikd_quat);
     w->keep = (ikd_quat *)m, m += n * sizeof(ikd_quat);
+    w->held = (ikd_quat *)m, m += n * sizeof(ikd_quat);
     w->J = (double *)m, m += rows * w->cmax * sizeof(double);
     w->A = (double *)m, m += rows * rows * sizeof(double);
     w->A0 = (double *)m, m += rows * rows * sizeof(double);
@@ -953,13 +955,28 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
     const ikd_skeleton *s = p->skeleton;
     double best = INFINITY, progress = INFINITY, L = s->size;
     ikd_vec3 best_root = *root;
-    int it = 0, stall = 0, nudged = 0, settle = 0, leapt = 0;
+    int it = 0, stall = 0, nudged = 0, settle = 0, leapt = 0, was_met = 0, lost = 0;
     double prev_moved = 0;
+    ikd_vec3 held_root = *root;
     for (;;) {
         ikd_skeleton_fk(s, *root, local, pose);
         joint_frames(w, s, local, pose);
         int met = build_rows(w, p, pose, gr);
         double en = w->raw; /* unclamped: a goal far off still shows progress */
+        /* A settling step (not a leap) that loses the goals: where their
+         * Jacobian is nearly singular the pull's compromise with them (about
+         * mu^2 / sigma^2 of the deviation) is beyond the tolerance, and the
+         * pull and the goals can cycle to the settling's cap. The met pose
+         * the first such step left is held; the fifth time the settling
+         * ends there. Fed back, that pose loses the goals the same way and
+         * comes back: a fixed point. */
+        if (was_met && !met && !leapt && lost++ == 0) held_root = best_root, memcpy(w->held, w->best, s->count * sizeof *local);
+        was_met = met;
+        if (lost >= 5 && met) {
+            memcpy(w->best, w->held, s->count * sizeof *local);
+            best_root = held_root;
+            break;
+        }
         if (met || en < best - 1e-12 * L) { /* once met, the pull toward rest goes on */
             best = fmin(best, en), best_root = *root;
             memcpy(w->best, local, s->count * sizeof *local);
