@@ -927,21 +927,26 @@ static void finish_goals(const multi_ws *w, const ikd_multi_problem *p, ikd_goal
 }
 
 /* While settling (goals met, the pull toward rest converging linearly):
- * when this step continues the last one (nearly parallel, shorter by a
- * rate in [0.3, 0.95]), stretch it by 1 / (1 - rate), at most 6 times: the
- * rest of the geometric series in one step (Aitken). Keeps the step in
- * w->dqp for the next call; returns 1 when it stretched. */
+ * when this step is nearly parallel to the last (|cosine| >= 0.99), the
+ * steps form a geometric series of signed ratio r (the length ratio, its
+ * sign the cosine's), and the step is scaled by 1 / (1 - r), the rest of
+ * the series in one step (Aitken): stretched at most 6 times when it
+ * continues the last one (r in [0.3, 0.95]); shortened to about half when
+ * it undoes it (r in [-2, -0.3]: the pose swings about the point it
+ * converges to, as slowly as 0.985 a step where a limit or the pull's
+ * compromise with the goals overshoots). Keeps the step in w->dqp for the
+ * next call; returns 1 when it scaled. */
 static int extrapolate(multi_ws *w)
 {
     double dd = 0, pp = 0, dp = 0;
     for (size_t c = 0; c < w->cols; c++) dd += w->dq[c] * w->dq[c], pp += w->dqp[c] * w->dqp[c], dp += w->dq[c] * w->dqp[c];
     memcpy(w->dqp, w->dq, w->cols * sizeof(double));
     if (!(pp > 0) || !(dd > 0)) return 0;
-    double rate = sqrt(dd / pp), cosine = dp / sqrt(dd * pp);
-    if (cosine < 0.99 || rate < 0.3 || rate > 0.95) return 0;
-    double f = fmin(1 / (1 - rate), 6);
+    double rate = sqrt(dd / pp), cosine = dp / sqrt(dd * pp), r = cosine < 0 ? -rate : rate;
+    if (fabs(cosine) < 0.99 || (r > 0 && (r < 0.3 || r > 0.95)) || (r < 0 && (r > -0.3 || r < -2))) return 0;
+    double f = fmin(1 / (1 - r), 6);
     for (size_t c = 0; c < w->cols; c++) w->dq[c] *= f;
-    memset(w->dqp, 0, w->cols * sizeof(double)); /* a stretched step starts no series */
+    memset(w->dqp, 0, w->cols * sizeof(double)); /* a scaled step starts no series */
     return 1;
 }
 
