@@ -935,8 +935,9 @@ static void finish_goals(const multi_ws *w, const ikd_multi_problem *p, ikd_goal
  * it undoes it (r in [-2, -0.3]: the pose swings about the point it
  * converges to, as slowly as 0.985 a step where a limit or the pull's
  * compromise with the goals overshoots). Keeps the step in w->dqp for the
- * next call; returns 1 when it scaled. */
-static int extrapolate(multi_ws *w)
+ * next call; returns |r| when it scaled (the rate the series' remainder
+ * still shrinks at), else 0. */
+static double extrapolate(multi_ws *w)
 {
     double dd = 0, pp = 0, dp = 0;
     for (size_t c = 0; c < w->cols; c++) dd += w->dq[c] * w->dq[c], pp += w->dqp[c] * w->dqp[c], dp += w->dq[c] * w->dqp[c];
@@ -947,7 +948,7 @@ static int extrapolate(multi_ws *w)
     double f = fmin(1 / (1 - r), 6);
     for (size_t c = 0; c < w->cols; c++) w->dq[c] *= f;
     memset(w->dqp, 0, w->cols * sizeof(double)); /* a scaled step starts no series */
-    return 1;
+    return fabs(r);
 }
 
 /* One damped least-squares descent from `local` and *root: iterations
@@ -961,7 +962,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
     double best = INFINITY, progress = INFINITY, L = s->size;
     ikd_vec3 best_root = *root;
     int it = 0, stall = 0, nudged = 0, settle = 0, leapt = 0, was_met = 0, lost = 0;
-    double prev_moved = 0;
+    double prev_moved = 0, leap_rate = 0;
     ikd_vec3 held_root = *root;
     for (;;) {
         ikd_skeleton_fk(s, *root, local, pose);
@@ -1002,17 +1003,19 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         double mu = stall >= 3 ? 0 : p->rest_pull * MULTI_PULL * L;
         if (primary_step(w, p, local, pose, lambda, mu) != 0) break;
         it++;
-        int leap = 0;
+        double leap = 0;
         if (met && settle > 0 && !leapt) leap = extrapolate(w);
         else memcpy(w->dqp, w->dq, w->cols * sizeof(double));
-        leapt = leap;
+        leapt = leap > 0;
         double moved = apply(w, p, local, pose, root, en > MULTI_FAR * L ? MULTI_FAR_STEP : MULTI_MAX_STEP);
         settle += met || settle > 0; /* iterations since the goals were first met */
         /* goals met and the pose has stopped changing: the settle converges
-         * linearly, so what is left is about moved x rate / (1 - rate) */
-        double rate = prev_moved > 0 ? fmin(moved / prev_moved, 0.95) : 0.95;
-        prev_moved = leap ? 0 : moved;
-        if (met && !leap && moved * rate / (1 - rate) < MULTI_SETTLED) break;
+         * linearly, so what is left is about moved x rate / (1 - rate); the
+         * step after a leap shrinks at the rate the leap summed */
+        double rate = prev_moved > 0 ? fmin(moved / prev_moved, 0.95) : leap_rate > 0 ? fmin(leap_rate, 0.95) : 0.95;
+        prev_moved = leap > 0 ? 0 : moved;
+        leap_rate = leap;
+        if (met && !(leap > 0) && moved * rate / (1 - rate) < MULTI_SETTLED) break;
         if (settle >= MULTI_SETTLE_ITERATIONS) break; /* the best (met) pose so far is kept */
     }
     *root = best_root;
