@@ -954,9 +954,10 @@ static double extrapolate(multi_ws *w)
 /* One damped least-squares descent from `local` and *root: iterations
  * until the goals are met and the pose settles, the error stalls, or the
  * budget, deadline or cancel flag ends it. The best pose of the descent is
- * left in w->best and *root; returns the iterations taken. */
+ * left in w->best and *root; *fresh is 1 when pose and gr are still that
+ * pose's (its evaluation was the last). Returns the iterations taken. */
 static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd_pose_joint *pose, ikd_vec3 *root,
-                   ikd_goal_result *gr, int budget, int *timed_out)
+                   ikd_goal_result *gr, int budget, int *timed_out, int *fresh)
 {
     const ikd_skeleton *s = p->skeleton;
     double best = INFINITY, progress = INFINITY, L = s->size;
@@ -978,13 +979,14 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
          * comes back: a fixed point. */
         if (was_met && !met && !leapt && lost++ == 0) held_root = best_root, memcpy(w->held, w->best, s->count * sizeof *local);
         was_met = met;
+        *fresh = 0;
         if (lost >= 5 && met) {
             memcpy(w->best, w->held, s->count * sizeof *local);
             best_root = held_root;
             break;
         }
         if (met || en < best - 1e-12 * L) { /* once met, the pull toward rest goes on */
-            best = fmin(best, en), best_root = *root;
+            best = fmin(best, en), best_root = *root, *fresh = 1;
             memcpy(w->best, local, s->count * sizeof *local);
         }
         if (met || en < progress * (1 - MULTI_PROGRESS) - 1e-12 * L) {
@@ -1024,14 +1026,17 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
 
 /* How far w->best (at `root`) is from meeting the reachable goals: 0 when
  * every one is met (goals known out of reach left out); gr gets the goals'
- * errors. */
+ * errors (and pose the best pose's), evaluated anew unless `fresh` says
+ * they already are. */
 static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root, ikd_pose_joint *pose,
-                         ikd_goal_result *gr)
+                         ikd_goal_result *gr, int fresh)
 {
     const ikd_skeleton *s = p->skeleton;
-    ikd_skeleton_fk(s, root, w->best, pose);
-    joint_frames(w, s, w->best, pose);
-    build_rows(w, p, pose, gr);
+    if (!fresh) {
+        ikd_skeleton_fk(s, root, w->best, pose);
+        joint_frames(w, s, w->best, pose);
+        build_rows(w, p, pose, gr);
+    }
     double sc = 0;
     for (size_t i = 0; i < w->g; i++) {
         if (out_of_reach(w, p, i)) continue;
@@ -1166,6 +1171,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     double keep_score = INFINITY;
     ikd_vec3 keep_root = root;
     int stretching = 0; /* options.stretch: 1 in the descent after limb goals were marked, 2 after it */
+    int kept = 0;       /* 1 while pose and gr are the kept pose's */
     for (int r = 0; r <= MULTI_RESTARTS; r++) {
         ikd_vec3 rt = p->root;
         if (stretching == 1) rt = keep_root, memcpy(local, w.keep, s->count * sizeof *local); /* on from the best */
@@ -1173,11 +1179,13 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
         int budget = p->max_iterations - it;
         if (r && stretching != 1 && budget > MULTI_RESTART_ITERATIONS)
             budget = MULTI_RESTART_ITERATIONS; /* a restart converges fast or not at all */
-        it += descend(&w, p, local, pose, &rt, gr, budget, &timed_out);
-        double sc = score_best(&w, p, rt, pose, gr);
+        int fresh = 0;
+        it += descend(&w, p, local, pose, &rt, gr, budget, &timed_out, &fresh);
+        double sc = score_best(&w, p, rt, pose, gr, fresh);
+        kept = 0; /* pose and gr: this descent's best */
         if (stretching == 1) keep_score = INFINITY; /* the scores before measured other targets */
         if (sc < keep_score) {
-            keep_score = sc, keep_root = rt;
+            keep_score = sc, keep_root = rt, kept = 1;
             memcpy(w.keep, w.best, s->count * sizeof *local);
         }
         if (stretching == 1) stretching = 2;
@@ -1192,9 +1200,11 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     }
     memcpy(local, w.keep, s->count * sizeof *local);
     root = keep_root;
-    ikd_skeleton_fk(s, root, local, pose);
-    joint_frames(&w, s, local, pose);
-    build_rows(&w, p, pose, gr);
+    if (!kept) { /* pose and gr are another descent's */
+        ikd_skeleton_fk(s, root, local, pose);
+        joint_frames(&w, s, local, pose);
+        build_rows(&w, p, pose, gr);
+    }
     int all;
     finish_goals(&w, p, gr, &all);
     for (size_t i = 0; i < w.g; i++) gr[i].stretch = 1;
