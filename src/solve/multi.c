@@ -156,6 +156,7 @@ typedef struct multi_ws {
     int *dof;           /* [n] 0, 1 or 3 */
     int *idle;          /* [n] 1: on no goal's path (no goal moves with it): left at rest, or where it starts
                            without a rest pull, and out of the iterations */
+    int *need;          /* [n] 1: a goal's joint or an ancestor of one (the joints whose pose the iterations read) */
     double *lim;        /* [16n] each limit's bounds as sines and cosines (ikd__limit_bounds) */
     double *reach;      /* [n] path length from the root */
     ikd_vec3 *tpos;     /* [g] position targets (ground goals resolved) */
@@ -197,7 +198,7 @@ static size_t align8(size_t b) { return (b + 7) & ~(size_t)7; }
 size_t ikd_multi_workspace_size(size_t joints, size_t goals)
 {
     size_t cols = 3 * joints + 3, rows = MULTI_ROWS_PER_GOAL * goals;
-    size_t ints = 3 * joints + 4 * goals + rows + goals * cols + goals * joints + goals * goals;
+    size_t ints = 4 * joints + 4 * goals + rows + goals * cols + goals * joints + goals * goals;
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 25 * joints) * sizeof(double) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
@@ -236,6 +237,7 @@ static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->col = (int *)m, m += n * sizeof(int);
     w->dof = (int *)m, m += n * sizeof(int);
     w->idle = (int *)m, m += n * sizeof(int);
+    w->need = (int *)m, m += n * sizeof(int);
     w->row0 = (int *)m, m += g * sizeof(int);
     w->glen = (int *)m, m += g * sizeof(int);
     w->gdepth = (int *)m, m += g * sizeof(int);
@@ -308,7 +310,9 @@ static void setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pos
 static void setup_paths(multi_ws *w, const ikd_multi_problem *p)
 {
     const ikd_skeleton *s = p->skeleton;
-    for (size_t k = 0; k < w->n; k++) w->idle[k] = w->dof[k] > 0;
+    for (size_t k = 0; k < w->n; k++) w->idle[k] = w->dof[k] > 0, w->need[k] = k == 0;
+    for (size_t i = 0; i < w->g; i++)
+        for (long k = (long)p->goals[i].joint; k > 0 && !w->need[k]; k = s->joints[k].parent) w->need[k] = 1;
     for (size_t i = 0; i < w->g; i++) {
         int *path = &w->gpath[i * w->n], *gc = &w->gcol[i * w->cmax], d = 0, c = 0;
         for (long k = (long)p->goals[i].joint; k >= 0; k = s->joints[k].parent)
@@ -356,6 +360,23 @@ static void snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *l
 }
 
 /* ---- one iteration -------------------------------------------------------- */
+
+/* ikd_skeleton_fk over the joints the iterations read (w->need): a goal's
+ * joint and its ancestors; the others' poses are left as they were (the
+ * solve's last forward kinematics covers every joint). */
+static void fk_needed(const multi_ws *w, const ikd_skeleton *s, ikd_vec3 root, const ikd_quat *local, ikd_pose_joint *out)
+{
+    out[0].position = root;
+    out[0].rotation = local[0];
+    out[0].local_rotation = local[0];
+    for (size_t i = 1; i < s->count; i++) {
+        if (!w->need[i]) continue;
+        const ikd_pose_joint *pp = &out[s->joints[i].parent];
+        out[i].position = ikd_vec3_add(pp->position, ikd_quat_rotate(pp->rotation, s->joints[i].offset));
+        out[i].rotation = ikd_quat_norm(ikd_quat_mul(pp->rotation, local[i]));
+        out[i].local_rotation = local[i];
+    }
+}
 
 /* The rotation vector (axis * angle, radians, angle in [0, pi]) of q. */
 static ikd_vec3 rot_vec(ikd_quat q)
@@ -966,7 +987,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
     double prev_moved = 0, leap_rate = 0;
     ikd_vec3 held_root = *root;
     for (;;) {
-        ikd_skeleton_fk(s, *root, local, pose);
+        fk_needed(w, s, *root, local, pose);
         joint_frames(w, s, local, pose);
         int met = build_rows(w, p, pose, gr);
         double en = w->raw; /* unclamped: a goal far off still shows progress */
@@ -1033,7 +1054,7 @@ static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root,
 {
     const ikd_skeleton *s = p->skeleton;
     if (!fresh) {
-        ikd_skeleton_fk(s, root, w->best, pose);
+        fk_needed(w, s, root, w->best, pose);
         joint_frames(w, s, w->best, pose);
         build_rows(w, p, pose, gr);
     }
@@ -1201,10 +1222,13 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     memcpy(local, w.keep, s->count * sizeof *local);
     root = keep_root;
     if (!kept) { /* pose and gr are another descent's */
-        ikd_skeleton_fk(s, root, local, pose);
+        fk_needed(&w, s, root, local, pose);
         joint_frames(&w, s, local, pose);
         build_rows(&w, p, pose, gr);
     }
+    size_t needed = 0;
+    for (size_t k = 0; k < s->count; k++) needed += (size_t)w.need[k];
+    if (needed < s->count) ikd_skeleton_fk(s, root, local, pose); /* the joints the iterations did not read too */
     int all;
     finish_goals(&w, p, gr, &all);
     for (size_t i = 0; i < w.g; i++) gr[i].stretch = 1;
