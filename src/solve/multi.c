@@ -6,6 +6,7 @@
 #include "ikd/skeleton.h"
 
 #include "bone.h"
+#include "fk.h"
 #include "limit.h"
 #include "solvers.h"
 #include "ikd/solve.h"
@@ -360,23 +361,6 @@ static void snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *l
 }
 
 /* ---- one iteration -------------------------------------------------------- */
-
-/* ikd_skeleton_fk over the joints the iterations read (w->need): a goal's
- * joint and its ancestors; the others' poses are left as they were (the
- * solve's last forward kinematics covers every joint). */
-static void fk_needed(const multi_ws *w, const ikd_skeleton *s, ikd_vec3 root, const ikd_quat *local, ikd_pose_joint *out)
-{
-    out[0].position = root;
-    out[0].rotation = local[0];
-    out[0].local_rotation = local[0];
-    for (size_t i = 1; i < s->count; i++) {
-        if (!w->need[i]) continue;
-        const ikd_pose_joint *pp = &out[s->joints[i].parent];
-        out[i].position = ikd_vec3_add(pp->position, ikd_quat_rotate(pp->rotation, s->joints[i].offset));
-        out[i].rotation = ikd_quat_norm(ikd_quat_mul(pp->rotation, local[i]));
-        out[i].local_rotation = local[i];
-    }
-}
 
 /* The rotation vector (axis * angle, radians, angle in [0, pi]) of q. */
 static ikd_vec3 rot_vec(ikd_quat q)
@@ -987,7 +971,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
     double prev_moved = 0, leap_rate = 0;
     ikd_vec3 held_root = *root;
     for (;;) {
-        fk_needed(w, s, *root, local, pose);
+        ikd__skeleton_fk_some(s, *root, local, pose, w->need); /* the joints the iteration reads */
         joint_frames(w, s, local, pose);
         int met = build_rows(w, p, pose, gr);
         double en = w->raw; /* unclamped: a goal far off still shows progress */
@@ -1054,7 +1038,7 @@ static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root,
 {
     const ikd_skeleton *s = p->skeleton;
     if (!fresh) {
-        fk_needed(w, s, root, w->best, pose);
+        ikd__skeleton_fk_some(s, root, w->best, pose, w->need);
         joint_frames(w, s, w->best, pose);
         build_rows(w, p, pose, gr);
     }
@@ -1222,7 +1206,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     memcpy(local, w.keep, s->count * sizeof *local);
     root = keep_root;
     if (!kept) { /* pose and gr are another descent's */
-        fk_needed(&w, s, root, local, pose);
+        ikd__skeleton_fk_some(s, root, local, pose, w.need);
         joint_frames(&w, s, local, pose);
         build_rows(&w, p, pose, gr);
     }

@@ -2,6 +2,7 @@
 #include "ikd/skeleton.h"
 
 #include "bone.h"
+#include "fk.h"
 
 #include <stdio.h>
 
@@ -147,17 +148,24 @@ void ikd_skeleton_rest_pose(const ikd_skeleton *s, ikd_quat *local)
     for (size_t i = 0; i < s->count; i++) local[i] = s->joints[i].rest_local;
 }
 
-void ikd_skeleton_fk(const ikd_skeleton *s, ikd_vec3 root, const ikd_quat *local, ikd_pose_joint *out)
+void ikd__skeleton_fk_some(const ikd_skeleton *s, ikd_vec3 root, const ikd_quat *local, ikd_pose_joint *out,
+                           const int *need)
 {
     out[0].position = root;
     out[0].rotation = local[0];
     out[0].local_rotation = local[0];
     for (size_t i = 1; i < s->count; i++) {
+        if (need && !need[i]) continue;
         const ikd_pose_joint *p = &out[s->joints[i].parent];
         out[i].position = ikd_vec3_add(p->position, ikd_quat_rotate(p->rotation, s->joints[i].offset));
         out[i].rotation = ikd_quat_norm(ikd_quat_mul(p->rotation, local[i]));
         out[i].local_rotation = local[i];
     }
+}
+
+void ikd_skeleton_fk(const ikd_skeleton *s, ikd_vec3 root, const ikd_quat *local, ikd_pose_joint *out)
+{
+    ikd__skeleton_fk_some(s, root, local, out, NULL);
 }
 
 double ikd_skeleton_max_violation(const ikd_skeleton *s, const ikd_quat *local)
