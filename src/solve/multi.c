@@ -348,16 +348,26 @@ static void setup_bounds(multi_ws *w, const ikd_skeleton *s)
     for (size_t k = 0; k < s->count; k++) ikd__limit_bounds(&s->joints[k].limit, &w->lim[IKD__LIMIT_BOUNDS * k]);
 }
 
+/* Joint k's local rotation q (unit) kept within its limit: q itself when
+ * its deviation from rest is allowed (tested without trigonometry), else
+ * the rest rotation times the deviation's projection. */
+static ikd_quat within_limit(const multi_ws *w, const ikd_skeleton *s, size_t k, ikd_quat q)
+{
+    const ikd_skeleton_joint *j = &s->joints[k];
+    if (j->limit.type == IKD_LIMIT_NONE) return q;
+    ikd_quat d = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(j->rest_local), q));
+    if (ikd__limit_inside_by(&j->limit, &w->lim[IKD__LIMIT_BOUNDS * k], d)) return q;
+    return ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, d)));
+}
+
 /* Joints on no goal's path are left out of the iterations: with a rest
  * pull they go to their rest rotation (the nearest allowed one), where the
  * pull would take them; without one they stay where they start. */
 static void snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local)
 {
     if (!(p->rest_pull > 0)) return;
-    for (size_t k = 0; k < w->n; k++) {
-        const ikd_skeleton_joint *j = &p->skeleton->joints[k];
-        if (w->idle[k]) local[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, ikd_quat_identity())));
-    }
+    for (size_t k = 0; k < w->n; k++)
+        if (w->idle[k]) local[k] = within_limit(w, p->skeleton, k, p->skeleton->joints[k].rest_local);
 }
 
 /* ---- one iteration -------------------------------------------------------- */
@@ -817,9 +827,7 @@ static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *loc
             continue;
         }
         local[k] = turned(w, p, local, pose, k, scale, &ang);
-        if (j->limit.type == IKD_LIMIT_NONE) continue;
-        ikd_quat d = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(j->rest_local), local[k]));
-        if (!ikd__limit_inside_by(&j->limit, &w->lim[IKD__LIMIT_BOUNDS * k], d)) local[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, d)));
+        local[k] = within_limit(w, s, k, local[k]);
     }
     if (p->root_free)
         *root = ikd_vec3_add(*root, ikd_vec3_make(w->dq[w->cols - 3], w->dq[w->cols - 2], w->dq[w->cols - 1]));
@@ -1159,11 +1167,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     ikd_vec3 root = p->root;
     if (p->start) memcpy(local, p->start, s->count * sizeof *local);
     else ikd_skeleton_rest_pose(s, local);
-    for (size_t k = 0; k < s->count; k++) { /* the start pose within the limits */
-        const ikd_skeleton_joint *j = &s->joints[k];
-        ikd_quat d = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(j->rest_local), ikd_quat_norm(local[k])));
-        local[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, d)));
-    }
+    for (size_t k = 0; k < s->count; k++) local[k] = within_limit(&w, s, k, ikd_quat_norm(local[k])); /* the start pose */
     ikd_skeleton_fk(s, root, local, pose);
     setup_targets(&w, p, pose);
     setup_paths(&w, p);
