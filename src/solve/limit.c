@@ -46,12 +46,17 @@ static void quat_matrix(ikd_quat q, double m[3][3])
 
 static ikd_vec3 unit_axis(int i) { return ikd_vec3_make(i == 0, i == 1, i == 2); }
 
+int ikd__euler_even(ikd_euler_order order)
+{
+    return order == IKD_EULER_XYZ || order == IKD_EULER_YZX || order == IKD_EULER_ZXY;
+}
+
 void ikd_limit_euler_angles(ikd_euler_order order, ikd_quat d, double a[3])
 {
     const int *ax = order_axes[order];
     int i = ax[0], j = ax[1], k = ax[2];
     /* an even permutation of (x, y, z) has sign +1 */
-    double s = (order == IKD_EULER_XYZ || order == IKD_EULER_YZX || order == IKD_EULER_ZXY) ? 1.0 : -1.0;
+    double s = ikd__euler_even(order) ? 1.0 : -1.0;
     double m[3][3];
     quat_matrix(d, m);
     double sb = s * m[i][k];
@@ -211,7 +216,7 @@ int ikd__limit_inside_by(const ikd_limit *l, const double b[IKD__LIMIT_BOUNDS], 
     if (l->type == IKD_LIMIT_EULER) {
         const int *ax = order_axes[l->order];
         int i = ax[0], j = ax[1], q = ax[2];
-        double sg = (l->order == IKD_EULER_XYZ || l->order == IKD_EULER_YZX || l->order == IKD_EULER_ZXY) ? 1.0 : -1.0;
+        double sg = ikd__euler_even(l->order) ? 1.0 : -1.0;
         double m[3][3]; /* as ikd_limit_euler_angles reads it */
         quat_matrix(d, m);
         double sb = sg * m[i][q];

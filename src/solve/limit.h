@@ -8,6 +8,10 @@
  * (-pi, pi]: 2 atan2(q.xyz . axis, q.w). */
 double ikd__twist_angle(ikd_quat q, ikd_vec3 axis);
 
+/* 1 when an euler order's axes are an even permutation of (x, y, z) (the
+ * sign of its angles' matrix entries and of its middle gimbal axis). */
+int ikd__euler_even(ikd_euler_order order);
+
 /* 1 when deviation d keeps ball or euler limit l (by the rules of
  * ikd_limit_project, without building the projection); 0 otherwise and
  * for other types. */

@@ -449,7 +449,7 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
         ikd_vec3 e1 = ikd_vec3_make(oa[0] == 0, oa[0] == 1, oa[0] == 2), e3 = ikd_vec3_make(oa[2] == 0, oa[2] == 1, oa[2] == 2);
         ax[0] = ikd_quat_rotate(F, e1);
         ax[2] = ikd_quat_rotate(pose[k].rotation, e3);
-        int even = l->order == IKD_EULER_XYZ || l->order == IKD_EULER_YZX || l->order == IKD_EULER_ZXY;
+        int even = ikd__euler_even(l->order);
         ax[1] = ikd_vec3_scale(unit_or_perp(ikd_vec3_cross(ax[0], ax[2]), ax[0]), even ? -1 : 1);
         for (int a = 0; a < 3; a++) {
             w->cval[c + a] = ang[a], w->clo[c + a] = l->euler_min_deg[a] * IKD_DEG2RAD;
