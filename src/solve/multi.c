@@ -21,7 +21,8 @@
 #define MULTI_RESTART_ITERATIONS 40 /* iterations of each restart at most */
 #define MULTI_PROGRESS 0.01  /* an unmet descent progresses while its error falls by this share ... */
 #define MULTI_STALL 8         /* ... in fewer iterations than these (a local minimum crawls: restart) */
-#define MULTI_SETTLED 1e-4        /* radians a settling pose may still be from where it converges */
+#define MULTI_SETTLED 2e-4        /* radians a settling pose may still be from where it converges (the
+                                      last step is evaluated and kept: fed back, a pose moves less) */
 #define MULTI_SETTLE_ITERATIONS 60 /* iterations the rest pull goes on once the goals are met, at most */
 #define MULTI_STRETCH_AIM 0.95 /* options.stretch: a limb is aimed this far into its reach (0.98: 94% of
                                    far hands met, not 99%: a straighter limb converges slowly), then scaled */
@@ -975,7 +976,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
     const ikd_skeleton *s = p->skeleton;
     double best = INFINITY, progress = INFINITY, L = s->size;
     ikd_vec3 best_root = *root;
-    int it = 0, stall = 0, nudged = 0, settle = 0, leapt = 0, was_met = 0, lost = 0;
+    int it = 0, stall = 0, nudged = 0, settle = 0, leapt = 0, was_met = 0, lost = 0, last = 0;
     double prev_moved = 0, leap_rate = 0;
     ikd_vec3 held_root = *root;
     for (;;) {
@@ -983,6 +984,11 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         joint_frames(w, s, local, pose);
         int met = build_rows(w, p, pose, gr);
         double en = w->raw; /* unclamped: a goal far off still shows progress */
+        if (last) { /* the settle's last step, evaluated: kept when it meets the goals */
+            if (met) best_root = *root, *fresh = 1, memcpy(w->best, local, s->count * sizeof *local);
+            else *fresh = 0;
+            break;
+        }
         /* A settling step (not a leap) that loses the goals: where their
          * Jacobian is nearly singular the pull's compromise with them (about
          * mu^2 / sigma^2 of the deviation) is beyond the tolerance, and the
@@ -1030,7 +1036,11 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         double rate = prev_moved > 0 ? fmin(moved / prev_moved, 0.95) : leap_rate > 0 ? fmin(leap_rate, 0.95) : 0.95;
         prev_moved = leap > 0 ? 0 : moved;
         leap_rate = leap;
-        if (met && !(leap > 0) && moved * rate / (1 - rate) < MULTI_SETTLED) break;
+        if (met && !(leap > 0) && moved * rate / (1 - rate) < MULTI_SETTLED) {
+            if (moved / (1 - rate) < MULTI_SETTLED) break; /* the pose before the step is as near */
+            last = 1; /* evaluated at the top; fed back, it is within MULTI_SETTLED of where it converges */
+            continue;
+        }
         if (settle >= MULTI_SETTLE_ITERATIONS) break; /* the best (met) pose so far is kept */
     }
     *root = best_root;
