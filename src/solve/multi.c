@@ -178,6 +178,7 @@ typedef struct multi_ws {
     int *gpath;         /* [g x n] the path's joints, root first */
     int *pre;           /* [g x g] compact columns two goals share */
     unsigned char *locked; /* [cols] columns taken out this iteration (a step that would leave a limit) */
+    double *fix;        /* [cols] a locked column's step: to the bound it would leave (0: it stays) */
     double *J;          /* [rows x cmax], compact rows */
     double *A0, *A;     /* [rows x rows]: J J^T (lower), its Cholesky factor */
     double *e, *y, *t;  /* [rows] */
@@ -204,7 +205,7 @@ size_t ikd_multi_workspace_size(size_t joints, size_t goals)
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 25 * joints) * sizeof(double) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
-           (rows * cols + 2 * rows * rows + 4 * rows + 3 * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
+           (rows * cols + 2 * rows * rows + 4 * rows + 4 * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
 }
 
 static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
@@ -229,6 +230,7 @@ static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->dq = (double *)m, m += w->cols * sizeof(double);
     w->z = (double *)m, m += w->cols * sizeof(double);
     w->dqp = (double *)m, m += w->cols * sizeof(double);
+    w->fix = (double *)m, m += w->cols * sizeof(double);
     w->axw = (ikd_vec3 *)m, m += 3 * n * sizeof(ikd_vec3);
     w->zw = (ikd_vec3 *)m, m += n * sizeof(ikd_vec3);
     w->cval = (double *)m, m += w->cols * sizeof(double);
@@ -505,8 +507,12 @@ static int out_of_reach(const multi_ws *w, const ikd_multi_problem *p, size_t i)
     size_t j = p->goals[i].joint;
     double extra = 0;
     long m, u;
-    if (((w->want[i] & 8) || p->soften < 1) && limb_of(w, p, i, &m, &u))
+    if (((w->want[i] & 8) || p->soften < 1) && limb_of(w, p, i, &m, &u)) {
+        /* softened without stretching: aimed within the limb's reach from
+         * wherever its upper joint is, so met there ("reached") */
+        if (p->soften < 1 && !(p->stretch > 1)) return 0;
         extra = (p->stretch - 1) * limb_reach(p->skeleton, j, m); /* lengthened by stretch_limbs */
+    }
     return ikd_vec3_dist(w->tpos[i], p->root) > w->reach[j] + extra + p->tolerance;
 }
 
@@ -724,9 +730,10 @@ static void residual(multi_ws *w, double k)
     }
 }
 
-/* Zero the compact entries of every newly locked column, and take each
- * one's contribution out of A0 and of its factor; returns 0, or -1 when a
- * downdate failed (the factor must be formed anew from A0). */
+/* Zero the compact entries of every newly locked column, move its fixed
+ * step (w->fix) into the task error, and take its contribution out of A0
+ * and of its factor; returns 0, or -1 when a downdate failed (the factor
+ * must be formed anew from A0). */
 static int zero_locked(multi_ws *w)
 {
     size_t m = w->rows;
@@ -747,6 +754,7 @@ static int zero_locked(multi_ws *w)
                         *x = 0;
                     }
         }
+        for (size_t r = 0; r < m; r++) w->e[r] -= w->t[r] * w->fix[col]; /* what its step does is done */
         for (size_t r = 0; r < m; r++)
             if (w->t[r] != 0)
                 for (size_t c = 0; c <= r; c++) w->A0[r * m + c] -= w->t[r] * w->t[c];
@@ -864,9 +872,13 @@ static int column_leaves(const multi_ws *w, size_t c)
  * x0 = (mu^2 / c) z. Far from the goals lambda dominates and the pull is
  * faint; once they are met the pull takes whole steps in their null space,
  * so the pose settles in a few iterations, and it costs the goals about
- * mu^2 / sigma^2 of the deviation. A joint whose step would leave its
- * limits is taken out (its columns zeroed) and the rest solved again, up to
- * four rounds. 0, or -1 when the system cannot be solved. */
+ * mu^2 / sigma^2 of the deviation. A column whose step would leave its
+ * range is locked: it steps to the bound it would leave and no further
+ * (what that does to the goals is taken out of the task error), its column
+ * is zeroed and the rest solved again, up to four rounds. (Locked where it
+ * stood instead, a joint near a bound stopped short of it; those false
+ * stationary points were other local minima: loops that did not close.)
+ * 0, or -1 when the system cannot be solved. */
 static int primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose,
                         double lambda, double mu)
 {
@@ -883,11 +895,14 @@ static int primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat 
         residual(w, k); /* e - J x0 */
         solve_factored(w, w->y, w->y);
         jt(w, w->y, w->dq);
-        for (size_t col = 0; col < w->cols; col++) w->dq[col] += w->locked[col] ? 0 : k * w->z[col];
+        for (size_t col = 0; col < w->cols; col++) w->dq[col] = w->locked[col] ? w->fix[col] : w->dq[col] + k * w->z[col];
         int locked = 0;
         for (size_t col = 0; col < w->cols; col++) {
             if (w->locked[col] || !column_leaves(w, col)) continue;
-            w->dq[col] = 0;
+            double bound = w->cval[col] + w->dq[col] > w->chi[col] ? w->chi[col] : w->clo[col];
+            w->fix[col] = bound - w->cval[col];
+            if (!(fabs(w->fix[col]) < fabs(w->dq[col]))) w->fix[col] = 0; /* at or past it already: stays */
+            w->dq[col] = w->fix[col];
             w->z[col] = 0;
             w->locked[col] = 1;
             locked = 1;

@@ -688,13 +688,18 @@ START_TEST(clips_keep_limits_and_chains_stay_coherent)
             }
         ck_assert_msg(warm >= cold, "%s: %d frames met warm, %d cold", clip_kind_name((clip_kind)kind), warm, cold);
         if (kind >= CLIP_CHAIN_FREE) ck_assert_msg(flips == 0, "%s: %d flips", clip_kind_name((clip_kind)kind), flips);
-        if (kind == CLIP_CHAIN_FREE || kind == CLIP_CHAIN_BALL) {
-            double drift = 0;
-            for (int k = 0; k < 240; k++)
-                for (size_t j = 0; j < n; j++) drift = fmax(drift, ikd_quat_angle_between(sol[k][j], sol[k + 240][j]));
-            ck_assert_msg(drift * IKD_RAD2DEG <= 0.1, "%s: the second loop differs by %g deg", clip_kind_name((clip_kind)kind),
-                          drift * IKD_RAD2DEG);
-        }
+        /* goals that loop give poses that loop (issue 16: frame 240 as frame 0
+         * within 1 degree), and the second loop repeats the first */
+        double loop = 0, drift = 0;
+        for (size_t j = 0; j < n; j++) loop = fmax(loop, ikd_quat_angle_between(sol[0][j], sol[240][j]) * IKD_RAD2DEG);
+        for (int k = 0; k < 240; k++)
+            for (size_t j = 0; j < n; j++) drift = fmax(drift, ikd_quat_angle_between(sol[k][j], sol[k + 240][j]) * IKD_RAD2DEG);
+        if (getenv("IKD_DEBUG"))
+            fprintf(stderr, "%s: met %d warm, %d cold; flips %d; loop %g deg, second loop %g deg\n",
+                    clip_kind_name((clip_kind)kind), warm, cold, flips, loop, drift);
+        ck_assert_msg(loop <= 1, "%s: frame 240 is %g deg from frame 0", clip_kind_name((clip_kind)kind), loop);
+        ck_assert_msg(drift <= (kind >= CLIP_CHAIN_FREE ? 0.1 : 1), "%s: the second loop differs by %g deg",
+                      clip_kind_name((clip_kind)kind), drift);
         clip_free(&cp);
     }
 }
@@ -725,9 +730,11 @@ static void make_leg(ikd_skeleton_joint j[3], double hip_swing_deg, ikd_skeleton
 /* options.soften on a leg (ball hip, hinge knee, foot), the foot's goal
  * walked along the leg's line from 0.95 to 1.05 of its reach in steps of
  * 0.2% of it, each frame from the last: with soften 0.9 the knee moves at
- * most 3 times as far as the goal does in a frame, and every goal in reach
- * is `reached` (error: the distance left by softening); soften 1 is the
- * default solve exactly. */
+ * most 3 times as far as the goal does in a frame, and every goal, in reach
+ * or beyond it, is `reached` where softening aims it (error: the distance
+ * left); soften 1 is the default solve exactly. (Goals beyond the leg's
+ * reach used to count as out of reach: weighted down, reported
+ * `unreachable`, their softened aim let go.) */
 START_TEST(soften_eases_a_knee_near_full_extension)
 {
     ikd_skeleton_joint j[3];
@@ -755,7 +762,7 @@ START_TEST(soften_eases_a_knee_near_full_extension)
             ck_assert_int_eq(ikd_multi_validate(&p, &g, &err), IKD_E_OK);
             ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, local, pose, &gr, &res, &err), IKD_E_OK);
             ck_assert_double_le(fabs(gr.error - ikd_vec3_dist(pose[2].position, g.position)), 1e-12);
-            if (d <= reach && soft) ck_assert_int_eq(gr.status, IKD_GOAL_REACHED);
+            if (soft) ck_assert_int_eq(gr.status, IKD_GOAL_REACHED); /* met where eased, in reach or not */
             if (k > 0) worst[soft] = fmax(worst[soft], ikd_vec3_dist(pose[1].position, knee0) / (0.002 * reach));
             knee0 = pose[1].position;
             if (!soft) { /* soften 1 given is the default, bit for bit */
