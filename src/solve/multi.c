@@ -167,6 +167,7 @@ typedef struct multi_ws {
     unsigned char *want;/* [g] bit 1 position, 2 rotation, 4 aim, 8 stretching (aimed into the limb's reach) */
     int *row0;          /* [g] first row of each goal's position rows (its rotation rows follow) */
     int *row_goal;      /* [rows] the goal of each row */
+    int *nzr;           /* [rows] scratch: the rows a locked column moves (zero_locked) */
     /* A goal's rows are stored compactly over the columns that move it: a
      * free root's translation, then the joints from the root down to the
      * goal's joint. Two goals share their paths' common prefix (the joints
@@ -179,6 +180,7 @@ typedef struct multi_ws {
     int *pre;           /* [g x g] compact columns two goals share */
     unsigned char *locked; /* [cols] columns taken out this iteration (a step that would leave a limit) */
     double *fix;        /* [cols] a locked column's step: to the bound it would leave (0: it stays) */
+    double *zc;         /* [cols] scratch: one goal's compact entries of a column vector (residual) */
     double *J;          /* [rows x cmax], compact rows */
     double *A0, *A;     /* [rows x rows]: J J^T (lower), its Cholesky factor */
     double *e, *y, *t;  /* [rows] */
@@ -201,11 +203,11 @@ static size_t align8(size_t b) { return (b + 7) & ~(size_t)7; }
 size_t ikd_multi_workspace_size(size_t joints, size_t goals)
 {
     size_t cols = 3 * joints + 3, rows = MULTI_ROWS_PER_GOAL * goals;
-    size_t ints = 4 * joints + 4 * goals + rows + goals * cols + goals * joints + goals * goals;
+    size_t ints = 4 * joints + 4 * goals + 2 * rows + goals * cols + goals * joints + goals * goals;
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 25 * joints) * sizeof(double) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
-           (rows * cols + 2 * rows * rows + 4 * rows + 4 * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
+           (rows * cols + 2 * rows * rows + 4 * rows + 5 * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
 }
 
 static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
@@ -231,6 +233,7 @@ static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->z = (double *)m, m += w->cols * sizeof(double);
     w->dqp = (double *)m, m += w->cols * sizeof(double);
     w->fix = (double *)m, m += w->cols * sizeof(double);
+    w->zc = (double *)m, m += w->cols * sizeof(double);
     w->axw = (ikd_vec3 *)m, m += 3 * n * sizeof(ikd_vec3);
     w->zw = (ikd_vec3 *)m, m += n * sizeof(ikd_vec3);
     w->cval = (double *)m, m += w->cols * sizeof(double);
@@ -246,6 +249,7 @@ static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->glen = (int *)m, m += g * sizeof(int);
     w->gdepth = (int *)m, m += g * sizeof(int);
     w->row_goal = (int *)m, m += rows * sizeof(int);
+    w->nzr = (int *)m, m += rows * sizeof(int);
     w->gcol = (int *)m, m += g * w->cmax * sizeof(int);
     w->gpath = (int *)m, m += g * n * sizeof(int);
     w->pre = (int *)m, m += g * g * sizeof(int);
@@ -639,34 +643,68 @@ static double dot(const double *a, const double *b, size_t n)
     return (s0 + s1) + (s2 + s3);
 }
 
+/* a1 . b and a2 . b over n entries at once (b loaded once; two partial
+ * sums each). */
+static void dot2(const double *a1, const double *a2, const double *b, size_t n, double *r1, double *r2)
+{
+    double s0 = 0, s1 = 0, t0 = 0, t1 = 0;
+    size_t k = 0;
+    for (; k + 2 <= n; k += 2) {
+        s0 += a1[k] * b[k], s1 += a1[k + 1] * b[k + 1];
+        t0 += a2[k] * b[k], t1 += a2[k + 1] * b[k + 1];
+    }
+    if (k < n) s0 += a1[k] * b[k], t0 += a2[k] * b[k];
+    *r1 = s0 + s1, *r2 = t0 + t1;
+}
+
 /* A0 = J J^T (lower triangle): two rows' product over the columns their
  * goals share. */
 static void form_product(multi_ws *w)
 {
     size_t m = w->rows, cm = w->cmax;
-    for (size_t r = 0; r < m; r++)
-        for (size_t c = 0; c <= r; c++) {
-            size_t n = (size_t)w->pre[(size_t)w->row_goal[r] * w->g + (size_t)w->row_goal[c]];
-            w->A0[r * m + c] = dot(&w->J[r * cm], &w->J[c * cm], n);
+    for (size_t r = 0; r < m;) {
+        const int *pr = &w->pre[(size_t)w->row_goal[r] * w->g];
+        const double *Jr = &w->J[r * cm];
+        if (r + 1 < m && w->row_goal[r + 1] == w->row_goal[r]) { /* two rows of one goal at once */
+            const double *Js = Jr + cm;
+            for (size_t c = 0; c <= r; c++)
+                dot2(Jr, Js, &w->J[c * cm], (size_t)pr[w->row_goal[c]], &w->A0[r * m + c], &w->A0[(r + 1) * m + c]);
+            w->A0[(r + 1) * m + r + 1] = dot(Js, Js, (size_t)pr[w->row_goal[r]]);
+            r += 2;
+        } else {
+            for (size_t c = 0; c <= r; c++) w->A0[r * m + c] = dot(Jr, &w->J[c * cm], (size_t)pr[w->row_goal[c]]);
+            r++;
         }
+    }
 }
 
 /* A = A0 + lambda^2 I, factored in place (Cholesky, lower; w->dinv the
  * reciprocals of its diagonal); 0, or -1 when not positive definite. */
 static int factor(multi_ws *w, double lambda)
 {
-    size_t m = w->rows;
-    for (size_t i = 0; i < m; i++) {
-        double *Ai = &w->A[i * m];
-        for (size_t k = 0; k <= i; k++) {
-            double s = w->A0[i * m + k] + (i == k ? lambda * lambda : 0) - dot(Ai, &w->A[k * m], k);
-            if (i == k) {
-                if (!(s > 0)) return -1;
-                Ai[i] = sqrt(s), w->dinv[i] = 1 / Ai[i];
-            } else {
-                Ai[k] = s * w->dinv[k];
-            }
+    size_t m = w->rows, i = 0;
+    double l2 = lambda * lambda;
+    for (; i + 1 < m; i += 2) { /* rows i and i + 1 at once: each row k read once for both */
+        double *Ai = &w->A[i * m], *Aj = Ai + m, s, t;
+        for (size_t k = 0; k < i; k++) {
+            dot2(Ai, Aj, &w->A[k * m], k, &s, &t);
+            Ai[k] = (w->A0[i * m + k] - s) * w->dinv[k];
+            Aj[k] = (w->A0[(i + 1) * m + k] - t) * w->dinv[k];
         }
+        s = w->A0[i * m + i] + l2 - dot(Ai, Ai, i);
+        if (!(s > 0)) return -1;
+        Ai[i] = sqrt(s), w->dinv[i] = 1 / Ai[i];
+        Aj[i] = (w->A0[(i + 1) * m + i] - dot(Aj, Ai, i)) * w->dinv[i];
+        s = w->A0[(i + 1) * m + i + 1] + l2 - dot(Aj, Aj, i + 1);
+        if (!(s > 0)) return -1;
+        Aj[i + 1] = sqrt(s), w->dinv[i + 1] = 1 / Aj[i + 1];
+    }
+    if (i < m) {
+        double *Ai = &w->A[i * m];
+        for (size_t k = 0; k < i; k++) Ai[k] = (w->A0[i * m + k] - dot(Ai, &w->A[k * m], k)) * w->dinv[k];
+        double s = w->A0[i * m + i] + l2 - dot(Ai, Ai, i);
+        if (!(s > 0)) return -1;
+        Ai[i] = sqrt(s), w->dinv[i] = 1 / Ai[i];
     }
     return 0;
 }
@@ -697,36 +735,46 @@ static void solve_factored(const multi_ws *w, const double *b, double *x)
 {
     size_t m = w->rows;
     for (size_t i = 0; i < m; i++) x[i] = (b[i] - dot(&w->A[i * m], x, i)) * w->dinv[i];
-    for (size_t i = m; i-- > 0;) {
-        double s = x[i];
-        for (size_t t = i + 1; t < m; t++) s -= w->A[t * m + i] * x[t];
-        x[i] = s * w->dinv[i];
+    for (size_t t = m; t-- > 0;) { /* L^T x = y by rows of L: no chain of dependent sums */
+        double xt = x[t] *= w->dinv[t];
+        const double *Lt = &w->A[t * m];
+        for (size_t i = 0; i < t; i++) x[i] -= Lt[i] * xt;
     }
 }
 
-/* out = J^T v over all columns. */
+/* The rows of goal i: the first, and in *nr how many. */
+static size_t goal_rows(const multi_ws *w, size_t i, size_t *nr)
+{
+    *nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
+    return (size_t)w->row0[i];
+}
+
+/* out = J^T v over all columns (goal by goal: one scattered add per
+ * compact column). */
 static void jt(const multi_ws *w, const double *v, double *out)
 {
     memset(out, 0, w->cols * sizeof(double));
-    for (size_t r = 0; r < w->rows; r++) {
-        if (v[r] == 0) continue;
-        size_t gi = (size_t)w->row_goal[r];
-        const double *row = &w->J[r * w->cmax];
-        const int *gc = &w->gcol[gi * w->cmax];
-        for (int c = 0; c < w->glen[gi]; c++) out[gc[c]] += row[c] * v[r];
+    for (size_t i = 0; i < w->g; i++) {
+        size_t nr, r0 = goal_rows(w, i, &nr), cm = w->cmax;
+        const int *gc = &w->gcol[i * cm];
+        const double *J = &w->J[r0 * cm], *vr = &v[r0];
+        for (int c = 0; c < w->glen[i]; c++) {
+            double sum = 0;
+            for (size_t r = 0; r < nr; r++) sum += J[r * cm + (size_t)c] * vr[r];
+            out[gc[c]] += sum;
+        }
     }
 }
 
-/* y = e - k J z. */
+/* y = e - k J z (goal by goal: z gathered once into the goal's compact
+ * columns). */
 static void residual(multi_ws *w, double k)
 {
-    for (size_t r = 0; r < w->rows; r++) {
-        size_t gi = (size_t)w->row_goal[r];
-        const double *row = &w->J[r * w->cmax];
-        const int *gc = &w->gcol[gi * w->cmax];
-        double v = 0;
-        for (int c = 0; c < w->glen[gi]; c++) v += row[c] * w->z[gc[c]];
-        w->y[r] = w->e[r] - k * v;
+    for (size_t i = 0; i < w->g; i++) {
+        size_t nr, r0 = goal_rows(w, i, &nr), n = (size_t)w->glen[i];
+        const int *gc = &w->gcol[i * w->cmax];
+        for (size_t c = 0; c < n; c++) w->zc[c] = w->z[gc[c]];
+        for (size_t r = r0; r < r0 + nr; r++) w->y[r] = w->e[r] - k * dot(&w->J[r * w->cmax], w->zc, n);
     }
 }
 
@@ -755,9 +803,13 @@ static int zero_locked(multi_ws *w)
                     }
         }
         for (size_t r = 0; r < m; r++) w->e[r] -= w->t[r] * w->fix[col]; /* what its step does is done */
+        size_t nz = 0;
         for (size_t r = 0; r < m; r++)
-            if (w->t[r] != 0)
-                for (size_t c = 0; c <= r; c++) w->A0[r * m + c] -= w->t[r] * w->t[c];
+            if (w->t[r] != 0) w->nzr[nz++] = (int)r; /* the rows the column moves: A0 changes there only */
+        for (size_t a = 0; a < nz; a++) {
+            size_t r = (size_t)w->nzr[a];
+            for (size_t b = 0; b <= a; b++) w->A0[r * m + (size_t)w->nzr[b]] -= w->t[r] * w->t[w->nzr[b]];
+        }
         if (rc == 0) rc = downdate(w, w->t);
     }
     return rc;
