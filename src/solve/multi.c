@@ -719,8 +719,9 @@ static int downdate(multi_ws *w, double *v)
         if (v[k] == 0) continue; /* this row's column entry is zero: L's column k stays */
         double lkk = w->A[k * m + k], r2 = lkk * lkk - v[k] * v[k];
         if (!(r2 > 1e-12 * lkk * lkk)) return -1;
-        double r = sqrt(r2), c = r / lkk, s = v[k] / lkk, ic = 1 / c;
-        w->A[k * m + k] = r, w->dinv[k] = 1 / r;
+        double r = sqrt(r2), il = w->dinv[k], ir = 1 / r; /* one division: dinv holds 1 / lkk */
+        double c = r * il, s = v[k] * il, ic = lkk * ir;
+        w->A[k * m + k] = r, w->dinv[k] = ir;
         for (size_t i = k + 1; i < m; i++) {
             double *l = &w->A[i * m + k];
             *l = (*l - s * v[i]) * ic;
@@ -795,12 +796,14 @@ static int zero_locked(multi_ws *w)
             size_t nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
             const int *gc = &w->gcol[i * w->cmax];
             for (int c = 0; c < w->glen[i]; c++)
-                if ((size_t)gc[c] == col)
+                if ((size_t)gc[c] == col) { /* at most once per goal */
                     for (size_t r = 0; r < nr; r++) {
                         double *x = &w->J[((size_t)w->row0[i] + r) * w->cmax + (size_t)c];
                         w->t[(size_t)w->row0[i] + r] = *x;
                         *x = 0;
                     }
+                    break;
+                }
         }
         for (size_t r = 0; r < m; r++) w->e[r] -= w->t[r] * w->fix[col]; /* what its step does is done */
         size_t nz = 0;
