@@ -16,6 +16,8 @@
 #define MULTI_FAR_STEP 1.0    /* ... and while the goals are far (error over MULTI_FAR x the skeleton's size) */
 #define MULTI_FAR 0.2
 #define MULTI_PULL 0.003
+#define MULTI_NEAR 0.05       /* goals this near (x the skeleton's size) ... */
+#define MULTI_NEAR_PULL 0.8   /* ... let the pull take at least this share of its step (see primary_step) */
 #define MULTI_MAX_ROWS (6 * IKD_MAX_JOINTS)
 #define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet */
 #define MULTI_RESTART_ITERATIONS 40 /* iterations of each restart at most */
@@ -927,7 +929,11 @@ static int column_leaves(const multi_ws *w, size_t c)
  * x0 = (mu^2 / c) z. Far from the goals lambda dominates and the pull is
  * faint; once they are met the pull takes whole steps in their null space,
  * so the pose settles in a few iterations, and it costs the goals about
- * mu^2 / sigma^2 of the deviation. A column whose step would leave its
+ * mu^2 / sigma^2 of the deviation. Near the goals (within MULTI_NEAR x the
+ * size) the pull's share is at least kmin (MULTI_NEAR_PULL) whatever the
+ * damping: the settle starts while the goals are still being met, not only
+ * after (13% fewer iterations in the humanoid sets; with a full share, the
+ * humanoid position clips' loops opened by 2.8 degrees). A column whose step would leave its
  * range is locked: it steps to the bound it would leave and no further
  * (what that does to the goals is taken out of the task error), its column
  * is zeroed and the rest solved again, up to four rounds. (Locked where it
@@ -935,13 +941,14 @@ static int column_leaves(const multi_ws *w, size_t c)
  * stationary points were other local minima: loops that did not close.)
  * 0, or -1 when the system cannot be solved. */
 static int primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose,
-                        double lambda, double mu)
+                        double lambda, double mu, double kmin)
 {
     int pull = mu > 0;
     for (size_t i = 0; i < w->g; i++) pull |= p->goals[i].has_pole;
     if (pull) secondary(w, p, local, pose);
     else memset(w->z, 0, w->cols * sizeof(double));
     double c = lambda * lambda + mu * mu, k = c > 0 ? mu * mu / c : 0;
+    if (mu > 0 && k < kmin) k = kmin; /* near the goals: settle while meeting them */
     memset(w->locked, 0, w->cols);
     form_product(w);
     int fresh = 0; /* 1 while w->A is the factor of A0 + c I */
@@ -1092,7 +1099,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         double lambda = p->damping * fmin(task_norm(w, p, 1), 0.5 * L) + 1e-9 * L;
         /* a pull that holds unmet goals off (their error stalls) lets go */
         double mu = stall >= 3 ? 0 : p->rest_pull * MULTI_PULL * L;
-        if (primary_step(w, p, local, pose, lambda, mu) != 0) break;
+        if (primary_step(w, p, local, pose, lambda, mu, en < MULTI_NEAR * L ? MULTI_NEAR_PULL : 0) != 0) break;
         it++;
         double leap = 0;
         if (met && settle > 0 && !leapt) leap = extrapolate(w);
