@@ -26,6 +26,7 @@
 #define MULTI_SETTLED 2e-4        /* radians a settling pose may still be from where it converges (the
                                       last step is evaluated and kept: fed back, a pose moves less) */
 #define MULTI_SETTLE_ITERATIONS 60 /* iterations the rest pull goes on once the goals are met, at most */
+#define MULTI_LOSSES 3        /* settling steps that lose the goals before the settle ends at the met pose held */
 #define MULTI_STRETCH_AIM 0.95 /* options.stretch: a limb is aimed this far into its reach (0.98: 94% of
                                    far hands met, not 99%: a straighter limb converges slowly), then scaled */
 
@@ -1070,13 +1071,13 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
          * Jacobian is nearly singular the pull's compromise with them (about
          * mu^2 / sigma^2 of the deviation) is beyond the tolerance, and the
          * pull and the goals can cycle to the settling's cap. The met pose
-         * the first such step left is held; the fifth time the settling
-         * ends there. Fed back, that pose loses the goals the same way and
+         * the first such step left is held; the third time (MULTI_LOSSES)
+         * the settling ends there. Fed back, that pose loses the goals the same way and
          * comes back: a fixed point. */
         if (was_met && !met && !leapt && lost++ == 0) held_root = best_root, memcpy(w->held, w->best, s->count * sizeof *local);
         was_met = met;
         *fresh = 0;
-        if (lost >= 5 && met) {
+        if (lost >= MULTI_LOSSES && met) {
             memcpy(w->best, w->held, s->count * sizeof *local);
             best_root = held_root;
             break;
