@@ -26,7 +26,7 @@
 #define MULTI_SETTLED 2e-4        /* radians a settling pose may still be from where it converges (the
                                       last step is evaluated and kept: fed back, a pose moves less) */
 #define MULTI_SETTLE_ITERATIONS 60 /* iterations the rest pull goes on once the goals are met, at most */
-#define MULTI_LOSSES 3        /* settling steps that lose the goals before the settle ends at the met pose held */
+#define MULTI_LOSSES 2        /* settling steps that lose the goals before the settle ends at the met pose held */
 #define MULTI_STRETCH_AIM 0.95 /* options.stretch: a limb is aimed this far into its reach (0.98: 94% of
                                    far hands met, not 99%: a straighter limb converges slowly), then scaled */
 
@@ -1071,7 +1071,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
          * Jacobian is nearly singular the pull's compromise with them (about
          * mu^2 / sigma^2 of the deviation) is beyond the tolerance, and the
          * pull and the goals can cycle to the settling's cap. The met pose
-         * the first such step left is held; the third time (MULTI_LOSSES)
+         * the first such step left is held; the second time (MULTI_LOSSES)
          * the settling ends there. Fed back, that pose loses the goals the same way and
          * comes back: a fixed point. */
         if (was_met && !met && !leapt && lost++ == 0) held_root = best_root, memcpy(w->held, w->best, s->count * sizeof *local);
