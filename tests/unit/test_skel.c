@@ -32,6 +32,20 @@ static int run(const char *body, ikd_encoding enc, ikd_buf *out)
     return ikd_api_skeleton(&lim, 0, enc, IKD_ENC_JSON, body, strlen(body), out, NULL);
 }
 
+/* The reply (JSON) to `body` (a JSON request); 200 and status "reached" asserted. */
+static json_t *reached_reply(const char *body)
+{
+    ikd_buf out;
+    ikd_buf_init(&out);
+    ck_assert_int_eq(run(body, IKD_ENC_JSON, &out), 200);
+    json_error_t e;
+    json_t *d = json_loadb(out.data, out.len, 0, &e);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(json_string_value(json_object_get(d, "status")), "reached");
+    ikd_buf_destroy(&out);
+    return d;
+}
+
 /* The reply (JSON) to `body` (a JSON request) sent as MessagePack; 200 asserted. */
 static json_t *skeleton_via_msgpack(const char *body)
 {
@@ -139,13 +153,7 @@ START_TEST(good_requests_solve)
              "{%s,\"root\":\"free\",\"goals\":[{\"joint\":\"foot_l\",\"position\":[0.15,0.2,0.3]},"
              "{\"joint\":\"foot_r\",\"ground\":{\"point\":[0,0.1,0]}}]}",
              LEGS);
-    ikd_buf out;
-    ikd_buf_init(&out);
-    ck_assert_int_eq(run(body, IKD_ENC_JSON, &out), 200);
-    json_error_t e;
-    json_t *d = json_loadb(out.data, out.len, 0, &e);
-    ck_assert_ptr_nonnull(d);
-    ck_assert_str_eq(json_string_value(json_object_get(d, "status")), "reached");
+    json_t *d = reached_reply(body);
     json_t *goals = json_object_get(d, "goals");
     ck_assert_uint_eq(json_array_size(goals), 2);
     ck_assert_str_eq(json_string_value(json_object_get(json_array_get(goals, 0), "joint")), "foot_l");
@@ -160,6 +168,7 @@ START_TEST(good_requests_solve)
     ikd_buf out2;
     ikd_buf_init(&out2);
     ck_assert_int_eq(run(again, IKD_ENC_JSON, &out2), 200);
+    json_error_t e;
     json_t *d2 = json_loadb(out2.data, out2.len, 0, &e);
     json_t *r1 = json_object_get(json_object_get(d, "pose"), "rotations"), *r2 = json_object_get(json_object_get(d2, "pose"), "rotations");
     for (size_t i = 0; i < json_array_size(r1); i++) {
@@ -177,15 +186,9 @@ START_TEST(good_requests_solve)
     ck_assert(json_equal(json_object_get(dm, "pose"), json_object_get(d, "pose")));
     json_decref(dm);
     json_decref(d);
-    ikd_buf_destroy(&out);
 }
 END_TEST
 
-/* options.stretch through the service: a foot goal 1.1 x the leg's reach
- * below its hip, beyond the fixed pelvis' reach: `unreachable` and no
- * "stretch" key by default; with stretch 1.3 `reached`, the goal's
- * "stretch" factor reported, the foot in `joints` on the goal, the knee
- * where both bones lengthened alike put it; MessagePack agrees. */
 /* The editor's stretch-slider request (tests/fixtures/editor_stretch.json,
  * as the browser test sends it: the humanoid with both hands, both feet and
  * a head aim, the left hand's goal 1.35 x the arm's length from the
@@ -202,25 +205,22 @@ START_TEST(the_editors_stretch_request_is_met)
     size_t n = fread(body, 1, sizeof body - 1, f);
     fclose(f);
     body[n] = 0;
-    ikd_buf out;
-    ikd_buf_init(&out);
-    ck_assert_int_eq(run(body, IKD_ENC_JSON, &out), 200);
-    json_error_t e;
-    json_t *d = json_loadb(out.data, out.len, 0, &e);
-    ck_assert_ptr_nonnull(d);
-    ck_assert_str_eq(json_string_value(json_object_get(d, "status")), "reached");
+    json_t *d = reached_reply(body), *g;
     size_t i;
-    json_t *g;
     json_array_foreach(json_object_get(d, "goals"), i, g) {
         ck_assert_str_eq(json_string_value(json_object_get(g, "status")), "reached");
         if (!strcmp(json_string_value(json_object_get(g, "joint")), "hand_l"))
             ck_assert_double_gt(json_number_value(json_object_get(g, "stretch")), 1.05);
     }
     json_decref(d);
-    ikd_buf_destroy(&out);
 }
 END_TEST
 
+/* options.stretch through the service: a foot goal 1.1 x the leg's reach
+ * below its hip, beyond the fixed pelvis' reach: `unreachable` and no
+ * "stretch" key by default; with stretch 1.3 `reached`, the goal's
+ * "stretch" factor reported, the foot in `joints` on the goal, the knee
+ * where both bones lengthened alike put it; MessagePack agrees. */
 START_TEST(stretch_through_the_service)
 {
     double leg = 2 * sqrt(0.45 * 0.45 + 0.02 * 0.02), gy = 0.95 - 1.1 * leg;
