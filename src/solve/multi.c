@@ -933,14 +933,14 @@ static int column_leaves(const multi_ws *w, size_t c)
  * mu^2 / sigma^2 of the deviation. Near the goals (within MULTI_NEAR x the
  * size) the pull's share is at least kmin (MULTI_NEAR_PULL) whatever the
  * damping: the settle starts while the goals are still being met, not only
- * after (13% fewer iterations in the humanoid sets; with a full share, the
- * humanoid position clips' loops opened by 2.8 degrees). A column whose step would leave its
- * range is locked: it steps to the bound it would leave and no further
- * (what that does to the goals is taken out of the task error), its column
- * is zeroed and the rest solved again, up to four rounds. (Locked where it
- * stood instead, a joint near a bound stopped short of it; those false
- * stationary points were other local minima: loops that did not close.)
- * 0, or -1 when the system cannot be solved. */
+ * after (docs/performance.md: fewer iterations; a full share opened clip
+ * loops). A column whose step would leave its range is locked: it steps to
+ * the bound it would leave and no further (what that does to the goals is
+ * taken out of the task error), its column is zeroed and the rest solved
+ * again, up to four rounds. (Locked where it stood instead, a joint near a
+ * bound stopped short of it; those false stationary points were other local
+ * minima: loops that did not close.) 0, or -1 when the system cannot be
+ * solved. */
 static int primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose,
                         double lambda, double mu, double kmin)
 {
@@ -1072,8 +1072,8 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
          * mu^2 / sigma^2 of the deviation) is beyond the tolerance, and the
          * pull and the goals can cycle to the settling's cap. The met pose
          * the first such step left is held; the second time (MULTI_LOSSES)
-         * the settling ends there. Fed back, that pose loses the goals the same way and
-         * comes back: a fixed point. */
+         * the settling ends there. Fed back, that pose loses the goals the
+         * same way and comes back: a fixed point. */
         if (was_met && !met && !leapt && lost++ == 0) held_root = best_root, memcpy(w->held, w->best, s->count * sizeof *local);
         was_met = met;
         *fresh = 0;
