@@ -17,7 +17,7 @@
 #define MULTI_FAR 0.2
 #define MULTI_PULL 0.003
 #define MULTI_NEAR 0.05       /* goals this near (x the skeleton's size) ... */
-#define MULTI_NEAR_PULL 0.8   /* ... let the pull take at least this share of its step (see primary_step) */
+#define MULTI_NEAR_PULL 0.9   /* ... let the pull take at least this share of its step (see primary_step) */
 #define MULTI_MAX_ROWS (6 * IKD_MAX_JOINTS)
 #define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet */
 #define MULTI_RESTART_ITERATIONS 40 /* iterations of each restart at most */
