@@ -298,6 +298,13 @@ static void ground_targets(const ikd_multi_problem *p, const ikd_goal *g, const 
     *rot = ikd_quat_norm(ikd_quat_mul(ikd_quat_mul(ikd_quat_arc(p->up, g->ground_normal), heading), j->rotation));
 }
 
+/* The rows of goal i: the first, and in *nr how many. */
+static size_t goal_rows(const multi_ws *w, size_t i, size_t *nr)
+{
+    *nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
+    return (size_t)w->row0[i];
+}
+
 static void setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start)
 {
     int rows = 0;
@@ -306,7 +313,9 @@ static void setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pos
         w->want[i] = (unsigned char)((g->has_position || g->has_ground ? 1 : 0) | (g->has_rotation || g->has_ground ? 2 : 0) |
                                      (g->has_aim && !g->has_rotation && !g->has_ground ? 4 : 0));
         w->row0[i] = rows; /* only the rows a goal uses: 3 for a position, 3 for a rotation or aim */
-        rows += (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
+        size_t nr;
+        goal_rows(w, i, &nr);
+        rows += (int)nr;
         w->tpos[i] = g->position;
         w->trot[i] = g->rotation;
         if (g->has_ground) ground_targets(p, g, start, &w->tpos[i], &w->trot[i]);
@@ -338,8 +347,8 @@ static void setup_paths(multi_ws *w, const ikd_multi_problem *p)
         for (int t = 0; t < d; t++)
             for (int a = 0; a < w->dof[path[t]]; a++) gc[c++] = w->col[path[t]] + a;
         w->gdepth[i] = d, w->glen[i] = c;
-        int nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
-        for (int r = 0; r < nr; r++) w->row_goal[w->row0[i] + r] = (int)i;
+        size_t nr, r0 = goal_rows(w, i, &nr);
+        for (size_t r = r0; r < r0 + nr; r++) w->row_goal[r] = (int)i;
     }
     for (size_t a = 0; a < w->g; a++)
         for (size_t b = 0; b <= a; b++) {
@@ -606,7 +615,8 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         }
         /* compact columns: a free root's translation, then the path's joints
          * (the goal joint itself turns only its rotation) */
-        size_t nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0), cm = w->cmax, c = 0;
+        size_t nr, cm = w->cmax, c = 0;
+        goal_rows(w, i, &nr);
         for (size_t r = 0; r < nr; r++) memset(&w->J[(r0 + r) * cm], 0, (size_t)w->glen[i] * sizeof(double));
         double *Jp = &w->J[r0 * cm], *Jr = &w->J[r1 * cm];
         if (p->root_free) {
@@ -746,13 +756,6 @@ static void solve_factored(const multi_ws *w, const double *b, double *x)
     }
 }
 
-/* The rows of goal i: the first, and in *nr how many. */
-static size_t goal_rows(const multi_ws *w, size_t i, size_t *nr)
-{
-    *nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
-    return (size_t)w->row0[i];
-}
-
 /* out = J^T v over all columns (goal by goal: one scattered add per
  * compact column). */
 static void jt(const multi_ws *w, const double *v, double *out)
@@ -796,13 +799,13 @@ static int zero_locked(multi_ws *w)
         /* the column over every row, then A0 -= v v^T */
         memset(w->t, 0, m * sizeof(double));
         for (size_t i = 0; i < w->g; i++) {
-            size_t nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
+            size_t nr, r0 = goal_rows(w, i, &nr);
             const int *gc = &w->gcol[i * w->cmax];
             for (int c = 0; c < w->glen[i]; c++)
                 if ((size_t)gc[c] == col) { /* at most once per goal */
-                    for (size_t r = 0; r < nr; r++) {
-                        double *x = &w->J[((size_t)w->row0[i] + r) * w->cmax + (size_t)c];
-                        w->t[(size_t)w->row0[i] + r] = *x;
+                    for (size_t r = r0; r < r0 + nr; r++) {
+                        double *x = &w->J[r * w->cmax + (size_t)c];
+                        w->t[r] = *x;
                         *x = 0;
                     }
                     break;
@@ -908,7 +911,7 @@ static double task_norm(const multi_ws *w, const ikd_multi_problem *p, int reach
     double s = 0;
     for (size_t i = 0; i < w->g; i++) {
         if (reachable && out_of_reach(w, p, i)) continue;
-        size_t r0 = (size_t)w->row0[i], nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
+        size_t nr, r0 = goal_rows(w, i, &nr);
         for (size_t r = r0; r < r0 + nr; r++) s += w->e[r] * w->e[r];
     }
     return sqrt(s);
