@@ -329,7 +329,9 @@ static void humanoid_bench(int count)
            HUMANOID_JOINTS, count);
     printf("%-14s %8s %12s %10s %9s %9s %7s\n", "set", "met%", "unreachable%", "worst_viol", "median_us", "p99_us",
            "iters");
+    const char *only = getenv("IKD_BENCH_HSET"); /* one set by name, e.g. "positions" (profiling) */
     for (int kind = 0; kind < HSET__COUNT; kind++) {
+        if (only && strcmp(only, hset_name((hset_kind)kind))) continue;
         tu_rng r;
         tu_seed(&r, 4000 + (uint64_t)kind);
         hstats st = {0};
@@ -342,6 +344,7 @@ static void humanoid_bench(int count)
     printf("\narms: hinge joints with rest-pose axes and ranges, a 6-DoF goal on the flange (POST /v1/solve/skeleton "
            "without parents)\n");
     for (int dof = 6; dof <= 7; dof++) {
+        if (only && (only[0] != '0' + dof || strcmp(only + 1, "R arm"))) continue;
         tu_rng r;
         tu_seed(&r, 5000 + (uint64_t)dof);
         hstats st = {0};
