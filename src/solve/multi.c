@@ -692,8 +692,23 @@ static void axpy(double *x, double a, const double *y, size_t n)
     if (k < n) x[k] += y[k] * a;
 }
 
+/* a1 . b1, a2 . b1, a1 . b2 and a2 . b2 over n entries at once (each as
+ * dot2 adds it: the same bits), into r[0..3]. */
+static void dot22(const double *a1, const double *a2, const double *b1, const double *b2, size_t n, double r[4])
+{
+    v2d s11 = {0, 0}, s21 = {0, 0}, s12 = {0, 0}, s22 = {0, 0};
+    size_t k = 0;
+    for (; k + 2 <= n; k += 2) {
+        v2d x1 = v2_load(a1 + k), x2 = v2_load(a2 + k), y1 = v2_load(b1 + k), y2 = v2_load(b2 + k);
+        s11 += x1 * y1, s21 += x2 * y1, s12 += x1 * y2, s22 += x2 * y2;
+    }
+    double t11 = s11[0], t21 = s21[0], t12 = s12[0], t22 = s22[0];
+    if (k < n) t11 += a1[k] * b1[k], t21 += a2[k] * b1[k], t12 += a1[k] * b2[k], t22 += a2[k] * b2[k];
+    r[0] = t11 + s11[1], r[1] = t21 + s21[1], r[2] = t12 + s12[1], r[3] = t22 + s22[1];
+}
+
 /* A0 = J J^T (lower triangle): two rows' product over the columns their
- * goals share. */
+ * goals share, two by two where the columns' rows are of one goal too. */
 static void form_product(multi_ws *w)
 {
     size_t m = w->rows, cm = w->cmax;
@@ -702,8 +717,20 @@ static void form_product(multi_ws *w)
         const double *Jr = &w->J[r * cm];
         if (r + 1 < m && w->row_goal[r + 1] == w->row_goal[r]) { /* two rows of one goal at once */
             const double *Js = Jr + cm;
-            for (size_t c = 0; c <= r; c++)
-                dot2(Jr, Js, &w->J[c * cm], (size_t)pr[w->row_goal[c]], &w->A0[r * m + c], &w->A0[(r + 1) * m + c]);
+            for (size_t c = 0; c <= r;) {
+                const double *Jc = &w->J[c * cm];
+                size_t n = (size_t)pr[w->row_goal[c]];
+                if (c + 1 < r && w->row_goal[c + 1] == w->row_goal[c]) {
+                    double q[4];
+                    dot22(Jr, Js, Jc, Jc + cm, n, q);
+                    w->A0[r * m + c] = q[0], w->A0[(r + 1) * m + c] = q[1];
+                    w->A0[r * m + c + 1] = q[2], w->A0[(r + 1) * m + c + 1] = q[3];
+                    c += 2;
+                } else {
+                    dot2(Jr, Js, Jc, n, &w->A0[r * m + c], &w->A0[(r + 1) * m + c]);
+                    c++;
+                }
+            }
             w->A0[(r + 1) * m + r + 1] = dot(Js, Js, (size_t)pr[w->row_goal[r]]);
             r += 2;
         } else {
