@@ -1,7 +1,8 @@
 /* fuzz_api.c - libFuzzer harness over the HTTP API's request handling as pure functions (no sockets).
  *
  * Input: one selector byte, then the body. The selector picks the endpoint
- * (solve or batch), the body's encoding and the reply's encoding. Every input
+ * (solve, batch, skeleton or clip), the body's encoding and the reply's
+ * encoding. Every input
  * must give a known status and a well-formed reply (JSON replies parse with
  * jansson; no NaN or Infinity anywhere), without crashing, hanging or leaking. */
 #include <jansson.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "service/api.h"
+#include "service/clip.h"
 #include "service/reply.h"
 #include "service/route.h"
 
@@ -51,14 +53,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned sel = data[0];
     const char *body = (const char *)data + 1;
     size_t len = size - 1;
-    /* small limits keep every input fast: 64 joints, 200 iterations, 16 problems */
-    ikd_api_limits lim = {64, 200, 16, NULL, 0};
+    /* small limits keep every input fast: 64 joints, 200 iterations, 16
+     * problems, 8 frames */
+    ikd_api_limits lim = {64, 200, 16, NULL, 8};
     ikd_encoding in = (sel & 1) ? IKD_ENC_MSGPACK : IKD_ENC_JSON;
     ikd_encoding out = (sel & 2) ? IKD_ENC_MSGPACK : IKD_ENC_JSON;
     ikd_buf reply;
     ikd_buf_init(&reply);
-    /* bit 2: a batch; bit 3: a skeleton solve (POST /v1/solve/skeleton) */
-    int status = (sel & 8)   ? ikd_api_skeleton(&lim, 0, in, out, body, len, &reply, NULL)
+    /* bit 2: a batch; bit 3: a skeleton solve (POST /v1/solve/skeleton);
+     * bit 4: a clip (POST /v1/solve/clip, the whole reply at once) */
+    int status = (sel & 16)  ? ikd_api_clip(&lim, 0, in, out, body, len, &reply, NULL)
+                 : (sel & 8) ? ikd_api_skeleton(&lim, 0, in, out, body, len, &reply, NULL)
                  : (sel & 4) ? ikd_api_batch(&scratch, &lim, in, out, body, len, &reply)
                              : ikd_api_solve(&scratch, &lim, 0, in, out, body, len, &reply, NULL);
     if (!known_status(status) || reply.len == 0) abort();

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """seeds.py - the fuzzers' seed corpus, from the request fixtures: every fixture body as a
-solve request and inside a batch, in JSON (selector bytes 0 and 4), skeleton requests alone (8) and as batch items (4), plus byte strings for the
+solve request and inside a batch, in JSON (selector bytes 0 and 4), skeleton requests alone (8) and as batch items (4), clips of them (16), plus byte strings for the
 solver fuzzer and number strings for the strtod fuzzer; usage: seeds.py OUTDIR"""
 import json
 import os
@@ -45,6 +45,13 @@ for i, goals in enumerate(goal_sets):
     with open(os.path.join(api, f"batch-skeleton-{i}"), "wb") as f:
         batch = {"problems": [dict(legs, goals=goals), cases[0]["body"] if "body" in cases[0] else 1]}
         f.write(b"\x04" + json.dumps(batch, separators=(",", ":")).encode())
+# clips (selector byte 16): the goal sets as frames of the legs, and a three-joint chain
+with open(os.path.join(api, "clip-legs"), "wb") as f:
+    f.write(b"\x10" + json.dumps(dict(legs, frames=[{"goals": g} for g in goal_sets[:2]]), separators=(",", ":")).encode())
+with open(os.path.join(api, "clip-chain"), "wb") as f:
+    frames = [{"goals": [{"joint": 2, "position": [1, 1 + 0.1 * k, 0]}]} for k in range(4)]
+    f.write(b"\x10" + json.dumps({"skeleton": {"joints": [[0, 0, 0], [0, 1, 0], [0, 2, 0]]}, "frames": frames},
+                                 separators=(",", ":")).encode())
 # a few byte strings that decode to small valid chains for the solver fuzzer
 for i in range(16):
     with open(os.path.join(solvers, f"seed-{i:02d}"), "wb") as f:
