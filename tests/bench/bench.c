@@ -523,6 +523,11 @@ int main(int argc, char **argv)
         clip_json((unsigned)count);
         return 0;
     }
+    if (count < 1) {
+        fprintf(stderr, "usage: %s [N [SET [MAX_ITERATIONS]]]: N >= 1 problems per set (default 1000); SET a solver\n"
+                        "name, humanoid, clips, or clip-json (N is then the seed)\n", argv[0]);
+        return 2;
+    }
     static const size_t sizes[] = {4, 8, 16, 32};
     static const struct {
         const char *label;
