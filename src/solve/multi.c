@@ -183,7 +183,7 @@ typedef struct multi_ws {
     int *pre;           /* [g x g] compact columns two goals share */
     unsigned char *locked; /* [cols] columns taken out this iteration (a step that would leave a limit) */
     double *fix;        /* [cols] a locked column's step: to the bound it would leave (0: it stays) */
-    double *zc;         /* [cols] scratch: one goal's compact entries of a column vector (residual) */
+    double *zc;         /* [cols] scratch: one goal's compact entries of a column vector (residual, jt) */
     double *J;          /* [rows x cmax], compact rows */
     double *A0, *A;     /* [rows x rows]: J J^T (lower), its Cholesky factor */
     double *e, *y, *t;  /* [rows] */
@@ -815,9 +815,7 @@ static void jt(multi_ws *w, const double *v, double *out)
         const int *gc = &w->gcol[i * cm];
         double *acc = w->zc;
         memset(acc, 0, n * sizeof(double));
-        for (size_t r = 0; r < nr; r++) {
-            axpy(acc, v[r0 + r], &w->J[(r0 + r) * cm], n);
-        }
+        for (size_t r = 0; r < nr; r++) axpy(acc, v[r0 + r], &w->J[(r0 + r) * cm], n);
         for (size_t c = 0; c < n; c++) out[gc[c]] += acc[c];
     }
 }
