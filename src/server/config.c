@@ -161,8 +161,9 @@ int ikd_config_load(ikd_config *cfg, int argc, char **argv, FILE *out, char *err
 }
 
 /* Descriptors the daemon keeps for itself besides connections: standard
- * streams, the listening socket, per I/O thread an epoll set and its wake-up
- * pipe, the TLS files while read, and some slack. */
+ * streams, the listening socket, per I/O thread its wake-up pipe (and an
+ * epoll set, were libmicrohttpd to use one), the TLS files while read, and
+ * some slack. */
 static long reserved_descriptors(const ikd_config *cfg)
 {
     long io = cfg->io_threads ? cfg->io_threads : sysconf(_SC_NPROCESSORS_ONLN);
