@@ -371,15 +371,9 @@ static int start_service(ikd_http *h, const ikd_config *cfg)
 
 static struct MHD_Daemon *start_daemon(ikd_http *h, const ikd_config *cfg, int tls, long io_threads)
 {
-    /* poll(), not epoll: with epoll, MHD_quiesce_daemon (the drain's
-     * ikd_http_close_listener) and each I/O thread's event loop both take the
-     * listening socket out of the thread's epoll set without a lock, and the
-     * one that loses gets ENOENT and calls MHD_PANIC (libmicrohttpd 0.9.75,
-     * Debian 12): "Failed to remove listen FD from epoll set", the process
-     * aborted in the middle of a drain (seen about once in 20 runs of the
-     * sanitized service suite). With poll() a quiesce is a message on each
-     * thread's wake-up pipe and each thread drops the socket itself.
-     * Throughput is unchanged at 64 and 512 connections (docs/performance.md). */
+    /* poll(), not epoll: with epoll, MHD_quiesce_daemon (the drain) races each
+     * I/O thread to take the listener out of its epoll set and libmicrohttpd
+     * 0.9.75 aborts the loser; throughput is the same (docs/performance.md) */
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
     if (tls) flags |= MHD_USE_TLS;
     struct MHD_OptionItem ops[] = {
