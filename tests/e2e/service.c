@@ -625,6 +625,18 @@ START_TEST(drain_reports_not_ready_and_second_signal_exits)
 }
 END_TEST
 
+/* k connections to `port`, each sent one solve request (Connection:
+ * close), left for the caller to read. */
+static void send_solves(int port, int *fds, int k)
+{
+    char req[512];
+    int n = solve_text(req, sizeof req, 1);
+    for (int i = 0; i < k; i++) {
+        fds[i] = connect_to(port);
+        send_all(fds[i], req, (size_t)n);
+    }
+}
+
 /* The drain quiesces libmicrohttpd while its I/O threads run. With epoll
  * that raced inside libmicrohttpd 0.9.75 (both sides took the listening
  * socket out of a thread's epoll set; the loser aborted the process: see
@@ -657,12 +669,7 @@ START_TEST(drain_quiesces_without_epoll)
         }
         enum { K = 24 };
         int fds[K];
-        char req[512];
-        int n = solve_text(req, sizeof req, 1);
-        for (int k = 0; k < K; k++) {
-            fds[k] = connect_to(d.port);
-            send_all(fds[k], req, (size_t)n);
-        }
+        send_solves(d.port, fds, K);
         kill(d.pid, SIGTERM); /* requests in flight: accepted ones are answered */
         for (int k = 0; k < K; k++) {
             reply r = read_reply(fds[k]);
@@ -690,12 +697,7 @@ START_TEST(full_queue_keeps_memory_flat)
         for (int burst = 0; burst < 10; burst++) {
             enum { K = 40 };
             int fds[K];
-            char req[512];
-            int n = solve_text(req, sizeof req, 1);
-            for (int k = 0; k < K; k++) {
-                fds[k] = connect_to(d.port);
-                send_all(fds[k], req, (size_t)n);
-            }
+            send_solves(d.port, fds, K);
             for (int k = 0; k < K; k++) {
                 reply r = read_reply(fds[k]);
                 close(fds[k]);
