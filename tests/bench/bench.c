@@ -344,12 +344,12 @@ static void humanoid_bench(int count)
     printf("\narms: hinge joints with rest-pose axes and ranges, a 6-DoF goal on the flange (POST /v1/solve/skeleton "
            "without parents)\n");
     for (int dof = 6; dof <= 7; dof++) {
-        if (only && (only[0] != '0' + dof || strcmp(only + 1, "R arm"))) continue;
+        char label[32];
+        snprintf(label, sizeof label, "%dR arm", dof);
+        if (only && strcmp(only, label)) continue;
         tu_rng r;
         tu_seed(&r, 5000 + (uint64_t)dof);
         hstats st = {0};
-        char label[32];
-        snprintf(label, sizeof label, "%dR arm", dof);
         for (int k = 0; k < count; k++) {
             arm_make(&r, dof, &hp);
             times[k] = solve_one(&hp, &st, label, k);

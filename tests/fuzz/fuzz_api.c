@@ -2,9 +2,9 @@
  *
  * Input: one selector byte, then the body. The selector picks the endpoint
  * (solve, batch, skeleton or clip), the body's encoding and the reply's
- * encoding. Every input
- * must give a known status and a well-formed reply (JSON replies parse with
- * jansson; no NaN or Infinity anywhere), without crashing, hanging or leaking. */
+ * encoding. Every input must give a known status and a well-formed reply
+ * (JSON replies parse with jansson; no NaN or Infinity anywhere), without
+ * crashing, hanging or leaking. */
 #include <jansson.h>
 #include <math.h>
 #include <msgpack.h>

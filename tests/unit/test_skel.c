@@ -199,13 +199,10 @@ START_TEST(the_editors_stretch_request_is_met)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/editor_stretch.json", tu_fixtures_dir());
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "%s", path);
-    static char body[1 << 16];
-    size_t n = fread(body, 1, sizeof body - 1, f);
-    fclose(f);
-    body[n] = 0;
+    char *body = tu_read_file(path, NULL);
+    ck_assert_msg(body != NULL, "%s", path);
     json_t *d = reached_reply(body), *g;
+    free(body);
     size_t i;
     json_array_foreach(json_object_get(d, "goals"), i, g) {
         ck_assert_str_eq(json_string_value(json_object_get(g, "status")), "reached");
