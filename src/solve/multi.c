@@ -858,10 +858,12 @@ static int zero_locked(multi_ws *w)
                     break;
                 }
         }
-        for (size_t r = 0; r < m; r++) w->e[r] -= w->t[r] * w->fix[col]; /* what its step does is done */
         size_t nz = 0;
         for (size_t r = 0; r < m; r++)
-            if (w->t[r] != 0) w->nzr[nz++] = (int)r; /* the rows the column moves: A0 changes there only */
+            if (w->t[r] != 0) { /* the rows the column moves: the error and A0 change there only */
+                w->e[r] -= w->t[r] * w->fix[col]; /* what its step does is done */
+                w->nzr[nz++] = (int)r;
+            }
         for (size_t a = 0; a < nz; a++) {
             size_t r = (size_t)w->nzr[a];
             for (size_t b = 0; b <= a; b++) w->A0[r * m + (size_t)w->nzr[b]] -= w->t[r] * w->t[w->nzr[b]];
