@@ -191,9 +191,22 @@ typedef struct ikd_multi_problem {
                                      the limb alike about its upper joint, up to this factor;
                                      the joints below move with them (pose positions; local
                                      rotations and every other bone unchanged) */
+    double pull_max_deg;          /* [0, 180] degrees, default 0 (no bound): the most the rest
+                                     pull may turn any joint in this solve (its steps near the
+                                     goals, each capped at what is left); once spent, the solve
+                                     meets the goals without the pull and stops. For frames
+                                     solved one from the last (a clip): where the pull's nearest
+                                     pose jumps (a fold: a straight knee that must bend, an arm
+                                     trading twist), the pose gets there over several frames
+                                     instead of in one. IKD_CLIP_PULL_MAX_DEG is /v1/solve/clip's */
     unsigned long long deadline_ns; /* as ikd_problem.deadline_ns; 0 = none */
     const atomic_int *cancel;     /* as ikd_problem.cancel; NULL = none */
 } ikd_multi_problem;
+
+/* options.pull_max_deg of /v1/solve/clip's frames after the first (frame 0
+ * settles fully from its start pose): 6 degrees a frame (docs/performance.md,
+ * "Rate-limited settles"). */
+#define IKD_CLIP_PULL_MAX_DEG 6.0
 
 void ikd_multi_init(ikd_multi_problem *p);
 
@@ -226,7 +239,7 @@ typedef struct ikd_multi_result {
 } ikd_multi_result;
 
 /* The skeleton solver's options table (the fields of ikd_multi_problem
- * from max_iterations to stretch: names, defaults, bounds) and its length. */
+ * from max_iterations to pull_max_deg: names, defaults, bounds) and its length. */
 const ikd_option_info *ikd_multi_options_table(size_t *count);
 
 /* Bytes of scratch for a skeleton of `joints` joints and `goals` goals. */

@@ -24,6 +24,7 @@ int ikd_clip_open(const ikd_api_limits *lim, ikd_encoding in_enc, const char *bo
 {
     ikd_doc doc;
     ikd_api_skel_init(req, lim);
+    req->problem.pull_max_deg = IKD_CLIP_PULL_MAX_DEG; /* a clip's default (frames after the first) */
     int rc = ikd_doc_load(&doc, in_enc, body, len, err);
     if (rc != IKD_E_OK) return rc;
     ikd_val fv = ikd_field_member(doc.root, "frames");
@@ -79,6 +80,7 @@ void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
     p.goal_count = req->frame_first[k + 1] - req->frame_first[k];
     p.start = run->prev;
     p.root = run->root;
+    if (k == 0) p.pull_max_deg = 0; /* frame 0 settles fully from `pose` (or rest) */
     p.deadline_ns = run->deadline_ns;
     unsigned long long t0 = ikd_clock_ns();
     ikd_multi_solve(&p, run->work, run->work_size, run->local, run->pose, run->gr, &run->res, &err);

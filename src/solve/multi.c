@@ -63,6 +63,9 @@ static const ikd_option_info multi_options[] = {
     {"stretch", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, stretch), 1, 1, 100, 0, 0, NULL, 0,
      "two-bone limbs: a position goal on a limb's end that the solve leaves beyond the limb's reach is met by "
      "lengthening both bones alike, up to this factor (lengths change, by request); 1 = off"},
+    {"pull_max_deg", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, pull_max_deg), 0, 0, 180, 0, 0, NULL, 0,
+     "the most degrees the rest pull turns any joint in one solve; once spent the goals are met without it "
+     "and the solve stops (a clip's frames: a jump of the pull's pose spread over frames); 0 = no bound"},
 };
 
 const ikd_option_info *ikd_multi_options_table(size_t *count)
@@ -1109,6 +1112,8 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
     int it = 0, stall = 0, nudged = 0, settle = 0, leapt = 0, was_met = 0, lost = 0, last = 0;
     double prev_moved = 0, leap_rate = 0;
     ikd_vec3 held_root = *root;
+    /* options.pull_max_deg: the turn the pull's steps may still take */
+    double pull_left = p->pull_max_deg > 0 ? p->pull_max_deg * IKD_DEG2RAD : INFINITY;
     for (;;) {
         ikd__skeleton_fk_some(s, *root, local, pose, w->need); /* the joints the iteration reads */
         joint_frames(w, s, local, pose);
@@ -1138,6 +1143,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
             best = fmin(best, en), best_root = *root, *fresh = 1;
             memcpy(w->best, local, s->count * sizeof *local);
         }
+        if (met && !(pull_left > 0)) break; /* the pull spent (options.pull_max_deg) and the goals met: kept */
         if (met || en < progress * (1 - MULTI_PROGRESS) - 1e-12 * L) {
             progress = en, stall = 0;
         } else if (++stall >= MULTI_STALL) {
@@ -1151,14 +1157,18 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         if (p->deadline_ns && ikd_clock_ns() > p->deadline_ns) { *timed_out = 1; break; }
         double lambda = p->damping * fmin(task_norm(w, p, 1), 0.5 * L) + 1e-9 * L;
         /* a pull that holds unmet goals off (their error stalls) lets go */
-        double mu = stall >= 3 ? 0 : p->rest_pull * MULTI_PULL * L;
+        double mu = stall >= 3 || !(pull_left > 0) ? 0 : p->rest_pull * MULTI_PULL * L;
+        int pulling = mu > 0 && en < MULTI_NEAR * L; /* near the goals: the step is mostly the pull's */
         if (primary_step(w, p, local, pose, lambda, mu, en < MULTI_NEAR * L ? MULTI_NEAR_PULL : 0) != 0) break;
         it++;
         double leap = 0;
         if (met && settle > 0 && !leapt) leap = extrapolate(w);
         else memcpy(w->dqp, w->dq, w->cols * sizeof(double));
         leapt = leap > 0;
-        double moved = apply(w, p, local, pose, root, en > MULTI_FAR * L ? MULTI_FAR_STEP : MULTI_MAX_STEP);
+        double most = en > MULTI_FAR * L ? MULTI_FAR_STEP : MULTI_MAX_STEP;
+        if (pulling && pull_left < most) most = pull_left; /* the whole step shortened: the goals' part is small */
+        double moved = apply(w, p, local, pose, root, most);
+        if (pulling && (pull_left -= moved) <= 1e-12) pull_left = 0; /* spent: no pull from here */
         settle += met || settle > 0; /* iterations since the goals were first met */
         /* goals met and the pose has stopped changing: the settle converges
          * linearly, so what is left is about moved x rate / (1 - rate); the

@@ -409,6 +409,8 @@ static void coherence_bench(int clips)
                     ikd_multi_result res;
                     if (humanoid_setup(&p, &cp.hp, goals, cp.goal_count, cold ? NULL : prev, cp.hp.root, &err) != IKD_E_OK)
                         abort();
+                    if (!cold && k > 0) /* as /v1/solve/clip; IKD_BENCH_PULL_MAX_DEG: another bound (0: none) */
+                        p.pull_max_deg = getenv("IKD_BENCH_PULL_MAX_DEG") ? atof(getenv("IKD_BENCH_PULL_MAX_DEG")) : IKD_CLIP_PULL_MAX_DEG;
                     double t0 = now_ns();
                     ikd_multi_solve(&p, work, sizeof work, local, pose, gr, &res, &err);
                     double us = (now_ns() - t0) / 1e3;

@@ -17,6 +17,7 @@
 #include <msgpack.h>
 
 #include "harness.h"
+#include "ikd/skeleton.h"
 
 static void sleep_ms(long ms)
 {
@@ -147,18 +148,22 @@ START_TEST(solvers_and_readyz)
         }
     }
     ck_assert(saw_damping);
-    /* the skeleton solver's options: every one with its default and bounds */
-    json_t *sopts = json_object_get(json_array_get(list, 5), "options");
+    /* the skeleton and clip solvers' options: every one with its default
+     * and bounds (the clip's pull_max_deg defaults to 6) */
     const char *snames[] = {"max_iterations", "tolerance", "rotation_tolerance_deg", "rest_pull", "damping", "soften",
-                            "stretch"};
-    const double sdef[] = {300, 1e-4, 0.1, 0.1, 0.1, 1, 1};
-    ck_assert_uint_eq(json_array_size(sopts), 7);
-    for (size_t i = 0; i < 7; i++) {
-        json_t *o = json_array_get(sopts, i);
-        ck_assert_str_eq(json_string_value(json_object_get(o, "name")), snames[i]);
-        ck_assert_double_eq(json_number_value(json_object_get(o, "default")), sdef[i]);
-        ck_assert(json_is_number(json_object_get(o, i != 5 ? "minimum" : "exclusive_minimum")) &&
-                  json_is_number(json_object_get(o, "maximum")));
+                            "stretch",        "pull_max_deg"};
+    const double sdef[] = {300, 1e-4, 0.1, 0.1, 0.1, 1, 1, 0};
+    for (size_t row = 5; row <= 6; row++) {
+        json_t *sopts = json_object_get(json_array_get(list, row), "options");
+        ck_assert_uint_eq(json_array_size(sopts), 8);
+        for (size_t i = 0; i < 8; i++) {
+            json_t *o = json_array_get(sopts, i);
+            ck_assert_str_eq(json_string_value(json_object_get(o, "name")), snames[i]);
+            ck_assert_double_eq(json_number_value(json_object_get(o, "default")),
+                                row == 6 && i == 7 ? IKD_CLIP_PULL_MAX_DEG : sdef[i]);
+            ck_assert(json_is_number(json_object_get(o, i != 5 ? "minimum" : "exclusive_minimum")) &&
+                      json_is_number(json_object_get(o, "maximum")));
+        }
     }
     ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(doc, "limits"), "max_batch")), 1024);
     ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(doc, "limits"), "max_frames")), 10000);

@@ -113,6 +113,8 @@ const char *rest, *field;
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"rest_pull\":2}", "options.rest_pull"},
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"soften\":0}", "options.soften"},
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"stretch\":0.5}", "options.stretch"},
+{NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"pull_max_deg\":181}", "options.pull_max_deg"},
+{NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"pull_max_deg\":-1}", "options.pull_max_deg"},
 };
 
 /* Every bad skeleton request of issue 15 gets 400 with its exact field. */
@@ -442,7 +444,8 @@ static char *clip_body(size_t n, size_t bad)
 /* POST /v1/solve/clip through the service: a bad frame anywhere is a 400
  * naming it before anything is solved; more frames than --max-frames is
  * 413; a good clip solves every frame, each from the one before (frame k
- * solved alone from frame k-1's pose gives the same pose), the summary
+ * solved alone from frame k-1's pose, with the clip's pull_max_deg, gives
+ * the same pose), the summary
  * adds up, MessagePack gives the same reply. */
 START_TEST(clips)
 {
@@ -480,7 +483,8 @@ START_TEST(clips)
         char *pose = json_dumps(json_object_get(json_array_get(frames, k - 1), "pose"), JSON_COMPACT);
         json_t *req = json_loads(body, 0, &e), *goals = json_object_get(json_array_get(json_object_get(req, "frames"), k), "goals");
         char *gtext = json_dumps(goals, JSON_COMPACT), alone[8192];
-        snprintf(alone, sizeof alone, "{%s,\"root\":\"free\",\"pose\":%s,\"goals\":%s}", LEGS, pose, gtext);
+        snprintf(alone, sizeof alone, "{%s,\"root\":\"free\",\"pose\":%s,\"goals\":%s,\"options\":{\"pull_max_deg\":%g}}",
+                 LEGS, pose, gtext, IKD_CLIP_PULL_MAX_DEG); /* the clip's default after frame 0 */
         ikd_buf_reset(&one);
         ck_assert_int_eq(run(alone, IKD_ENC_JSON, &one), 200);
         json_t *d1 = json_loadb(one.data, one.len, 0, &e);
@@ -512,12 +516,45 @@ START_TEST(clips)
 }
 END_TEST
 
+/* options.pull_max_deg through /v1/solve/clip: frame 0 sets the left
+ * leg's swivel with a goal on the knee (45 degrees out), frame 1 keeps only
+ * the foot's goal, so the rest pull swivels the leg back. By default (6
+ * degrees after frame 0) no joint turns more than that in frame 1; with
+ * pull_max_deg 0 the leg swings back in one frame. */
+START_TEST(clip_pull_is_rate_limited)
+{
+    ikd_api_limits lim = {64, 1000, 100, NULL, 50};
+    double turned[2];
+    for (int unbounded = 0; unbounded < 2; unbounded++) {
+        char body[4096];
+        snprintf(body, sizeof body,
+                 "{%s,\"frames\":[{\"goals\":[{\"joint\":\"foot_l\",\"position\":[0.1,0.25,0.2]},"
+                 "{\"joint\":\"knee_l\",\"position\":[0.287609,0.65154,0.280392]}]},"
+                 "{\"goals\":[{\"joint\":\"foot_l\",\"position\":[0.1,0.25,0.2]}]}]%s}",
+                 LEGS, unbounded ? ",\"options\":{\"pull_max_deg\":0}" : "");
+        ikd_buf out;
+        ikd_buf_init(&out);
+        ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, body, strlen(body), &out, NULL), 200);
+        json_error_t e;
+        json_t *d = json_loadb(out.data, out.len, 0, &e), *sum = json_object_get(d, "summary");
+        ck_assert_int_eq(json_integer_value(json_object_get(sum, "reached")), 2);
+        turned[unbounded] = json_number_value(json_object_get(sum, "max_change_deg"));
+        json_decref(d);
+        ikd_buf_destroy(&out);
+    }
+    if (getenv("IKD_DEBUG")) fprintf(stderr, "frame 1 turns %g deg (pull_max_deg 0: %g)\n", turned[0], turned[1]);
+    ck_assert_double_le(turned[0], IKD_CLIP_PULL_MAX_DEG + 0.5);
+    ck_assert_double_ge(turned[1], 3 * IKD_CLIP_PULL_MAX_DEG);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("skel");
     TCase *tc = tcase_create("skeleton_requests");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, bad_input_names_the_field);
+    tcase_add_test(tc, clip_pull_is_rate_limited);
     tcase_add_test(tc, good_requests_solve);
     tcase_add_test(tc, stretch_through_the_service);
     tcase_add_test(tc, the_editors_stretch_request_is_met);
