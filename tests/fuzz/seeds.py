@@ -52,6 +52,10 @@ with open(os.path.join(api, "clip-chain"), "wb") as f:
     frames = [{"goals": [{"joint": 2, "position": [1, 1 + 0.1 * k, 0]}]} for k in range(4)]
     f.write(b"\x10" + json.dumps({"skeleton": {"joints": [[0, 0, 0], [0, 1, 0], [0, 2, 0]]}, "frames": frames},
                                  separators=(",", ":")).encode())
+with open(os.path.join(api, "clip-chain-bounded"), "wb") as f:  # options.pull_max_deg: the pull spent mid-frame
+    f.write(b"\x10" + json.dumps({"skeleton": {"joints": [[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]]},
+                                  "frames": frames, "options": {"pull_max_deg": 0.5, "rest_pull": 1}},
+                                 separators=(",", ":")).encode())
 # a few byte strings that decode to small valid chains for the solver fuzzer
 for i in range(16):
     with open(os.path.join(solvers, f"seed-{i:02d}"), "wb") as f:
