@@ -194,7 +194,8 @@ typedef struct ikd_multi_problem {
     double pull_max_deg;          /* [0, 180] degrees, default 0 (no bound): the most the rest
                                      pull may turn any joint in this solve (its steps near the
                                      goals, each capped at what is left); once spent, the solve
-                                     meets the goals without the pull and stops. For frames
+                                     meets the goals without the pull and stops. Joints on no
+                                     goal's path turn toward rest by at most this. For frames
                                      solved one from the last (a clip): where the pull's nearest
                                      pose jumps (a fold: a straight knee that must bend, an arm
                                      trading twist), the pose gets there over several frames

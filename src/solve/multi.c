@@ -382,18 +382,6 @@ static ikd_quat within_limit(const multi_ws *w, const ikd_skeleton *s, size_t k,
     return ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, d)));
 }
 
-/* Joints on no goal's path are left out of the iterations: with a rest
- * pull they go to their rest rotation (the nearest allowed one), where the
- * pull would take them; without one they stay where they start. */
-static void snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local)
-{
-    if (!(p->rest_pull > 0)) return;
-    for (size_t k = 0; k < w->n; k++)
-        if (w->idle[k]) local[k] = within_limit(w, p->skeleton, k, p->skeleton->joints[k].rest_local);
-}
-
-/* ---- one iteration -------------------------------------------------------- */
-
 /* The rotation vector (axis * angle, radians, angle in [0, pi]) of q. */
 static ikd_vec3 rot_vec(ikd_quat q)
 {
@@ -403,6 +391,29 @@ static ikd_vec3 rot_vec(ikd_quat q)
     if (s < 1e-15) return ikd_vec3_scale(v, 2.0);
     return ikd_vec3_scale(v, 2 * atan2(s, q.w) / s);
 }
+
+/* Joints on no goal's path are left out of the iterations: with a rest
+ * pull they go to their rest rotation (the nearest allowed one), where the
+ * pull would take them, turning at most options.pull_max_deg when it is
+ * set (a limb whose goal a clip drops between frames eases back); without
+ * a pull they stay where they start. */
+static void snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local)
+{
+    if (!(p->rest_pull > 0)) return;
+    double most = p->pull_max_deg > 0 ? p->pull_max_deg * IKD_DEG2RAD : INFINITY;
+    for (size_t k = 0; k < w->n; k++) {
+        if (!w->idle[k]) continue;
+        ikd_quat to = within_limit(w, p->skeleton, k, p->skeleton->joints[k].rest_local);
+        /* the turn from local[k] to `to`, about an axis in the parent's frame */
+        ikd_vec3 v = rot_vec(ikd_quat_mul(to, ikd_quat_conj(local[k])));
+        double ang = ikd_vec3_len(v);
+        if (!(ang > most)) local[k] = to;
+        else local[k] = within_limit(w, p->skeleton, k,
+                                     ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(ikd_vec3_scale(v, 1 / ang), most), local[k])));
+    }
+}
+
+/* ---- one iteration -------------------------------------------------------- */
 
 /* v made unit, or when it has no direction a unit vector normal to u (the
  * normal computed only then). */

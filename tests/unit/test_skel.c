@@ -521,30 +521,49 @@ END_TEST
  * the foot's goal, so the rest pull swivels the leg back. By default (6
  * degrees after frame 0) no joint turns more than that in frame 1; with
  * pull_max_deg 0 the leg swings back in one frame. */
-START_TEST(clip_pull_is_rate_limited)
+/* The clip reply's summary.max_change_deg for `frames` (a JSON array) on
+ * LEGS, with `options` (JSON, or ""); every frame reached asserted. */
+static double clip_turn(const char *frames, int nframes, const char *options)
 {
     ikd_api_limits lim = {64, 1000, 100, NULL, 50};
-    double turned[2];
-    for (int unbounded = 0; unbounded < 2; unbounded++) {
-        char body[4096];
-        snprintf(body, sizeof body,
-                 "{%s,\"frames\":[{\"goals\":[{\"joint\":\"foot_l\",\"position\":[0.1,0.25,0.2]},"
-                 "{\"joint\":\"knee_l\",\"position\":[0.287609,0.65154,0.280392]}]},"
-                 "{\"goals\":[{\"joint\":\"foot_l\",\"position\":[0.1,0.25,0.2]}]}]%s}",
-                 LEGS, unbounded ? ",\"options\":{\"pull_max_deg\":0}" : "");
-        ikd_buf out;
-        ikd_buf_init(&out);
-        ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, body, strlen(body), &out, NULL), 200);
-        json_error_t e;
-        json_t *d = json_loadb(out.data, out.len, 0, &e), *sum = json_object_get(d, "summary");
-        ck_assert_int_eq(json_integer_value(json_object_get(sum, "reached")), 2);
-        turned[unbounded] = json_number_value(json_object_get(sum, "max_change_deg"));
-        json_decref(d);
-        ikd_buf_destroy(&out);
-    }
-    if (getenv("IKD_DEBUG")) fprintf(stderr, "frame 1 turns %g deg (pull_max_deg 0: %g)\n", turned[0], turned[1]);
-    ck_assert_double_le(turned[0], IKD_CLIP_PULL_MAX_DEG + 0.5);
-    ck_assert_double_ge(turned[1], 3 * IKD_CLIP_PULL_MAX_DEG);
+    char body[4096];
+    snprintf(body, sizeof body, "{%s,\"frames\":%s%s}", LEGS, frames, options);
+    ikd_buf out;
+    ikd_buf_init(&out);
+    ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, body, strlen(body), &out, NULL), 200);
+    json_error_t e;
+    json_t *d = json_loadb(out.data, out.len, 0, &e), *sum = json_object_get(d, "summary");
+    ck_assert_int_eq(json_integer_value(json_object_get(sum, "reached")), nframes);
+    double turned = json_number_value(json_object_get(sum, "max_change_deg"));
+    json_decref(d);
+    ikd_buf_destroy(&out);
+    return turned;
+}
+
+START_TEST(clip_pull_is_rate_limited)
+{
+    static const char *const frames = "[{\"goals\":[{\"joint\":\"foot_l\",\"position\":[0.1,0.25,0.2]},"
+                                      "{\"joint\":\"knee_l\",\"position\":[0.287609,0.65154,0.280392]}]},"
+                                      "{\"goals\":[{\"joint\":\"foot_l\",\"position\":[0.1,0.25,0.2]}]}]";
+    double bounded = clip_turn(frames, 2, ""), unbounded = clip_turn(frames, 2, ",\"options\":{\"pull_max_deg\":0}");
+    if (getenv("IKD_DEBUG")) fprintf(stderr, "frame 1 turns %g deg (pull_max_deg 0: %g)\n", bounded, unbounded);
+    ck_assert_double_le(bounded, IKD_CLIP_PULL_MAX_DEG + 0.5);
+    ck_assert_double_ge(unbounded, 3 * IKD_CLIP_PULL_MAX_DEG);
+}
+END_TEST
+
+/* A goal dropped between frames leaves its limb to the pull alone: the limb
+ * turns back toward rest at the clip's bound, not in one frame. */
+START_TEST(clip_idle_joints_are_rate_limited)
+{
+    static const char *const frames = "[{\"goals\":[{\"joint\":\"foot_l\",\"position\":[0.1,0.25,0.2]},"
+                                      "{\"joint\":\"foot_r\",\"position\":[-0.1,0.05,0]}]},"
+                                      "{\"goals\":[{\"joint\":\"foot_r\",\"position\":[-0.1,0.05,0]}]},"
+                                      "{\"goals\":[{\"joint\":\"foot_r\",\"position\":[-0.1,0.05,0]}]}]";
+    double bounded = clip_turn(frames, 3, ""), unbounded = clip_turn(frames, 3, ",\"options\":{\"pull_max_deg\":0}");
+    if (getenv("IKD_DEBUG")) fprintf(stderr, "idle leg turns %g deg (pull_max_deg 0: %g)\n", bounded, unbounded);
+    ck_assert_double_le(bounded, IKD_CLIP_PULL_MAX_DEG + 1e-6);
+    ck_assert_double_ge(unbounded, 3 * IKD_CLIP_PULL_MAX_DEG);
 }
 END_TEST
 
@@ -555,6 +574,7 @@ int main(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, bad_input_names_the_field);
     tcase_add_test(tc, clip_pull_is_rate_limited);
+    tcase_add_test(tc, clip_idle_joints_are_rate_limited);
     tcase_add_test(tc, good_requests_solve);
     tcase_add_test(tc, stretch_through_the_service);
     tcase_add_test(tc, the_editors_stretch_request_is_met);
