@@ -105,7 +105,11 @@ let jointMeshes = [], boneLines = null;
 
 const gizmo = new TransformControls(camera, renderer.domElement);
 gizmo.setSize(0.7);
-gizmo.addEventListener("dragging-changed", (e) => { orbit.enabled = !e.value; });
+// while a handle is dragged the rest pull turns a joint at most DRAG_PULL_MAX_DEG a solve (as in a
+// clip), so the pose follows a jump of the pull's pose over several solves; on release one more
+// solve without the bound lets it settle fully
+const DRAG_PULL_MAX_DEG = 6;
+gizmo.addEventListener("dragging-changed", (e) => { orbit.enabled = !e.value; if (!e.value) settle(); });
 gizmo.addEventListener("objectChange", () => requestSolve());
 scene.add(gizmo);
 
@@ -254,8 +258,8 @@ function optionsDoc() {
 }
 
 function requestBody() {
-  const body = { skeleton: skeletonDoc(), root: $("root").value, solver: $("solver").value,
-    options: optionsDoc(), goals: goalsDoc() };
+  const options = gizmo.dragging ? { ...optionsDoc(), pull_max_deg: DRAG_PULL_MAX_DEG } : optionsDoc();
+  const body = { skeleton: skeletonDoc(), root: $("root").value, solver: $("solver").value, options, goals: goalsDoc() };
   if (state.pose) body.pose = state.pose;
   return body;
 }
@@ -264,6 +268,11 @@ function requestBody() {
 
 function requestSolve() {
   if (state.recording) state.recording.push({ goals: goalsDoc() });
+  settle();
+}
+
+/* A solve of the goals as they are (after the one in flight), recorded as no frame. */
+function settle() {
   if (state.inFlight) { state.dirty = true; return; }
   solve();
 }

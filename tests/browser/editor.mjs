@@ -97,7 +97,14 @@ try {
   "the Stretch slider lengthens an arm to a goal beyond its reach, played back too", JSON.stringify(stretched));
   console.log(`     stretch: ${JSON.stringify(stretched)}`);
 
-  // a real mouse drag of the right foot's handle: select it, then drag the gizmo's centre
+  // a real mouse drag of the right foot's handle: select it, then drag the gizmo's centre;
+  // the skeleton requests' options.pull_max_deg are recorded (6 while dragging, none after)
+  const bounds = [];
+  const onRequest = (r) => {
+    if (!r.url().endsWith("/v1/solve/skeleton")) return;
+    try { bounds.push(JSON.parse(r.postData()).options.pull_max_deg ?? 0); } catch { bounds.push("?"); }
+  };
+  page.on("request", onRequest);
   const foot0 = await page.evaluate(() => window.ikdEditor.jointPosition("foot_r"));
   const at = await page.evaluate(() => window.ikdEditor.handleScreen("foot_r"));
   await page.mouse.move(at.x, at.y);
@@ -109,9 +116,13 @@ try {
   for (let k = 1; k <= 10; k++) await page.mouse.move(at.x + 4 * k, at.y - 3 * k);
   await page.mouse.up();
   await page.waitForTimeout(500);
+  const released = bounds.slice(); // the requests of the drag and its release, before setGoal's
   const foot1 = await page.evaluate(async () => { await window.ikdEditor.setGoal("foot_r", {}); return window.ikdEditor.jointPosition("foot_r"); });
   const dragged = Math.hypot(foot1[0] - foot0[0], foot1[1] - foot0[1], foot1[2] - foot0[2]);
   check(dragged > 0.02, "a mouse drag of a handle changes the pose", `foot moved ${dragged}`);
+  page.off("request", onRequest);
+  check(released.includes(6) && released[released.length - 1] === 0 && released.every((b) => b === 0 || b === 6),
+    "solves while dragging bound the rest pull (pull_max_deg 6); the solve on release does not", JSON.stringify(released));
 
   check(errors.length === 0, "no console errors while loading, solving and dragging", errors.join(" | "));
   const expected = errors.length;
