@@ -240,7 +240,9 @@ typedef struct ikd_multi_result {
 } ikd_multi_result;
 
 /* The skeleton solver's options table (the fields of ikd_multi_problem
- * from max_iterations to pull_max_deg: names, defaults, bounds) and its length. */
+ * from max_iterations to pull_max_deg: names, defaults, bounds) and its length,
+ * IKD_MULTI_OPTION_COUNT (a compile-time constant, for callers' arrays). */
+#define IKD_MULTI_OPTION_COUNT 8
 const ikd_option_info *ikd_multi_options_table(size_t *count);
 
 /* Bytes of scratch for a skeleton of `joints` joints and `goals` goals. */

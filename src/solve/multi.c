@@ -68,6 +68,9 @@ static const ikd_option_info multi_options[] = {
      "and the solve stops (a clip's frames: a jump of the pull's pose spread over frames); 0 = no bound"},
 };
 
+_Static_assert(sizeof multi_options / sizeof multi_options[0] == IKD_MULTI_OPTION_COUNT,
+               "IKD_MULTI_OPTION_COUNT is the options table's length");
+
 const ikd_option_info *ikd_multi_options_table(size_t *count)
 {
     *count = sizeof multi_options / sizeof multi_options[0];
