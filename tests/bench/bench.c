@@ -382,15 +382,15 @@ static void coherence_bench(int clips)
     static ikd_quat sol[FRAMES][HUMANOID_JOINTS];
     double *warm_t = malloc(sizeof(double) * FRAMES * (size_t)clips), *cold_t = malloc(sizeof(double) * FRAMES * (size_t)clips);
     printf("\nclips: %d per set, two loops of %d frames from smooth joint trajectories inside the limits\n", clips, LOOP);
-    printf("%-14s %6s %6s %5s %8s %8s %9s %9s %8s %8s %9s\n", "set", "warm%", "cold%", "flips", "max_deg", "traj_deg",
-           "loop_deg", "loop2_deg", "warm_us", "cold_us", "frames/s");
+    printf("%-14s %6s %6s %5s %8s %8s %9s %9s %9s %8s %8s %9s\n", "set", "warm%", "cold%", "flips", "max_deg", "traj_deg",
+           "loop_deg", "loop_size", "loop2_deg", "warm_us", "cold_us", "frames/s");
     const char *only = getenv("IKD_BENCH_CLIP"); /* one set by name, e.g. "chain free" */
     for (int kind = 0; kind < CLIP__COUNT; kind++) {
         if (only && strcmp(only, clip_kind_name((clip_kind)kind))) continue;
         tu_rng r;
         tu_seed(&r, 7000 + (uint64_t)kind);
         int met_w = 0, met_c = 0, flips = 0;
-        double max_change = 0, max_truth = 0, loop = 0, loop2 = 0, warm_total = 0;
+        double max_change = 0, max_truth = 0, loop = 0, loop_pos = 0, loop2 = 0, warm_total = 0;
         size_t nt = 0;
         for (int c = 0; c < clips; c++) {
             clip_make(&r, (clip_kind)kind, FRAMES, LOOP, &cp);
@@ -438,14 +438,18 @@ static void coherence_bench(int clips)
                     for (size_t j = 0; j < n; j++) prev[j] = ikd_quat_norm(local[j]);
                 }
             loop = fmax(loop, pose_change_deg(sol[0], sol[LOOP], n));
+            ikd_pose_joint p0[HUMANOID_JOINTS], pl[HUMANOID_JOINTS]; /* loop_size: the joints' positions apart, x size */
+            ikd_skeleton_fk(s, cp.hp.root, sol[0], p0);
+            ikd_skeleton_fk(s, cp.hp.root, sol[LOOP], pl);
+            for (size_t j = 0; j < n; j++) loop_pos = fmax(loop_pos, ikd_vec3_dist(p0[j].position, pl[j].position) / s->size);
             for (int k = 0; k < LOOP; k++) loop2 = fmax(loop2, pose_change_deg(sol[k], sol[k + LOOP], n));
             clip_free(&cp);
         }
         size_t total = (size_t)clips * FRAMES;
         qsort(warm_t, total, sizeof(double), cmp_double);
         qsort(cold_t, total, sizeof(double), cmp_double);
-        printf("%-14s %5.1f%% %5.1f%% %5d %8.2f %8.2f %9.3f %9.3f %8.1f %8.1f %9.0f\n", clip_kind_name((clip_kind)kind),
-               100.0 * met_w / (double)total, 100.0 * met_c / (double)total, flips, max_change, max_truth, loop, loop2,
+        printf("%-14s %5.1f%% %5.1f%% %5d %8.2f %8.2f %9.3f %9.1e %9.3f %8.1f %8.1f %9.0f\n", clip_kind_name((clip_kind)kind),
+               100.0 * met_w / (double)total, 100.0 * met_c / (double)total, flips, max_change, max_truth, loop, loop_pos, loop2,
                warm_t[total / 2], cold_t[total / 2], total / (warm_total / 1e6));
     }
     free(warm_t);

@@ -701,14 +701,22 @@ START_TEST(clips_keep_limits_and_chains_stay_coherent)
                       clip_kind_name((clip_kind)kind), most, truth);
         /* goals that loop give poses that loop (issue 16: frame 240 as frame 0
          * within 1 degree), and the second loop repeats the first */
-        double loop = 0, drift = 0;
-        for (size_t j = 0; j < n; j++) loop = fmax(loop, ikd_quat_angle_between(sol[0][j], sol[240][j]) * IKD_RAD2DEG);
+        double loop = 0, drift = 0, apart = 0; /* apart: the joints' positions, x the size */
+        ikd_pose_joint p0[HUMANOID_JOINTS], p240[HUMANOID_JOINTS];
+        ikd_skeleton_fk(s, cp.hp.root, sol[0], p0);
+        ikd_skeleton_fk(s, cp.hp.root, sol[240], p240);
+        for (size_t j = 0; j < n; j++) {
+            loop = fmax(loop, ikd_quat_angle_between(sol[0][j], sol[240][j]) * IKD_RAD2DEG);
+            apart = fmax(apart, ikd_vec3_dist(p0[j].position, p240[j].position) / s->size);
+        }
         for (int k = 0; k < 240; k++)
             for (size_t j = 0; j < n; j++) drift = fmax(drift, ikd_quat_angle_between(sol[k][j], sol[k + 240][j]) * IKD_RAD2DEG);
         if (getenv("IKD_DEBUG"))
-            fprintf(stderr, "%s: met %d warm, %d cold; flips %d; most %g deg (trajectory %g); loop %g deg, second loop %g deg\n",
-                    clip_kind_name((clip_kind)kind), warm, cold, flips, most, truth, loop, drift);
+            fprintf(stderr,
+                    "%s: met %d warm, %d cold; flips %d; most %g deg (trajectory %g); loop %g deg, %g x size; second loop %g deg\n",
+                    clip_kind_name((clip_kind)kind), warm, cold, flips, most, truth, loop, apart, drift);
         ck_assert_msg(loop <= 1, "%s: frame 240 is %g deg from frame 0", clip_kind_name((clip_kind)kind), loop);
+        ck_assert_msg(apart <= 1e-3, "%s: frame 240's joints are %g x size from frame 0's", clip_kind_name((clip_kind)kind), apart);
         ck_assert_msg(drift <= (kind >= CLIP_CHAIN_FREE ? 0.1 : 1), "%s: the second loop differs by %g deg",
                       clip_kind_name((clip_kind)kind), drift);
         clip_free(&cp);
