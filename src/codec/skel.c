@@ -354,7 +354,6 @@ static int parse_options(ikd_val v, const ikd_path *pre, ikd_multi_problem *p, i
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fo, "must be an object");
     ikd_field keys[IKD_MULTI_OPTION_COUNT];
     ikd_val m[IKD_MULTI_OPTION_COUNT];
-    if (n > IKD_MULTI_OPTION_COUNT) n = IKD_MULTI_OPTION_COUNT; /* never: the table's length is asserted */
     for (size_t k = 0; k < n; k++) keys[k] = (ikd_field){table[k].name, strlen(table[k].name)};
     int rc = ikd_field_gather(v, &fo, keys, (int)n, m, err);
     if (rc) return rc;

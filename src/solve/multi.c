@@ -395,6 +395,12 @@ static ikd_vec3 rot_vec(ikd_quat q)
     return ikd_vec3_scale(v, 2 * atan2(s, q.w) / s);
 }
 
+/* options.pull_max_deg in radians; INFINITY when 0 (no bound). */
+static double pull_bound(const ikd_multi_problem *p)
+{
+    return p->pull_max_deg > 0 ? p->pull_max_deg * IKD_DEG2RAD : INFINITY;
+}
+
 /* Joints on no goal's path are left out of the iterations: with a rest
  * pull they go to their rest rotation (the nearest allowed one), where the
  * pull would take them, turning at most options.pull_max_deg when it is
@@ -403,7 +409,7 @@ static ikd_vec3 rot_vec(ikd_quat q)
 static void snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local)
 {
     if (!(p->rest_pull > 0)) return;
-    double most = p->pull_max_deg > 0 ? p->pull_max_deg * IKD_DEG2RAD : INFINITY;
+    double most = pull_bound(p);
     for (size_t k = 0; k < w->n; k++) {
         if (!w->idle[k]) continue;
         ikd_quat to = within_limit(w, p->skeleton, k, p->skeleton->joints[k].rest_local);
@@ -1127,7 +1133,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
     double prev_moved = 0, leap_rate = 0;
     ikd_vec3 held_root = *root;
     /* options.pull_max_deg: the turn the pull's steps may still take */
-    double pull_left = p->pull_max_deg > 0 ? p->pull_max_deg * IKD_DEG2RAD : INFINITY;
+    double pull_left = pull_bound(p);
     for (;;) {
         ikd__skeleton_fk_some(s, *root, local, pose, w->need); /* the joints the iteration reads */
         joint_frames(w, s, local, pose);
