@@ -385,6 +385,10 @@ static void coherence_bench(int clips)
     printf("%-14s %6s %6s %5s %8s %8s %9s %9s %9s %8s %8s %9s\n", "set", "warm%", "cold%", "flips", "max_deg", "traj_deg",
            "loop_deg", "loop_size", "loop2_deg", "warm_us", "cold_us", "frames/s");
     const char *only = getenv("IKD_BENCH_CLIP"); /* one set by name, e.g. "chain free" */
+    /* warm frames after the first are bounded as /v1/solve/clip bounds them;
+     * IKD_BENCH_PULL_MAX_DEG: another bound (0: none) */
+    const char *bound = getenv("IKD_BENCH_PULL_MAX_DEG");
+    double pull_max_deg = bound ? atof(bound) : IKD_CLIP_PULL_MAX_DEG;
     for (int kind = 0; kind < CLIP__COUNT; kind++) {
         if (only && strcmp(only, clip_kind_name((clip_kind)kind))) continue;
         tu_rng r;
@@ -409,8 +413,7 @@ static void coherence_bench(int clips)
                     ikd_multi_result res;
                     if (humanoid_setup(&p, &cp.hp, goals, cp.goal_count, cold ? NULL : prev, cp.hp.root, &err) != IKD_E_OK)
                         abort();
-                    if (!cold && k > 0) /* as /v1/solve/clip; IKD_BENCH_PULL_MAX_DEG: another bound (0: none) */
-                        p.pull_max_deg = getenv("IKD_BENCH_PULL_MAX_DEG") ? atof(getenv("IKD_BENCH_PULL_MAX_DEG")) : IKD_CLIP_PULL_MAX_DEG;
+                    if (!cold && k > 0) p.pull_max_deg = pull_max_deg;
                     double t0 = now_ns();
                     ikd_multi_solve(&p, work, sizeof work, local, pose, gr, &res, &err);
                     double us = (now_ns() - t0) / 1e3;
@@ -438,10 +441,7 @@ static void coherence_bench(int clips)
                     for (size_t j = 0; j < n; j++) prev[j] = ikd_quat_norm(local[j]);
                 }
             loop = fmax(loop, pose_change_deg(sol[0], sol[LOOP], n));
-            ikd_pose_joint p0[HUMANOID_JOINTS], pl[HUMANOID_JOINTS]; /* loop_size: the joints' positions apart, x size */
-            ikd_skeleton_fk(s, cp.hp.root, sol[0], p0);
-            ikd_skeleton_fk(s, cp.hp.root, sol[LOOP], pl);
-            for (size_t j = 0; j < n; j++) loop_pos = fmax(loop_pos, ikd_vec3_dist(p0[j].position, pl[j].position) / s->size);
+            loop_pos = fmax(loop_pos, clip_positions_apart(s, cp.hp.root, sol[0], sol[LOOP]));
             for (int k = 0; k < LOOP; k++) loop2 = fmax(loop2, pose_change_deg(sol[k], sol[k + LOOP], n));
             clip_free(&cp);
         }

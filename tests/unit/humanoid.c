@@ -295,3 +295,13 @@ void clip_free(clip_problem *cp)
     free(cp->truth);
     cp->goals = NULL, cp->truth = NULL;
 }
+
+double clip_positions_apart(const ikd_skeleton *s, ikd_vec3 root, const ikd_quat *a, const ikd_quat *b)
+{
+    ikd_pose_joint pa[HUMANOID_JOINTS], pb[HUMANOID_JOINTS];
+    ikd_skeleton_fk(s, root, a, pa);
+    ikd_skeleton_fk(s, root, b, pb);
+    double most = 0;
+    for (size_t j = 0; j < s->count; j++) most = fmax(most, ikd_vec3_dist(pa[j].position, pb[j].position) / s->size);
+    return most;
+}

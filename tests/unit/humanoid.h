@@ -81,4 +81,9 @@ typedef struct clip_problem {
 void clip_make(tu_rng *r, clip_kind kind, size_t frames, size_t period, clip_problem *cp);
 void clip_free(clip_problem *cp);
 
+/* How far apart the joints of poses a and b (local rotations, root at
+ * `root`) are: the largest distance between a joint's two positions, over
+ * the skeleton's size (issue 16's loop closure asks for 1e-3). */
+double clip_positions_apart(const ikd_skeleton *s, ikd_vec3 root, const ikd_quat *a, const ikd_quat *b);
+
 #endif

@@ -701,14 +701,8 @@ START_TEST(clips_keep_limits_and_chains_stay_coherent)
                       clip_kind_name((clip_kind)kind), most, truth);
         /* goals that loop give poses that loop (issue 16: frame 240 as frame 0
          * within 1 degree), and the second loop repeats the first */
-        double loop = 0, drift = 0, apart = 0; /* apart: the joints' positions, x the size */
-        ikd_pose_joint p0[HUMANOID_JOINTS], p240[HUMANOID_JOINTS];
-        ikd_skeleton_fk(s, cp.hp.root, sol[0], p0);
-        ikd_skeleton_fk(s, cp.hp.root, sol[240], p240);
-        for (size_t j = 0; j < n; j++) {
-            loop = fmax(loop, ikd_quat_angle_between(sol[0][j], sol[240][j]) * IKD_RAD2DEG);
-            apart = fmax(apart, ikd_vec3_dist(p0[j].position, p240[j].position) / s->size);
-        }
+        double loop = 0, drift = 0, apart = clip_positions_apart(s, cp.hp.root, sol[0], sol[240]);
+        for (size_t j = 0; j < n; j++) loop = fmax(loop, ikd_quat_angle_between(sol[0][j], sol[240][j]) * IKD_RAD2DEG);
         for (int k = 0; k < 240; k++)
             for (size_t j = 0; j < n; j++) drift = fmax(drift, ikd_quat_angle_between(sol[k][j], sol[k + 240][j]) * IKD_RAD2DEG);
         if (getenv("IKD_DEBUG"))
