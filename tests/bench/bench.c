@@ -373,7 +373,8 @@ static double pose_change_deg(const ikd_quat *a, const ikd_quat *b, size_t n)
  * frames met warm and cold, flips (a joint turning over 30 degrees between
  * frames), the largest per-frame turn against the trajectory's own, loop
  * drift (frame 240 against frame 0; the second loop against the first),
- * median us per frame warm and cold, and frames/s warm (one core). */
+ * median us per frame warm and cold, mean iterations per frame warm and
+ * cold (deterministic, unlike the times), and frames/s warm (one core). */
 static void coherence_bench(int clips)
 {
     enum { LOOP = 240, FRAMES = 2 * LOOP };
@@ -382,8 +383,8 @@ static void coherence_bench(int clips)
     static ikd_quat sol[FRAMES][HUMANOID_JOINTS];
     double *warm_t = malloc(sizeof(double) * FRAMES * (size_t)clips), *cold_t = malloc(sizeof(double) * FRAMES * (size_t)clips);
     printf("\nclips: %d per set, two loops of %d frames from smooth joint trajectories inside the limits\n", clips, LOOP);
-    printf("%-14s %6s %6s %5s %8s %8s %9s %9s %9s %8s %8s %9s\n", "set", "warm%", "cold%", "flips", "max_deg", "traj_deg",
-           "loop_deg", "loop_size", "loop2_deg", "warm_us", "cold_us", "frames/s");
+    printf("%-14s %6s %6s %5s %8s %8s %9s %9s %9s %8s %8s %7s %7s %9s\n", "set", "warm%", "cold%", "flips", "max_deg",
+           "traj_deg", "loop_deg", "loop_size", "loop2_deg", "warm_us", "cold_us", "warm_it", "cold_it", "frames/s");
     const char *only = getenv("IKD_BENCH_CLIP"); /* one set by name, e.g. "chain free" */
     /* warm frames after the first are bounded as /v1/solve/clip bounds them;
      * IKD_BENCH_PULL_MAX_DEG: another bound (0: none) */
@@ -396,6 +397,7 @@ static void coherence_bench(int clips)
         int met_w = 0, met_c = 0, flips = 0;
         double max_change = 0, max_truth = 0, loop = 0, loop_pos = 0, loop2 = 0, warm_total = 0;
         size_t nt = 0;
+        long iterations[2] = {0, 0}; /* warm, cold */
         for (int c = 0; c < clips; c++) {
             clip_make(&r, (clip_kind)kind, FRAMES, LOOP, &cp);
             const ikd_skeleton *s = &cp.hp.skeleton;
@@ -417,6 +419,7 @@ static void coherence_bench(int clips)
                     double t0 = now_ns();
                     ikd_multi_solve(&p, work, sizeof work, local, pose, gr, &res, &err);
                     double us = (now_ns() - t0) / 1e3;
+                    iterations[cold] += res.iterations;
                     if (cold) {
                         cold_t[(size_t)c * FRAMES + (size_t)k] = us;
                         met_c += res.status == IKD_MULTI_REACHED;
@@ -448,9 +451,10 @@ static void coherence_bench(int clips)
         size_t total = (size_t)clips * FRAMES;
         qsort(warm_t, total, sizeof(double), cmp_double);
         qsort(cold_t, total, sizeof(double), cmp_double);
-        printf("%-14s %5.1f%% %5.1f%% %5d %8.2f %8.2f %9.3f %9.1e %9.3f %8.1f %8.1f %9.0f\n", clip_kind_name((clip_kind)kind),
-               100.0 * met_w / (double)total, 100.0 * met_c / (double)total, flips, max_change, max_truth, loop, loop_pos, loop2,
-               warm_t[total / 2], cold_t[total / 2], total / (warm_total / 1e6));
+        printf("%-14s %5.1f%% %5.1f%% %5d %8.2f %8.2f %9.3f %9.1e %9.3f %8.1f %8.1f %7.2f %7.2f %9.0f\n",
+               clip_kind_name((clip_kind)kind), 100.0 * met_w / (double)total, 100.0 * met_c / (double)total, flips, max_change,
+               max_truth, loop, loop_pos, loop2, warm_t[total / 2], cold_t[total / 2], iterations[0] / (double)total,
+               iterations[1] / (double)total, total / (warm_total / 1e6));
     }
     free(warm_t);
     free(cold_t);
