@@ -127,6 +127,17 @@ void ikd_skeleton_rest_pose(const ikd_skeleton *s, ikd_quat *local);
  * rotations (radians). */
 double ikd_skeleton_max_violation(const ikd_skeleton *s, const ikd_quat *local);
 
+/* A linear predictor of the next pose of a motion (how /v1/solve/clip
+ * starts frame k >= 2): `last` (local rotations, unit) turned on by its
+ * change since `before`, each joint's turn `last[j] before[j]^-1` applied
+ * once more, capped at max_deg degrees (> 0) per joint; the root likewise
+ * moved on by root_last - root_before, capped at max_deg in radians times
+ * the skeleton's size. Writes the prediction to out (which may be `last`)
+ * and *root_out; out is unit but not limited (a solve projects its start
+ * into the limits). */
+void ikd_skeleton_predict(const ikd_skeleton *s, const ikd_quat *before, const ikd_quat *last, ikd_vec3 root_before,
+                          ikd_vec3 root_last, double max_deg, ikd_quat *out, ikd_vec3 *root_out);
+
 /* ---- solving a skeleton toward several goals at once (multi.c) --------- */
 
 /* One goal on one joint. At least one of position, rotation, aim, ground;
@@ -205,9 +216,15 @@ typedef struct ikd_multi_problem {
 } ikd_multi_problem;
 
 /* options.pull_max_deg of /v1/solve/clip's frames after the first (frame 0
- * settles fully from its start pose): 6 degrees a frame (docs/performance.md,
- * "Rate-limited settles"). */
-#define IKD_CLIP_PULL_MAX_DEG 6.0
+ * settles fully from its start pose): 4 degrees a frame, which with the
+ * predicted start's 2 (below) keeps a fold's move at about 6 degrees a
+ * frame (docs/performance.md, "Rate-limited settles", "Predicted starts"). */
+#define IKD_CLIP_PULL_MAX_DEG 4.0
+
+/* /v1/solve/clip's predictor cap (ikd_skeleton_predict's max_deg): each
+ * frame k >= 2 starts from frame k-1's pose turned on by at most 2 degrees
+ * a joint (docs/performance.md, "Predicted starts"). */
+#define IKD_CLIP_PREDICT_MAX_DEG 2.0
 
 void ikd_multi_init(ikd_multi_problem *p);
 

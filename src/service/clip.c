@@ -58,9 +58,11 @@ int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long
     run->work = malloc(run->work_size);
     run->local = malloc(n * sizeof *run->local);
     run->prev = malloc(n * sizeof *run->prev);
+    run->before = malloc(n * sizeof *run->before);
+    run->start = malloc(n * sizeof *run->start);
     run->pose = malloc(n * sizeof *run->pose);
     run->gr = malloc(most * sizeof *run->gr);
-    if (!run->work || !run->local || !run->prev || !run->pose || !run->gr) {
+    if (!run->work || !run->local || !run->prev || !run->before || !run->start || !run->pose || !run->gr) {
         ikd_clip_end(run);
         return -1;
     }
@@ -80,6 +82,12 @@ void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
     p.goal_count = req->frame_first[k + 1] - req->frame_first[k];
     p.start = run->prev;
     p.root = run->root;
+    if (k >= 2) { /* the motion so far, carried on: a start nearer the frame's solution */
+        ikd_skeleton_predict(&req->skeleton, run->before, run->prev, run->root_before, run->root, IKD_CLIP_PREDICT_MAX_DEG,
+                             run->start, &p.root);
+        for (size_t j = 0; j < n; j++) run->start[j] = ikd_quat_norm(run->start[j]); /* as the decoder reads a `pose` */
+        p.start = run->start;
+    }
     if (k == 0) p.pull_max_deg = 0; /* frame 0 settles fully from `pose` (or rest) */
     p.deadline_ns = run->deadline_ns;
     unsigned long long t0 = ikd_clock_ns();
@@ -96,11 +104,14 @@ void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
         if (d > s->max_change_deg) s->max_change_deg = d, s->max_change_frame = k, s->max_change_joint = j;
         if (d > IKD_CLIP_FLIP_DEG) s->flips++;
     }
-    /* the next start as a request carrying this pose would give it (the
-     * decoder normalises rotations): a clip is exactly its frames sent one by
-     * one, each with the pose of the reply before */
+    /* this pose as a request carrying it would give it (the decoder
+     * normalises rotations): a clip is exactly its frames sent one by one,
+     * each with the pose of the reply before (frame 1) or the prediction
+     * from the two replies before (frame k >= 2) */
+    ikd_quat *t = run->before;
+    run->before = run->prev, run->prev = t;
     for (size_t j = 0; j < n; j++) run->prev[j] = ikd_quat_norm(run->local[j]);
-    run->root = run->res.root;
+    run->root_before = run->root, run->root = run->res.root;
 }
 
 void ikd_clip_end(ikd_clip_run *run)
@@ -108,9 +119,11 @@ void ikd_clip_end(ikd_clip_run *run)
     free(run->work);
     free(run->local);
     free(run->prev);
+    free(run->before);
+    free(run->start);
     free(run->pose);
     free(run->gr);
-    run->work = NULL, run->local = run->prev = NULL, run->pose = NULL, run->gr = NULL;
+    run->work = NULL, run->local = run->prev = run->before = run->start = NULL, run->pose = NULL, run->gr = NULL;
 }
 
 int ikd_clip_prepare(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc,

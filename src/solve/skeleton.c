@@ -1,4 +1,4 @@
-/* skeleton.c - the skeleton model: validation (with field paths), derived offsets and rest rotations, forward kinematics. */
+/* skeleton.c - the skeleton model: validation (with field paths), derived offsets and rest rotations, forward kinematics, a motion's predicted next pose. */
 #include "ikd/skeleton.h"
 
 #include "bone.h"
@@ -146,6 +146,28 @@ ikd_code ikd_skeleton_validate(ikd_skeleton *s, ikd_error *err)
 void ikd_skeleton_rest_pose(const ikd_skeleton *s, ikd_quat *local)
 {
     for (size_t i = 0; i < s->count; i++) local[i] = s->joints[i].rest_local;
+}
+
+void ikd_skeleton_predict(const ikd_skeleton *s, const ikd_quat *before, const ikd_quat *last, ikd_vec3 root_before,
+                          ikd_vec3 root_last, double max_deg, ikd_quat *out, ikd_vec3 *root_out)
+{
+    double cap = max_deg * IKD_DEG2RAD;
+    for (size_t i = 0; i < s->count; i++) {
+        ikd_quat d = ikd_quat_mul(last[i], ikd_quat_conj(before[i])); /* the last frame's turn, on the left */
+        if (d.w < 0) d = ikd_quat_make(-d.x, -d.y, -d.z, -d.w);
+        ikd_vec3 v = ikd_vec3_make(d.x, d.y, d.z);
+        double sv = ikd_vec3_len(v), angle = 2 * atan2(sv, d.w);
+        if (!(sv > 0)) {
+            out[i] = last[i];
+            continue;
+        }
+        if (angle > cap) d = ikd_quat_axis_angle(ikd_vec3_scale(v, 1 / sv), cap);
+        out[i] = ikd_quat_norm(ikd_quat_mul(d, last[i]));
+    }
+    ikd_vec3 step = ikd_vec3_sub(root_last, root_before);
+    double len = ikd_vec3_len(step), most = cap * s->size;
+    if (len > most) step = ikd_vec3_scale(step, most / len);
+    *root_out = ikd_vec3_add(root_last, step);
 }
 
 void ikd__skeleton_fk_some(const ikd_skeleton *s, ikd_vec3 root, const ikd_quat *local, ikd_pose_joint *out,

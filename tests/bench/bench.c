@@ -390,6 +390,8 @@ static void coherence_bench(int clips)
      * IKD_BENCH_PULL_MAX_DEG: another bound (0: none) */
     const char *bound = getenv("IKD_BENCH_PULL_MAX_DEG");
     double pull_max_deg = bound ? atof(bound) : IKD_CLIP_PULL_MAX_DEG;
+    /* IKD_BENCH_PREDICT=0: every warm frame from the last frame's pose as is */
+    int predict = !getenv("IKD_BENCH_PREDICT") || atoi(getenv("IKD_BENCH_PREDICT")) != 0;
     for (int kind = 0; kind < CLIP__COUNT; kind++) {
         if (only && strcmp(only, clip_kind_name((clip_kind)kind))) continue;
         tu_rng r;
@@ -402,7 +404,7 @@ static void coherence_bench(int clips)
             clip_make(&r, (clip_kind)kind, FRAMES, LOOP, &cp);
             const ikd_skeleton *s = &cp.hp.skeleton;
             size_t n = s->count;
-            ikd_quat prev[HUMANOID_JOINTS], local[HUMANOID_JOINTS];
+            ikd_quat prev[HUMANOID_JOINTS], local[HUMANOID_JOINTS], prev2[HUMANOID_JOINTS], start[HUMANOID_JOINTS];
             ikd_pose_joint pose[HUMANOID_JOINTS];
             ikd_goal_result gr[HUMANOID_MAX_GOALS];
             ikd_skeleton_rest_pose(s, prev);
@@ -413,7 +415,13 @@ static void coherence_bench(int clips)
                     memcpy(goals, &cp.goals[(size_t)k * cp.goal_count], cp.goal_count * sizeof *goals);
                     ikd_error err;
                     ikd_multi_result res;
-                    if (humanoid_setup(&p, &cp.hp, goals, cp.goal_count, cold ? NULL : prev, cp.hp.root, &err) != IKD_E_OK)
+                    const ikd_quat *st = prev;
+                    if (!cold && k > 1 && predict) { /* as /v1/solve/clip starts frame k >= 2 */
+                        ikd_vec3 root;
+                        ikd_skeleton_predict(s, prev2, prev, cp.hp.root, cp.hp.root, IKD_CLIP_PREDICT_MAX_DEG, start, &root);
+                        st = start;
+                    }
+                    if (humanoid_setup(&p, &cp.hp, goals, cp.goal_count, cold ? NULL : st, cp.hp.root, &err) != IKD_E_OK)
                         abort();
                     if (!cold && k > 0) p.pull_max_deg = pull_max_deg;
                     double t0 = now_ns();
@@ -441,6 +449,7 @@ static void coherence_bench(int clips)
                         max_truth = fmax(max_truth, pose_change_deg(&cp.truth[(size_t)(k - 1) * n], &cp.truth[(size_t)k * n], n));
                     }
                     memcpy(sol[k], local, n * sizeof *local);
+                    memcpy(prev2, prev, n * sizeof *prev);
                     for (size_t j = 0; j < n; j++) prev[j] = ikd_quat_norm(local[j]);
                 }
             loop = fmax(loop, pose_change_deg(sol[0], sol[LOOP], n));

@@ -149,7 +149,7 @@ START_TEST(solvers_and_readyz)
     }
     ck_assert(saw_damping);
     /* the skeleton and clip solvers' options: every one with its default
-     * and bounds (the clip's pull_max_deg defaults to 6) */
+     * and bounds (the clip's pull_max_deg defaults to IKD_CLIP_PULL_MAX_DEG, 4) */
     const char *snames[] = {"max_iterations", "tolerance", "rotation_tolerance_deg", "rest_pull", "damping", "soften",
                             "stretch",        "pull_max_deg"};
     const double sdef[] = {300, 1e-4, 0.1, 0.1, 0.1, 1, 1, 0};

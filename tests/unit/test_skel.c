@@ -441,11 +441,44 @@ static char *clip_body(size_t n, size_t bad)
     return b;
 }
 
+/* A reply's "pose" ({"root", "rotations"}) as the solve read it: rotations
+ * normalised as the decoder normalises a request's. */
+static void read_pose(json_t *pose, size_t n, ikd_quat *q, ikd_vec3 *root)
+{
+    json_t *r = json_object_get(pose, "root"), *rot = json_object_get(pose, "rotations");
+    ck_assert_uint_eq(json_array_size(rot), n);
+    *root = ikd_vec3_make(json_number_value(json_array_get(r, 0)), json_number_value(json_array_get(r, 1)),
+                          json_number_value(json_array_get(r, 2)));
+    for (size_t j = 0; j < n; j++) {
+        json_t *x = json_array_get(rot, j);
+        q[j] = ikd_quat_norm(ikd_quat_make(json_number_value(json_array_get(x, 0)), json_number_value(json_array_get(x, 1)),
+                                           json_number_value(json_array_get(x, 2)), json_number_value(json_array_get(x, 3))));
+    }
+}
+
+/* The start /v1/solve/clip gives frame k >= 2 from frames k-2 and k-1's
+ * reply poses, as a request's "pose" (JSON text, every bit kept; free it). */
+static char *predicted_pose(const ikd_skeleton *s, json_t *before, json_t *last)
+{
+    ikd_quat a[16], b[16];
+    ikd_vec3 ra, rb, root;
+    ck_assert_uint_le(s->count, 16);
+    read_pose(before, s->count, a, &ra);
+    read_pose(last, s->count, b, &rb);
+    ikd_skeleton_predict(s, a, b, ra, rb, IKD_CLIP_PREDICT_MAX_DEG, b, &root);
+    char *t = malloc(4096);
+    size_t at = (size_t)snprintf(t, 4096, "{\"root\":[%.17g,%.17g,%.17g],\"rotations\":[", root.x, root.y, root.z);
+    for (size_t j = 0; j < s->count; j++)
+        at += (size_t)snprintf(t + at, 4096 - at, "%s[%.17g,%.17g,%.17g,%.17g]", j ? "," : "", b[j].x, b[j].y, b[j].z, b[j].w);
+    snprintf(t + at, 4096 - at, "]}");
+    return t;
+}
+
 /* POST /v1/solve/clip through the service: a bad frame anywhere is a 400
  * naming it before anything is solved; more frames than --max-frames is
  * 413; a good clip solves every frame, each from the one before (frame k
- * solved alone from frame k-1's pose, with the clip's pull_max_deg, gives
- * the same pose), the summary
+ * solved alone from the start predicted from frames k-2 and k-1, with the
+ * clip's pull_max_deg, gives the same pose), the summary
  * adds up, MessagePack gives the same reply. */
 START_TEST(clips)
 {
@@ -462,6 +495,9 @@ START_TEST(clips)
     ck_assert_ptr_nonnull(strstr(out.data, "\"field\":\"frames\""));
     free(many);
     char *body = clip_body(50, 99);
+    ikd_skel_request skel; /* the clip's skeleton, validated (for its size) */
+    ikd_error perr;
+    ck_assert_int_eq(ikd_clip_open(&lim, IKD_ENC_JSON, body, strlen(body), &skel, &perr), IKD_E_OK);
     ikd_buf_reset(&out);
     ikd_api_outcome oc;
     ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, body, strlen(body), &out, &oc), 200);
@@ -479,8 +515,10 @@ START_TEST(clips)
         ck_assert_str_eq(json_string_value(json_object_get(f, "status")), "reached");
         its += (long)json_integer_value(json_object_get(f, "iterations"));
         if (k % 10 != 5) continue;
-        /* frame k alone, from frame k-1's pose: the same pose */
-        char *pose = json_dumps(json_object_get(json_array_get(frames, k - 1), "pose"), JSON_COMPACT);
+        /* frame k alone, from frames k-2 and k-1's poses carried on
+         * (ikd_skeleton_predict, as the clip starts frame k): the same pose */
+        char *pose = predicted_pose(&skel.skeleton, json_object_get(json_array_get(frames, k - 2), "pose"),
+                                    json_object_get(json_array_get(frames, k - 1), "pose"));
         json_t *req = json_loads(body, 0, &e), *goals = json_object_get(json_array_get(json_object_get(req, "frames"), k), "goals");
         char *gtext = json_dumps(goals, JSON_COMPACT), alone[8192];
         snprintf(alone, sizeof alone, "{%s,\"root\":\"free\",\"pose\":%s,\"goals\":%s,\"options\":{\"pull_max_deg\":%g}}",
@@ -512,6 +550,7 @@ START_TEST(clips)
     json_decref(dm), json_decref(req), json_decref(d);
     msgpack_sbuffer_destroy(&sb);
     free(body);
+    ikd_skel_request_destroy(&skel);
     ikd_buf_destroy(&out), ikd_buf_destroy(&one);
 }
 END_TEST
@@ -553,7 +592,9 @@ START_TEST(clip_pull_is_rate_limited)
 END_TEST
 
 /* A goal dropped between frames leaves its limb to the pull alone: the limb
- * turns back toward rest at the clip's bound, not in one frame. */
+ * turns back toward rest at the clip's bound, not in one frame (from frame 2
+ * on the start carries the last frame's turn on, up to
+ * IKD_CLIP_PREDICT_MAX_DEG more: at most the two bounds' sum a frame). */
 START_TEST(clip_idle_joints_are_rate_limited)
 {
     static const char *const frames = "[{\"goals\":[{\"joint\":\"foot_l\",\"position\":[0.1,0.25,0.2]},"
@@ -562,7 +603,7 @@ START_TEST(clip_idle_joints_are_rate_limited)
                                       "{\"goals\":[{\"joint\":\"foot_r\",\"position\":[-0.1,0.05,0]}]}]";
     double bounded = clip_turn(frames, 3, ""), unbounded = clip_turn(frames, 3, ",\"options\":{\"pull_max_deg\":0}");
     if (getenv("IKD_DEBUG")) fprintf(stderr, "idle leg turns %g deg (pull_max_deg 0: %g)\n", bounded, unbounded);
-    ck_assert_double_le(bounded, IKD_CLIP_PULL_MAX_DEG + 1e-6);
+    ck_assert_double_le(bounded, IKD_CLIP_PULL_MAX_DEG + IKD_CLIP_PREDICT_MAX_DEG + 0.5);
     ck_assert_double_ge(unbounded, 3 * IKD_CLIP_PULL_MAX_DEG);
 }
 END_TEST

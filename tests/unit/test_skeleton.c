@@ -657,7 +657,7 @@ START_TEST(clips_keep_limits_and_chains_stay_coherent)
         clip_make(&r, (clip_kind)kind, 480, 240, &cp);
         const ikd_skeleton *s = &cp.hp.skeleton;
         size_t n = s->count;
-        ikd_quat prev[HUMANOID_JOINTS], local[HUMANOID_JOINTS];
+        ikd_quat prev[HUMANOID_JOINTS], before[HUMANOID_JOINTS], start[HUMANOID_JOINTS], local[HUMANOID_JOINTS];
         ikd_pose_joint pose[HUMANOID_JOINTS];
         ikd_goal_result gr[HUMANOID_MAX_GOALS];
         ikd_skeleton_rest_pose(s, prev);
@@ -674,7 +674,14 @@ START_TEST(clips_keep_limits_and_chains_stay_coherent)
                 memcpy(goals, &cp.goals[(size_t)k * cp.goal_count], cp.goal_count * sizeof *goals);
                 ikd_error err;
                 ikd_multi_result res;
-                ck_assert_int_eq(humanoid_setup(&p, &cp.hp, goals, cp.goal_count, from_rest ? NULL : prev, cp.hp.root, &err),
+                const ikd_quat *from = prev;
+                if (!from_rest && k >= 2) { /* as /v1/solve/clip: the last turn carried on */
+                    ikd_vec3 root;
+                    ikd_skeleton_predict(s, before, prev, cp.hp.root, cp.hp.root, IKD_CLIP_PREDICT_MAX_DEG, start, &root);
+                    ck_assert(ikd_vec3_dist(root, cp.hp.root) == 0);
+                    from = start;
+                }
+                ck_assert_int_eq(humanoid_setup(&p, &cp.hp, goals, cp.goal_count, from_rest ? NULL : from, cp.hp.root, &err),
                                  IKD_E_OK);
                 if (!from_rest && k > 0) p.pull_max_deg = IKD_CLIP_PULL_MAX_DEG; /* as /v1/solve/clip */
                 ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, local, pose, gr, &res, &err), IKD_E_OK);
@@ -691,6 +698,7 @@ START_TEST(clips_keep_limits_and_chains_stay_coherent)
                     if (k > 0) flips += turn > 30, most = fmax(most, turn);
                 }
                 memcpy(sol[k], local, n * sizeof *local);
+                memcpy(before, prev, n * sizeof *prev);
                 for (size_t j = 0; j < n; j++) prev[j] = ikd_quat_norm(local[j]);
             }
         ck_assert_msg(warm >= cold, "%s: %d frames met warm, %d cold", clip_kind_name((clip_kind)kind), warm, cold);
@@ -711,7 +719,11 @@ START_TEST(clips_keep_limits_and_chains_stay_coherent)
                     clip_kind_name((clip_kind)kind), warm, cold, flips, most, truth, loop, apart, drift);
         ck_assert_msg(loop <= 1, "%s: frame 240 is %g deg from frame 0", clip_kind_name((clip_kind)kind), loop);
         ck_assert_msg(apart <= 1e-3, "%s: frame 240's joints are %g x size from frame 0's", clip_kind_name((clip_kind)kind), apart);
-        ck_assert_msg(drift <= (kind >= CLIP_CHAIN_FREE ? 0.1 : 1), "%s: the second loop differs by %g deg",
+        /* (predicted starts: each frame settles to within MULTI_SETTLED of
+         * where it converges from another side in the second loop, up to
+         * 0.23 degrees over 10 clips of `make bench`; the issue's 1 degree
+         * for frame 240, halved) */
+        ck_assert_msg(drift <= 0.5, "%s: the second loop differs by %g deg",
                       clip_kind_name((clip_kind)kind), drift);
         clip_free(&cp);
     }
@@ -951,6 +963,63 @@ START_TEST(stretch_reaches_a_far_hand_on_the_humanoid)
 }
 END_TEST
 
+/* ikd_skeleton_predict (how a clip starts frame k >= 2), over 2,000
+ * generated pairs of poses of the humanoid: each joint's predicted turn from
+ * `last` is its turn from `before` to `last` (the same rotation, applied on
+ * the left) while that is within the cap, else the same axis cut to the cap;
+ * no change predicts no change; the root moves on likewise, capped at the
+ * cap (radians) times the skeleton's size; every rotation is unit. */
+START_TEST(predicted_starts_carry_the_last_turn_on)
+{
+    tu_rng r;
+    tu_seed(&r, 1207);
+    static humanoid_problem hp;
+    humanoid_make(&r, HSET_POSITIONS, 0, &hp);
+    const ikd_skeleton *s = &hp.skeleton;
+    size_t n = s->count;
+    double cap_deg = IKD_CLIP_PREDICT_MAX_DEG, cap = cap_deg * IKD_DEG2RAD;
+    int capped = 0, free_turns = 0;
+    for (int t = 0; t < 2000; t++) {
+        ikd_quat before[HUMANOID_JOINTS], last[HUMANOID_JOINTS], out[HUMANOID_JOINTS];
+        double most = t % 2 ? tu_uniform(&r, 0, 3 * cap) : tu_uniform(&r, 0, 0.9 * cap); /* turns within and past the cap */
+        for (size_t j = 0; j < n; j++) {
+            before[j] = ikd_quat_axis_angle(tu_unit_vec(&r), tu_uniform(&r, 0, IKD_PI));
+            last[j] = t % 10 == 0 ? before[j] : ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(tu_unit_vec(&r), tu_uniform(&r, 0, most)), before[j]));
+        }
+        ikd_vec3 rb = ikd_vec3_make(tu_uniform(&r, -1, 1), tu_uniform(&r, -1, 1), tu_uniform(&r, -1, 1));
+        ikd_vec3 rl = ikd_vec3_add(rb, ikd_vec3_scale(tu_unit_vec(&r), tu_uniform(&r, 0, 3 * cap * s->size))), root;
+        ikd_skeleton_predict(s, before, last, rb, rl, cap_deg, out, &root);
+        for (size_t j = 0; j < n; j++) {
+            ck_assert_double_eq_tol(ikd_quat_len(out[j]), 1, 1e-12);
+            double had = ikd_quat_angle_between(before[j], last[j]), got = ikd_quat_angle_between(last[j], out[j]);
+            if (t % 10 == 0) {
+                ck_assert_msg(got < 1e-7, "no change predicted a turn of %g rad", got);
+                continue;
+            }
+            /* the turns as rotation vectors (world-side: q_next q_last^-1) */
+            ikd_quat dh = ikd_quat_mul(last[j], ikd_quat_conj(before[j])), dg = ikd_quat_mul(out[j], ikd_quat_conj(last[j]));
+            if (dh.w < 0) dh = ikd_quat_make(-dh.x, -dh.y, -dh.z, -dh.w);
+            if (dg.w < 0) dg = ikd_quat_make(-dg.x, -dg.y, -dg.z, -dg.w);
+            ikd_vec3 ah = ikd_vec3_norm_or(ikd_vec3_make(dh.x, dh.y, dh.z), ikd_vec3_make(1, 0, 0));
+            ikd_vec3 ag = ikd_vec3_norm_or(ikd_vec3_make(dg.x, dg.y, dg.z), ikd_vec3_make(1, 0, 0));
+            if (had > 1e-6) ck_assert_msg(ikd_vec3_dot(ah, ag) > 1 - 1e-9, "joint %zu: the predicted turn's axis differs", j);
+            if (had <= cap) {
+                ck_assert_double_eq_tol(got, had, 1e-9);
+                free_turns++;
+            } else {
+                ck_assert_double_eq_tol(got, cap, 1e-9);
+                capped++;
+            }
+        }
+        double moved = ikd_vec3_dist(rb, rl), step = ikd_vec3_dist(rl, root);
+        ck_assert_double_eq_tol(step, fmin(moved, cap * s->size), 1e-12);
+        if (moved > 0) ck_assert_double_gt(ikd_vec3_dot(ikd_vec3_sub(root, rl), ikd_vec3_sub(rl, rb)), 0);
+    }
+    ck_assert_int_gt(capped, 1000); /* both sides of the cap tried */
+    ck_assert_int_gt(free_turns, 1000);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("skeleton");
@@ -969,6 +1038,7 @@ int main(void)
     tcase_add_test(tc, joints_that_move_no_goal_rest_or_stay);
     tcase_add_test(tc, limit_edges_through_the_solver);
     tcase_add_test(tc, clips_keep_limits_and_chains_stay_coherent);
+    tcase_add_test(tc, predicted_starts_carry_the_last_turn_on);
     tcase_add_test(tc, soften_eases_a_knee_near_full_extension);
     tcase_add_test(tc, stretch_lengthens_a_leg_beyond_reach);
     tcase_add_test(tc, stretch_reaches_a_far_hand_on_the_humanoid);
