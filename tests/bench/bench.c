@@ -408,7 +408,7 @@ static void coherence_bench(int clips)
             ikd_pose_joint pose[HUMANOID_JOINTS];
             ikd_goal_result gr[HUMANOID_MAX_GOALS];
             ikd_skeleton_rest_pose(s, prev);
-            for (int cold = 0; cold < 2; cold++)
+            for (int cold = 0; cold < (getenv("IKD_BENCH_WARM_ONLY") ? 1 : 2); cold++) /* warm only: profiling */
                 for (int k = 0; k < FRAMES; k++) {
                     ikd_multi_problem p;
                     ikd_goal goals[HUMANOID_MAX_GOALS];
