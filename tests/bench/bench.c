@@ -264,6 +264,23 @@ static void number_writer_bench(void)
     ikd_buf_destroy(&b);
 }
 
+/* IKD_BENCH_HASH=1: an FNV-1a hash of every local rotation the humanoid
+ * sets and clips solved (bits, not values), printed with each table: a
+ * refactor meant to change no result is checked by comparing them. */
+static uint64_t pose_hash = 14695981039346656037ull;
+
+static void hash_pose(const ikd_quat *q, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)q;
+    for (size_t i = 0; i < n * sizeof *q; i++) pose_hash = (pose_hash ^ b[i]) * 1099511628211ull;
+}
+
+static void print_hash(const char *what)
+{
+    if (getenv("IKD_BENCH_HASH")) printf("%s hash %016llx\n", what, (unsigned long long)pose_hash);
+    pose_hash = 14695981039346656037ull;
+}
+
 /* One skeleton problem solved by ikd_multi_solve: its time (us), whether
  * every reachable goal was met and every out-of-reach goal reported
  * unreachable (*far_n, *far_ok), the worst limit violation, iterations. */
@@ -288,6 +305,7 @@ static double solve_one(humanoid_problem *hp, hstats *st, const char *label, int
     double t0 = now_ns();
     ikd_multi_solve(&p, work, sizeof work, local, pose, gr, &res, &err);
     double us = (now_ns() - t0) / 1e3;
+    hash_pose(local, hp->skeleton.count);
     st->iters += res.iterations;
     st->worst = fmax(st->worst, ikd_skeleton_max_violation(&hp->skeleton, local));
     int ok = 1;
@@ -356,6 +374,7 @@ static void humanoid_bench(int count)
         }
         print_hrow(label, count, &st, times);
     }
+    print_hash("humanoid sets and arms:");
     free(times);
 }
 
@@ -427,6 +446,7 @@ static void coherence_bench(int clips)
                     double t0 = now_ns();
                     ikd_multi_solve(&p, work, sizeof work, local, pose, gr, &res, &err);
                     double us = (now_ns() - t0) / 1e3;
+                    hash_pose(local, n);
                     iterations[cold] += res.iterations;
                     if (cold) {
                         cold_t[(size_t)c * FRAMES + (size_t)k] = us;
@@ -465,6 +485,7 @@ static void coherence_bench(int clips)
                max_truth, loop, loop_pos, loop2, warm_t[total / 2], cold_t[total / 2], iterations[0] / (double)total,
                iterations[1] / (double)total, total / (warm_total / 1e6));
     }
+    print_hash("clips:");
     free(warm_t);
     free(cold_t);
 }
