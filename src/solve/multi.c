@@ -596,10 +596,10 @@ static ikd_vec3 limb_target(const multi_ws *w, const ikd_multi_problem *p, const
     return ikd_vec3_mad(pose[u].position, to, a / d);
 }
 
-/* The task error and Jacobian rows of every goal; returns 1 when every goal
- * is met. Rotation rows are scaled by the skeleton's size (one radian
- * weighs one skeleton size). */
-static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, ikd_goal_result *gr)
+/* The task error and (with `jac`: joint_frames must be current) Jacobian
+ * rows of every goal; returns 1 when every goal is met. Rotation rows are
+ * scaled by the skeleton's size (one radian weighs one skeleton size). */
+static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, ikd_goal_result *gr, int jac)
 {
     const ikd_skeleton *s = p->skeleton;
     double L = s->size, rot_tol = p->rotation_tolerance_deg * IKD_DEG2RAD;
@@ -636,6 +636,7 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
             w->e[r1] = wt * L * rv.x, w->e[r1 + 1] = wt * L * rv.y, w->e[r1 + 2] = wt * L * rv.z;
             if (ikd_vec3_len(rv) > rot_tol) all = 0;
         }
+        if (!jac) continue;
         /* compact columns: a free root's translation, then the path's joints
          * (the goal joint itself turns only its rotation) */
         size_t nr, cm = w->cmax, c = 0;
@@ -1136,10 +1137,10 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
     double pull_left = pull_bound(p);
     for (;;) {
         ikd__skeleton_fk_some(s, *root, local, pose, w->need); /* the joints the iteration reads */
-        joint_frames(w, s, local, pose);
-        int met = build_rows(w, p, pose, gr);
+        if (!last) joint_frames(w, s, local, pose);
+        int met = build_rows(w, p, pose, gr, !last);
         double en = w->raw; /* unclamped: a goal far off still shows progress */
-        if (last) { /* the settle's last step, evaluated: kept when it meets the goals */
+        if (last) { /* the settle's last step, evaluated (its errors: no step follows): kept when it meets the goals */
             if (met) best_root = *root, *fresh = 1, memcpy(w->best, local, s->count * sizeof *local);
             else *fresh = 0;
             break;
@@ -1217,8 +1218,7 @@ static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root,
     const ikd_skeleton *s = p->skeleton;
     if (!fresh) {
         ikd__skeleton_fk_some(s, root, w->best, pose, w->need);
-        joint_frames(w, s, w->best, pose);
-        build_rows(w, p, pose, gr);
+        build_rows(w, p, pose, gr, 0);
     }
     double sc = 0;
     for (size_t i = 0; i < w->g; i++) {
@@ -1381,8 +1381,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     root = keep_root;
     if (!kept) { /* pose and gr are another descent's */
         ikd__skeleton_fk_some(s, root, local, pose, w.need);
-        joint_frames(&w, s, local, pose);
-        build_rows(&w, p, pose, gr);
+        build_rows(&w, p, pose, gr, 0);
     }
     size_t needed = 0;
     for (size_t k = 0; k < s->count; k++) needed += (size_t)w.need[k];
