@@ -42,6 +42,8 @@ typedef enum ikd_euler_order {
 const char *ikd_limit_order_name(ikd_euler_order o);
 int ikd_limit_order_from_name(const char *name, ikd_euler_order *out);
 
+#define IKD_LIMIT_BOUNDS 16 /* the length of ikd_limit.bounds */
+
 typedef struct ikd_limit {
     ikd_limit_type type; /* default IKD_LIMIT_NONE */
     /* Hinge: the rotation axis (required). Ball: the twist axis (optional;
@@ -66,6 +68,10 @@ typedef struct ikd_limit {
     /* Set by ikd_skeleton_validate: the axis in the joint's rest frame
      * (hinge axis, ball twist axis), unit. */
     ikd_vec3 local_axis;
+    /* Set by ikd_skeleton_validate: the ranges above as the sines and
+     * cosines the skeleton solver's inside test compares with (computed
+     * once per skeleton, not per solve); internal, no unit. */
+    double bounds[IKD_LIMIT_BOUNDS];
 } ikd_limit;
 
 /* A joint limit set to its type's defaults (unlimited ranges). */

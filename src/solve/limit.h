@@ -20,7 +20,7 @@ int ikd__limit_inside(const ikd_limit *l, ikd_quat d);
 /* A limit's bounds as the sines and cosines ikd__limit_inside_by compares
  * with, so that a solver that tests many deviations against one limit
  * computes its transcendental functions once: */
-#define IKD__LIMIT_BOUNDS 16
+#define IKD__LIMIT_BOUNDS IKD_LIMIT_BOUNDS /* ikd_skeleton_validate keeps them in ikd_limit.bounds */
 void ikd__limit_bounds(const ikd_limit *l, double b[IKD__LIMIT_BOUNDS]);
 
 /* ikd__limit_inside(l, d) for a unit d, with l's bounds b from

@@ -168,7 +168,6 @@ typedef struct multi_ws {
     int *idle;          /* [n] 1: on no goal's path (no goal moves with it): left at rest, or where it starts
                            without a rest pull, and out of the iterations */
     int *need;          /* [n] 1: a goal's joint or an ancestor of one (the joints whose pose the iterations read) */
-    double *lim;        /* [16n] each limit's bounds as sines and cosines (ikd__limit_bounds) */
     double *reach;      /* [n] path length from the root */
     ikd_vec3 *tpos;     /* [g] position targets (ground goals resolved) */
     ikd_quat *trot;     /* [g] rotation targets */
@@ -214,7 +213,7 @@ size_t ikd_multi_workspace_size(size_t joints, size_t goals)
     size_t cols = 3 * joints + 3, rows = MULTI_ROWS_PER_GOAL * goals;
     size_t ints = 4 * joints + 4 * goals + 2 * rows + goals * cols + goals * joints + goals * goals;
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
-           joints * 4 * sizeof(ikd_vec3) + (3 * cols + 25 * joints) * sizeof(double) +
+           joints * 4 * sizeof(ikd_vec3) + (3 * cols + 9 * joints) * sizeof(double) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
            (rows * cols + 2 * rows * rows + 4 * rows + 5 * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
 }
@@ -249,7 +248,6 @@ static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->clo = (double *)m, m += w->cols * sizeof(double);
     w->chi = (double *)m, m += w->cols * sizeof(double);
     w->zinv = (double *)m, m += 9 * n * sizeof(double);
-    w->lim = (double *)m, m += 16 * n * sizeof(double);
     w->col = (int *)m, m += n * sizeof(int);
     w->dof = (int *)m, m += n * sizeof(int);
     w->idle = (int *)m, m += n * sizeof(int);
@@ -365,23 +363,16 @@ static void setup_paths(multi_ws *w, const ikd_multi_problem *p)
         }
 }
 
-/* Each joint's limit as the sines and cosines ikd__limit_inside_by
- * compares with (the transcendental functions once per solve, not once per
- * joint and step). */
-static void setup_bounds(multi_ws *w, const ikd_skeleton *s)
-{
-    for (size_t k = 0; k < s->count; k++) ikd__limit_bounds(&s->joints[k].limit, &w->lim[IKD__LIMIT_BOUNDS * k]);
-}
-
 /* Joint k's local rotation q (unit) kept within its limit: q itself when
- * its deviation from rest is allowed (tested without trigonometry), else
+ * its deviation from rest is allowed (tested without trigonometry, against
+ * the bounds validation keeps in the limit), else
  * the rest rotation times the deviation's projection. */
-static ikd_quat within_limit(const multi_ws *w, const ikd_skeleton *s, size_t k, ikd_quat q)
+static ikd_quat within_limit(const ikd_skeleton *s, size_t k, ikd_quat q)
 {
     const ikd_skeleton_joint *j = &s->joints[k];
     if (j->limit.type == IKD_LIMIT_NONE) return q;
     ikd_quat d = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(j->rest_local), q));
-    if (ikd__limit_inside_by(&j->limit, &w->lim[IKD__LIMIT_BOUNDS * k], d)) return q;
+    if (ikd__limit_inside_by(&j->limit, j->limit.bounds, d)) return q;
     return ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, d)));
 }
 
@@ -412,12 +403,12 @@ static void snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *l
     double most = pull_bound(p);
     for (size_t k = 0; k < w->n; k++) {
         if (!w->idle[k]) continue;
-        ikd_quat to = within_limit(w, p->skeleton, k, p->skeleton->joints[k].rest_local);
+        ikd_quat to = within_limit(p->skeleton, k, p->skeleton->joints[k].rest_local);
         /* the turn from local[k] to `to`, about an axis in the parent's frame */
         ikd_vec3 v = rot_vec(ikd_quat_mul(to, ikd_quat_conj(local[k])));
         double ang = ikd_vec3_len(v);
         if (!(ang > most)) local[k] = to;
-        else local[k] = within_limit(w, p->skeleton, k,
+        else local[k] = within_limit(p->skeleton, k,
                                      ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(ikd_vec3_scale(v, 1 / ang), most), local[k])));
     }
 }
@@ -970,7 +961,7 @@ static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *loc
             continue;
         }
         local[k] = turned(w, p, local, pose, k, scale, &ang);
-        local[k] = within_limit(w, s, k, local[k]);
+        local[k] = within_limit(s, k, local[k]);
     }
     if (p->root_free)
         *root = ikd_vec3_add(*root, ikd_vec3_make(w->dq[w->cols - 3], w->dq[w->cols - 2], w->dq[w->cols - 1]));
@@ -1333,11 +1324,10 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     multi_ws w;
     ws_carve(&w, work, s->count, p->goal_count);
     setup_columns(&w, s);
-    setup_bounds(&w, s);
     ikd_vec3 root = p->root;
     if (p->start) memcpy(local, p->start, s->count * sizeof *local);
     else ikd_skeleton_rest_pose(s, local);
-    for (size_t k = 0; k < s->count; k++) local[k] = within_limit(&w, s, k, ikd_quat_norm(local[k])); /* the start pose */
+    for (size_t k = 0; k < s->count; k++) local[k] = within_limit(s, k, ikd_quat_norm(local[k])); /* the start pose */
     ikd_skeleton_fk(s, root, local, pose);
     setup_targets(&w, p, pose);
     setup_paths(&w, p);

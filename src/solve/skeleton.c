@@ -3,6 +3,7 @@
 
 #include "bone.h"
 #include "fk.h"
+#include "limit.h"
 
 #include <stdio.h>
 
@@ -123,6 +124,7 @@ ikd_code ikd_skeleton_validate(ikd_skeleton *s, ikd_error *err)
         ikd_skeleton_joint *j = &s->joints[i];
         ikd_code rc = resolve_axis(s, i, err);
         if (rc) return rc;
+        ikd__limit_bounds(&j->limit, j->limit.bounds);
         if (i == 0) {
             j->offset = ikd_vec3_make(0, 0, 0);
             j->rest_local = j->rotation;
