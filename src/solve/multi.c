@@ -201,6 +201,8 @@ typedef struct multi_ws {
     double *cval, *clo, *chi; /* [cols] each column's angle now and its range, radians (+-inf: unbounded) */
     ikd_vec3 *zw;       /* [n] the secondary task per joint, a world rotation vector */
     double *zinv;       /* [9n] per euler joint: world vector -> its columns' rates */
+    ikd_quat *eq;       /* [n] per euler joint: the local rotation its angles in ea are of (NaN: none) */
+    double *ea;         /* [3n] ... and those angles, radians (apply steps an euler joint by its angles) */
     ikd_quat *best;     /* [n] the best pose of this descent */
     ikd_quat *keep;     /* [n] the best pose of the descents so far (restarts) */
     ikd_quat *held;     /* [n] the met pose a settling step first lost the goals from (descend) */
@@ -213,7 +215,7 @@ size_t ikd_multi_workspace_size(size_t joints, size_t goals)
     size_t cols = 3 * joints + 3, rows = MULTI_ROWS_PER_GOAL * goals;
     size_t ints = 4 * joints + 4 * goals + 2 * rows + goals * cols + goals * joints + goals * goals;
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
-           joints * 4 * sizeof(ikd_vec3) + (3 * cols + 9 * joints) * sizeof(double) +
+           joints * 4 * sizeof(ikd_vec3) + (3 * cols + 12 * joints) * sizeof(double) + joints * sizeof(ikd_quat) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
            (rows * cols + 2 * rows * rows + 4 * rows + 5 * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
 }
@@ -248,6 +250,8 @@ static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->clo = (double *)m, m += w->cols * sizeof(double);
     w->chi = (double *)m, m += w->cols * sizeof(double);
     w->zinv = (double *)m, m += 9 * n * sizeof(double);
+    w->ea = (double *)m, m += 3 * n * sizeof(double);
+    w->eq = (ikd_quat *)m, m += n * sizeof(ikd_quat);
     w->col = (int *)m, m += n * sizeof(int);
     w->dof = (int *)m, m += n * sizeof(int);
     w->idle = (int *)m, m += n * sizeof(int);
@@ -475,7 +479,8 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
         static const int order_axes[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
         const int *oa = order_axes[l->order];
         double ang[3];
-        ikd_limit_euler_angles(l->order, d, ang);
+        if (!memcmp(&w->eq[k], &local[k], sizeof local[k])) memcpy(ang, &w->ea[3 * k], sizeof ang); /* apply's */
+        else ikd_limit_euler_angles(l->order, d, ang);
         /* D = R1(a) R2(b) R3(c): the gimbal axes are F e1, F R1 e2 and
          * F R1 R2 e3 = F D e3 (the joint's own e3); the middle one is normal
          * to both (sign: the order's parity) */
@@ -952,6 +957,17 @@ static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *loc
         const ikd_skeleton_joint *j = &s->joints[k];
         double ang;
         if (!w->dof[k] || w->idle[k]) continue; /* fixed: at rest since the start; idle: see snap_idle */
+        if (j->limit.type == IKD_LIMIT_EULER) { /* its columns are its angles' rates: the angles move by the step */
+            size_t c = (size_t)w->col[k];
+            double *a = &w->ea[3 * k];
+            for (int t = 0; t < 3; t++) {
+                a[t] = w->cval[c + t] + w->dq[c + t] * scale;
+                if (a[t] > w->chi[c + t]) a[t] = w->chi[c + t];
+                if (a[t] < w->clo[c + t]) a[t] = w->clo[c + t];
+            }
+            local[k] = w->eq[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_euler_quat(j->limit.order, a)));
+            continue;
+        }
         if (j->limit.type == IKD_LIMIT_HINGE) { /* a turn about its own axis: the angle moves by the step */
             size_t c = (size_t)w->col[k];
             double a = w->cval[c] + w->dq[c] * scale;
@@ -1328,6 +1344,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     if (p->start) memcpy(local, p->start, s->count * sizeof *local);
     else ikd_skeleton_rest_pose(s, local);
     for (size_t k = 0; k < s->count; k++) local[k] = within_limit(s, k, ikd_quat_norm(local[k])); /* the start pose */
+    for (size_t k = 0; k < s->count; k++) w.eq[k] = ikd_quat_make(NAN, NAN, NAN, NAN); /* no euler angles kept yet */
     ikd_skeleton_fk(s, root, local, pose);
     setup_targets(&w, p, pose);
     setup_paths(&w, p);
