@@ -201,8 +201,9 @@ typedef struct multi_ws {
     double *cval, *clo, *chi; /* [cols] each column's angle now and its range, radians (+-inf: unbounded) */
     ikd_vec3 *zw;       /* [n] the secondary task per joint, a world rotation vector */
     double *zinv;       /* [9n] per euler joint: world vector -> its columns' rates */
-    ikd_quat *eq;       /* [n] per euler joint: the local rotation its angles in ea are of (NaN: none) */
-    double *ea;         /* [3n] ... and those angles, radians (apply steps an euler joint by its angles) */
+    ikd_quat *eq;       /* [n] per euler or hinge joint: the local rotation its angles in ea are of (NaN: none) */
+    double *ea;         /* [3n] ... and those angles, radians in (-pi, pi] (apply steps such a joint by its
+                           angles; the next column frame reads them instead of decomposing the rotation) */
     ikd_quat *best;     /* [n] the best pose of this descent */
     ikd_quat *keep;     /* [n] the best pose of the descents so far (restarts) */
     ikd_quat *held;     /* [n] the met pose a settling step first lost the goals from (descend) */
@@ -454,7 +455,7 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
     switch (l->type) {
     case IKD_LIMIT_HINGE: {
         ax[0] = ikd_quat_rotate(F, l->local_axis);
-        w->cval[c] = ikd__twist_angle(d, l->local_axis);
+        w->cval[c] = !memcmp(&w->eq[k], &local[k], sizeof local[k]) ? w->ea[3 * k] : ikd__twist_angle(d, l->local_axis);
         w->clo[c] = l->min_deg * IKD_DEG2RAD, w->chi[c] = l->max_deg * IKD_DEG2RAD;
         break;
     }
@@ -938,6 +939,15 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
     }
 }
 
+/* An angle as (-pi, pi] holds it (as ikd__twist_angle and the euler
+ * decomposition give angles). */
+static double wrap_pi(double a)
+{
+    if (a > IKD_PI) a -= 2 * IKD_PI;
+    if (a <= -IKD_PI) a += 2 * IKD_PI;
+    return a;
+}
+
 /* Turn every joint by its step (world rotation vectors, scaled so none
  * turns more than MULTI_MAX_STEP), move a free root, then put every joint
  * back within its limits. Returns the largest turn. */
@@ -966,6 +976,7 @@ static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *loc
                 if (a[t] < w->clo[c + t]) a[t] = w->clo[c + t];
             }
             local[k] = w->eq[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_euler_quat(j->limit.order, a)));
+            for (int t = 0; t < 3; t++) a[t] = wrap_pi(a[t]); /* a whole turn's range is unbounded */
             continue;
         }
         if (j->limit.type == IKD_LIMIT_HINGE) { /* a turn about its own axis: the angle moves by the step */
@@ -973,7 +984,8 @@ static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *loc
             double a = w->cval[c] + w->dq[c] * scale;
             if (a > w->chi[c]) a = w->chi[c];
             if (a < w->clo[c]) a = w->clo[c];
-            local[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_quat_axis_angle(j->limit.local_axis, a)));
+            local[k] = w->eq[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_quat_axis_angle(j->limit.local_axis, a)));
+            w->ea[3 * k] = wrap_pi(a);
             continue;
         }
         local[k] = turned(w, p, local, pose, k, scale, &ang);
