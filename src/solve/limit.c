@@ -93,7 +93,11 @@ void ikd_limit_swing_twist(ikd_quat d, ikd_vec3 axis, ikd_quat *swing, ikd_quat 
 double ikd__twist_angle(ikd_quat twist, ikd_vec3 axis)
 {
     double s = twist.x * axis.x + twist.y * axis.y + twist.z * axis.z;
-    double a = 2 * atan2(s, twist.w);
+    return ikd__wrap_pi(2 * atan2(s, twist.w));
+}
+
+double ikd__wrap_pi(double a)
+{
     if (a > IKD_PI) a -= 2 * IKD_PI;
     if (a <= -IKD_PI) a += 2 * IKD_PI;
     return a;
@@ -188,9 +192,9 @@ static int arc_inside(const double *b, double y, double x)
     return !(y * b[2] - x * b[3] > 0 && x * b[1] - y * b[0] > 0 && x * b[4] + y * b[5] < 0);
 }
 
-void ikd__limit_bounds(const ikd_limit *l, double b[IKD__LIMIT_BOUNDS])
+void ikd__limit_bounds(const ikd_limit *l, double b[IKD_LIMIT_BOUNDS])
 {
-    memset(b, 0, IKD__LIMIT_BOUNDS * sizeof(double));
+    memset(b, 0, IKD_LIMIT_BOUNDS * sizeof(double));
     if (l->type == IKD_LIMIT_BALL) { /* cos of half the largest swing, sin of half each twist bound */
         b[0] = cos(0.5 * l->max_deg * IKD_DEG2RAD);
         b[1] = sin(0.5 * l->twist_min_deg * IKD_DEG2RAD), b[2] = sin(0.5 * l->twist_max_deg * IKD_DEG2RAD);
@@ -201,7 +205,7 @@ void ikd__limit_bounds(const ikd_limit *l, double b[IKD__LIMIT_BOUNDS])
     }
 }
 
-int ikd__limit_inside_by(const ikd_limit *l, const double b[IKD__LIMIT_BOUNDS], ikd_quat d)
+int ikd__limit_inside_by(const ikd_limit *l, const double b[IKD_LIMIT_BOUNDS], ikd_quat d)
 {
     if (l->type == IKD_LIMIT_BALL) {
         /* d = swing twist: the twist's (unnormalised) parts are (p along

@@ -8,6 +8,10 @@
  * (-pi, pi]: 2 atan2(q.xyz . axis, q.w). */
 double ikd__twist_angle(ikd_quat q, ikd_vec3 axis);
 
+/* An angle (radians, within a turn of (-pi, pi]) as (-pi, pi] holds it:
+ * how twist and euler angles are given. */
+double ikd__wrap_pi(double a);
+
 /* 1 when an euler order's axes are an even permutation of (x, y, z) (the
  * sign of its angles' matrix entries and of its middle gimbal axis). */
 int ikd__euler_even(ikd_euler_order order);
@@ -20,14 +24,13 @@ int ikd__limit_inside(const ikd_limit *l, ikd_quat d);
 /* A limit's bounds as the sines and cosines ikd__limit_inside_by compares
  * with, so that a solver that tests many deviations against one limit
  * computes its transcendental functions once: */
-#define IKD__LIMIT_BOUNDS IKD_LIMIT_BOUNDS /* ikd_skeleton_validate keeps them in ikd_limit.bounds */
-void ikd__limit_bounds(const ikd_limit *l, double b[IKD__LIMIT_BOUNDS]);
+void ikd__limit_bounds(const ikd_limit *l, double b[IKD_LIMIT_BOUNDS]); /* validation keeps them in ikd_limit.bounds */
 
 /* ikd__limit_inside(l, d) for a unit d, with l's bounds b from
  * ikd__limit_bounds, without arctangents: the same decompositions compared
  * as sines and cosines (within rounding of the angles' own comparisons);
  * the degenerate cases (a half-turn swing, gimbal lock, a twist of a half
  * turn) go to ikd__limit_inside itself. */
-int ikd__limit_inside_by(const ikd_limit *l, const double b[IKD__LIMIT_BOUNDS], ikd_quat d);
+int ikd__limit_inside_by(const ikd_limit *l, const double b[IKD_LIMIT_BOUNDS], ikd_quat d);
 
 #endif

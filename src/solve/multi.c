@@ -435,6 +435,12 @@ static int joint_axes(const multi_ws *w, size_t k, ikd_vec3 ax[3])
     return w->dof[k];
 }
 
+/* 1 when w->ea holds joint k's angles at local[k] (apply set both). */
+static int angles_kept(const multi_ws *w, const ikd_quat *local, size_t k)
+{
+    return !memcmp(&w->eq[k], &local[k], sizeof local[k]);
+}
+
 /* Joint k's columns at the current pose, in its constraint's own terms so
  * that each bound is on one column: a hinge turns about its axis; a ball
  * joint's columns are its twist (about the bone), its swing's radial
@@ -455,7 +461,7 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
     switch (l->type) {
     case IKD_LIMIT_HINGE: {
         ax[0] = ikd_quat_rotate(F, l->local_axis);
-        w->cval[c] = !memcmp(&w->eq[k], &local[k], sizeof local[k]) ? w->ea[3 * k] : ikd__twist_angle(d, l->local_axis);
+        w->cval[c] = angles_kept(w, local, k) ? w->ea[3 * k] : ikd__twist_angle(d, l->local_axis);
         w->clo[c] = l->min_deg * IKD_DEG2RAD, w->chi[c] = l->max_deg * IKD_DEG2RAD;
         break;
     }
@@ -480,7 +486,7 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
         static const int order_axes[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
         const int *oa = order_axes[l->order];
         double ang[3];
-        if (!memcmp(&w->eq[k], &local[k], sizeof local[k])) memcpy(ang, &w->ea[3 * k], sizeof ang); /* apply's */
+        if (angles_kept(w, local, k)) memcpy(ang, &w->ea[3 * k], sizeof ang);
         else ikd_limit_euler_angles(l->order, d, ang);
         /* D = R1(a) R2(b) R3(c): the gimbal axes are F e1, F R1 e2 and
          * F R1 R2 e3 = F D e3 (the joint's own e3); the middle one is normal
@@ -939,12 +945,12 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
     }
 }
 
-/* An angle as (-pi, pi] holds it (as ikd__twist_angle and the euler
- * decomposition give angles). */
-static double wrap_pi(double a)
+/* Column c's angle after its step times `scale`, clamped to its range. */
+static double stepped(const multi_ws *w, size_t c, double scale)
 {
-    if (a > IKD_PI) a -= 2 * IKD_PI;
-    if (a <= -IKD_PI) a += 2 * IKD_PI;
+    double a = w->cval[c] + w->dq[c] * scale;
+    if (a > w->chi[c]) a = w->chi[c];
+    if (a < w->clo[c]) a = w->clo[c];
     return a;
 }
 
@@ -970,22 +976,15 @@ static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *loc
         if (j->limit.type == IKD_LIMIT_EULER) { /* its columns are its angles' rates: the angles move by the step */
             size_t c = (size_t)w->col[k];
             double *a = &w->ea[3 * k];
-            for (int t = 0; t < 3; t++) {
-                a[t] = w->cval[c + t] + w->dq[c + t] * scale;
-                if (a[t] > w->chi[c + t]) a[t] = w->chi[c + t];
-                if (a[t] < w->clo[c + t]) a[t] = w->clo[c + t];
-            }
+            for (int t = 0; t < 3; t++) a[t] = stepped(w, c + (size_t)t, scale);
             local[k] = w->eq[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_euler_quat(j->limit.order, a)));
-            for (int t = 0; t < 3; t++) a[t] = wrap_pi(a[t]); /* a whole turn's range is unbounded */
+            for (int t = 0; t < 3; t++) a[t] = ikd__wrap_pi(a[t]); /* a whole turn's range is unbounded */
             continue;
         }
         if (j->limit.type == IKD_LIMIT_HINGE) { /* a turn about its own axis: the angle moves by the step */
-            size_t c = (size_t)w->col[k];
-            double a = w->cval[c] + w->dq[c] * scale;
-            if (a > w->chi[c]) a = w->chi[c];
-            if (a < w->clo[c]) a = w->clo[c];
+            double a = stepped(w, (size_t)w->col[k], scale);
             local[k] = w->eq[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_quat_axis_angle(j->limit.local_axis, a)));
-            w->ea[3 * k] = wrap_pi(a);
+            w->ea[3 * k] = ikd__wrap_pi(a);
             continue;
         }
         local[k] = turned(w, p, local, pose, k, scale, &ang);
@@ -1356,7 +1355,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     if (p->start) memcpy(local, p->start, s->count * sizeof *local);
     else ikd_skeleton_rest_pose(s, local);
     for (size_t k = 0; k < s->count; k++) local[k] = within_limit(s, k, ikd_quat_norm(local[k])); /* the start pose */
-    for (size_t k = 0; k < s->count; k++) w.eq[k] = ikd_quat_make(NAN, NAN, NAN, NAN); /* no euler angles kept yet */
+    for (size_t k = 0; k < s->count; k++) w.eq[k] = ikd_quat_make(NAN, NAN, NAN, NAN); /* no angles kept yet */
     ikd_skeleton_fk(s, root, local, pose);
     setup_targets(&w, p, pose);
     setup_paths(&w, p);

@@ -122,7 +122,7 @@ START_TEST(bounds_test_agrees_with_the_rules)
         ikd_limit l;
         random_limit(&r, &l);
         if (l.type != IKD_LIMIT_BALL && l.type != IKD_LIMIT_EULER) continue;
-        double b[IKD__LIMIT_BOUNDS];
+        double b[IKD_LIMIT_BOUNDS];
         ikd__limit_bounds(&l, b);
         ikd_quat d = tu_unit_quat(&r);
         if (k % 2) {
