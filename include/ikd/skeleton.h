@@ -194,7 +194,8 @@ typedef struct ikd_multi_problem {
     double rotation_tolerance_deg;/* rotation and aim error counted as met; default 0.1 */
     double rest_pull;             /* [0, 1], default 0.1: how strongly the freedom the goals
                                      leave is pulled toward the rest pose; 0 = off */
-    double damping;               /* damped least squares factor, default 0.1, [0, 100] */
+    double damping;               /* damped least squares factor (times the goals' error),
+                                     default 0.25, [0, 100] */
     double soften;                /* (0, 1], default 1 (off): soft IK for two-bone limbs (as
                                      ikd_options.soften): a position goal on a limb's end
                                      (its joint's parent and grandparent: knee and hip,

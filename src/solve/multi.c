@@ -55,7 +55,7 @@ static const ikd_option_info multi_options[] = {
      NULL, 0, "rotation and aim error counted as met, degrees"},
     {"rest_pull", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, rest_pull), 0.1, 0, 1, 0, 0, NULL, 0,
      "how strongly the joints the goals leave free turn back toward the rest pose; 0 = they stay where they start"},
-    {"damping", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, damping), 0.1, 0, 100, 0, 0, NULL, 0,
+    {"damping", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, damping), 0.25, 0, 100, 0, 0, NULL, 0,
      "damping of each least-squares step, times the goals' error (higher: shorter, steadier steps)"},
     {"soften", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, soften), 1, 0, 1, 1, 0, NULL, 0,
      "soft IK for two-bone limbs: a position goal on a limb's end beyond soften x its reach is eased in "

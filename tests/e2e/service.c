@@ -152,7 +152,7 @@ START_TEST(solvers_and_readyz)
      * and bounds (the clip's pull_max_deg defaults to IKD_CLIP_PULL_MAX_DEG, 4) */
     const char *snames[] = {"max_iterations", "tolerance", "rotation_tolerance_deg", "rest_pull", "damping", "soften",
                             "stretch",        "pull_max_deg"};
-    const double sdef[] = {300, 1e-4, 0.1, 0.1, 0.1, 1, 1, 0};
+    const double sdef[] = {300, 1e-4, 0.1, 0.1, 0.25, 1, 1, 0};
     for (size_t row = 5; row <= 6; row++) {
         json_t *sopts = json_object_get(json_array_get(list, row), "options");
         ck_assert_uint_eq(json_array_size(sopts), 8);
