@@ -16,7 +16,7 @@
 #define MULTI_FAR_STEP 1.0    /* ... and while the goals are far (error over MULTI_FAR x the skeleton's size) */
 #define MULTI_FAR 0.2
 #define MULTI_PULL 0.003
-#define MULTI_NEAR 0.05       /* goals this near (x the skeleton's size) ... */
+#define MULTI_NEAR 0.1        /* goals this near (x the skeleton's size) ... */
 #define MULTI_NEAR_PULL 0.9   /* ... let the pull take at least this share of its step (see primary_step) */
 #define MULTI_MAX_ROWS (6 * IKD_MAX_JOINTS)
 #define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet */
@@ -1194,7 +1194,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         if (it >= budget) break;
         if (p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed)) { *timed_out = 1; break; }
         if (p->deadline_ns && ikd_clock_ns() > p->deadline_ns) { *timed_out = 1; break; }
-        double lambda = p->damping * fmin(task_norm(w, p, 1), 0.5 * L) + 1e-9 * L;
+        double lambda = p->damping * fmin(task_norm(w, p, 1), L) + 1e-9 * L;
         /* a pull that holds unmet goals off (their error stalls) lets go */
         double mu = stall >= 3 || !(pull_left > 0) ? 0 : p->rest_pull * MULTI_PULL * L;
         int pulling = mu > 0 && en < MULTI_NEAR * L; /* near the goals: the step is mostly the pull's */
