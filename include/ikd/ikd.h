@@ -6,6 +6,7 @@
 #include "ikd/constraint.h"
 #include "ikd/error.h"
 #include "ikd/math.h"
+#include "ikd/motion.h"
 #include "ikd/skeleton.h"
 #include "ikd/solve.h"
 

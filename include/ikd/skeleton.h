@@ -222,17 +222,6 @@ typedef struct ikd_multi_problem {
     const atomic_int *cancel;     /* as ikd_problem.cancel; NULL = none */
 } ikd_multi_problem;
 
-/* options.pull_max_deg of /v1/solve/clip's frames after the first (frame 0
- * settles fully from its start pose): 4 degrees a frame, which with the
- * predicted start's 2 (below) keeps a fold's move at about 6 degrees a
- * frame (docs/performance.md, "Rate-limited settles", "Predicted starts"). */
-#define IKD_CLIP_PULL_MAX_DEG 4.0
-
-/* /v1/solve/clip's predictor cap (ikd_skeleton_predict's max_deg): each
- * frame k >= 2 starts from frame k-1's pose turned on by at most 2 degrees
- * a joint (docs/performance.md, "Predicted starts"). */
-#define IKD_CLIP_PREDICT_MAX_DEG 2.0
-
 void ikd_multi_init(ikd_multi_problem *p);
 
 /* Check the goals and options (field paths "goals[1].joint", "options.rest_pull",

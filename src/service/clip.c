@@ -57,18 +57,15 @@ int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long
     run->work_size = ikd_multi_workspace_size(n, most);
     run->work = malloc(run->work_size);
     run->local = malloc(n * sizeof *run->local);
-    run->prev = malloc(n * sizeof *run->prev);
-    run->before = malloc(n * sizeof *run->before);
-    run->start = malloc(n * sizeof *run->start);
+    run->motion_mem = malloc(ikd_motion_memory_size(n));
     run->pose = malloc(n * sizeof *run->pose);
     run->gr = malloc(most * sizeof *run->gr);
-    if (!run->work || !run->local || !run->prev || !run->before || !run->start || !run->pose || !run->gr) {
+    if (!run->work || !run->local || !run->motion_mem || !run->pose || !run->gr) {
         ikd_clip_end(run);
         return -1;
     }
-    if (req->start) memcpy(run->prev, req->start, n * sizeof *run->prev);
-    else ikd_skeleton_rest_pose(&req->skeleton, run->prev);
-    run->root = req->problem.root;
+    ikd_motion_init(&run->motion, &req->skeleton, req->start, req->problem.root, run->motion_mem);
+    run->motion.pull_max_deg = req->problem.pull_max_deg; /* the clip's option (default IKD_CLIP_PULL_MAX_DEG) */
     run->deadline_ns = deadline_ns;
     return 0;
 }
@@ -80,15 +77,7 @@ void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
     size_t n = req->skeleton.count;
     p.goals = (ikd_goal *)req->goals + req->frame_first[k];
     p.goal_count = req->frame_first[k + 1] - req->frame_first[k];
-    p.start = run->prev;
-    p.root = run->root;
-    if (k >= 2) { /* the motion so far, carried on: a start nearer the frame's solution */
-        ikd_skeleton_predict(&req->skeleton, run->before, run->prev, run->root_before, run->root, IKD_CLIP_PREDICT_MAX_DEG,
-                             run->start, &p.root);
-        for (size_t j = 0; j < n; j++) run->start[j] = ikd_quat_norm(run->start[j]); /* as the decoder reads a `pose` */
-        p.start = run->start;
-    }
-    if (k == 0) p.pull_max_deg = 0; /* frame 0 settles fully from `pose` (or rest) */
+    ikd_motion_frame(&run->motion, &p);
     p.deadline_ns = run->deadline_ns;
     unsigned long long t0 = ikd_clock_ns();
     ikd_multi_solve(&p, run->work, run->work_size, run->local, run->pose, run->gr, &run->res, &err);
@@ -100,30 +89,25 @@ void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
     s->solve_us += run->solve_us;
     run->by_status[run->res.status < 3 ? run->res.status : 1]++;
     for (size_t j = 0; k > 0 && j < n; j++) { /* how far each joint turned since the last frame */
-        double d = ikd_quat_angle_between(run->prev[j], run->local[j]) * IKD_RAD2DEG;
+        double d = ikd_quat_angle_between(run->motion.last[j], run->local[j]) * IKD_RAD2DEG;
         if (d > s->max_change_deg) s->max_change_deg = d, s->max_change_frame = k, s->max_change_joint = j;
         if (d > IKD_CLIP_FLIP_DEG) s->flips++;
     }
-    /* this pose as a request carrying it would give it (the decoder
-     * normalises rotations): a clip is exactly its frames sent one by one,
-     * each with the pose of the reply before (frame 1) or the prediction
-     * from the two replies before (frame k >= 2) */
-    ikd_quat *t = run->before;
-    run->before = run->prev, run->prev = t;
-    for (size_t j = 0; j < n; j++) run->prev[j] = ikd_quat_norm(run->local[j]);
-    run->root_before = run->root, run->root = run->res.root;
+    /* this pose as a request carrying it would give it (ikd_motion_push
+     * normalises it as the decoder does): a clip is exactly its frames sent
+     * one by one, each with the pose of the reply before (frame 1) or the
+     * prediction from the two replies before (frame k >= 2) */
+    ikd_motion_push(&run->motion, run->local, run->res.root);
 }
 
 void ikd_clip_end(ikd_clip_run *run)
 {
     free(run->work);
     free(run->local);
-    free(run->prev);
-    free(run->before);
-    free(run->start);
+    free(run->motion_mem);
     free(run->pose);
     free(run->gr);
-    run->work = NULL, run->local = run->prev = run->before = run->start = NULL, run->pose = NULL, run->gr = NULL;
+    run->work = NULL, run->local = NULL, run->motion_mem = NULL, run->pose = NULL, run->gr = NULL;
 }
 
 int ikd_clip_prepare(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc,

@@ -3,6 +3,7 @@
 #define IKD_CLIP_H
 
 #include "api.h"
+#include "ikd/motion.h"
 #include "reply.h"
 #include "stream.h"
 
@@ -25,20 +26,19 @@ int ikd_clip_prepare(const ikd_api_limits *lim, unsigned long long deadline_ns, 
                      ikd_encoding out_enc, const char *body, size_t len, ikd_skel_request *req, ikd_clip_run *run,
                      ikd_buf *out, int *error);
 
-/* A clip being solved: scratch for the largest frame, the last two frames'
- * poses (the next one's start: the last, or from frame 2 on the last
- * turned on by its change, ikd_skeleton_predict), what the frames did so far. */
+/* A clip being solved: scratch for the largest frame, the motion (each
+ * frame's start and pull bound, include/ikd/motion.h), what the frames did
+ * so far. */
 struct ikd_clip_run {
     void *work;
     size_t work_size;
-    ikd_quat *local, *prev;   /* this frame's local rotations, the last frame's */
-    ikd_quat *before, *start; /* the frame's before the last; the predicted start */
+    ikd_quat *local;          /* this frame's local rotations */
+    void *motion_mem;
+    ikd_motion motion;        /* the frames solved so far: the next one's start */
     ikd_pose_joint *pose;
     ikd_goal_result *gr;
     ikd_multi_result res;     /* this frame's */
     double solve_us;          /* this frame's */
-    ikd_vec3 root;            /* the last frame's root (frame 0's start root at first) */
-    ikd_vec3 root_before;     /* the root of the frame before the last */
     unsigned long long deadline_ns;
     ikd_clip_summary summary;
     unsigned by_status[3];    /* frames by ikd_multi_status */
@@ -46,9 +46,9 @@ struct ikd_clip_run {
 
 /* 0, or -1 out of memory (nothing to end then). */
 int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long long deadline_ns);
-/* Solve frame k (frames in order, from 0): frame 0 from the request's
- * pose, frame 1 from frame 0's, frame k >= 2 from frame k-1's turned on by
- * its change since frame k-2 (IKD_CLIP_PREDICT_MAX_DEG a joint at most). */
+/* Solve frame k (frames in order, from 0) by ikd_motion's rule: frame 0
+ * from the request's pose, frame 1 from frame 0's, frame k >= 2 from frame
+ * k-1's turned on by its change since frame k-2. */
 void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k);
 void ikd_clip_end(ikd_clip_run *run);
 /* Solve every frame into `st` as it is solved: NDJSON (enc JSON: one JSON

@@ -9,6 +9,7 @@
 #include "codec/buf.h"
 #include "codec/codec.h"
 #include "ikd/constraint.h"
+#include "ikd/motion.h"
 #include "service/api.h"
 #include "../unit/humanoid.h"
 #include "service/reply.h"
@@ -423,10 +424,13 @@ static void coherence_bench(int clips)
             clip_make(&r, (clip_kind)kind, FRAMES, LOOP, &cp);
             const ikd_skeleton *s = &cp.hp.skeleton;
             size_t n = s->count;
-            ikd_quat prev[HUMANOID_JOINTS], local[HUMANOID_JOINTS], prev2[HUMANOID_JOINTS], start[HUMANOID_JOINTS];
+            ikd_quat local[HUMANOID_JOINTS], motion_mem[3 * HUMANOID_JOINTS];
             ikd_pose_joint pose[HUMANOID_JOINTS];
             ikd_goal_result gr[HUMANOID_MAX_GOALS];
-            ikd_skeleton_rest_pose(s, prev);
+            ikd_motion m; /* the warm frames, as /v1/solve/clip solves them */
+            ikd_motion_init(&m, s, NULL, cp.hp.root, motion_mem);
+            m.pull_max_deg = pull_max_deg;
+            if (!predict) m.predict_max_deg = 0;
             for (int cold = 0; cold < (getenv("IKD_BENCH_WARM_ONLY") ? 1 : 2); cold++) /* warm only: profiling */
                 for (int k = 0; k < FRAMES; k++) {
                     ikd_multi_problem p;
@@ -434,15 +438,8 @@ static void coherence_bench(int clips)
                     memcpy(goals, &cp.goals[(size_t)k * cp.goal_count], cp.goal_count * sizeof *goals);
                     ikd_error err;
                     ikd_multi_result res;
-                    const ikd_quat *st = prev;
-                    if (!cold && k > 1 && predict) { /* as /v1/solve/clip starts frame k >= 2 */
-                        ikd_vec3 root;
-                        ikd_skeleton_predict(s, prev2, prev, cp.hp.root, cp.hp.root, IKD_CLIP_PREDICT_MAX_DEG, start, &root);
-                        st = start;
-                    }
-                    if (humanoid_setup(&p, &cp.hp, goals, cp.goal_count, cold ? NULL : st, cp.hp.root, &err) != IKD_E_OK)
-                        abort();
-                    if (!cold && k > 0) p.pull_max_deg = pull_max_deg;
+                    if (humanoid_setup(&p, &cp.hp, goals, cp.goal_count, NULL, cp.hp.root, &err) != IKD_E_OK) abort();
+                    if (!cold) ikd_motion_frame(&m, &p); /* cold: from rest, no bound */
                     double t0 = now_ns();
                     ikd_multi_solve(&p, work, sizeof work, local, pose, gr, &res, &err);
                     double us = (now_ns() - t0) / 1e3;
@@ -456,6 +453,7 @@ static void coherence_bench(int clips)
                     warm_t[nt++] = us;
                     warm_total += us;
                     met_w += res.status == IKD_MULTI_REACHED;
+                    const ikd_quat *prev = m.last;
                     if (k > 0) {
                         double ch = pose_change_deg(prev, local, n);
                         max_change = fmax(max_change, ch);
@@ -469,8 +467,7 @@ static void coherence_bench(int clips)
                         max_truth = fmax(max_truth, pose_change_deg(&cp.truth[(size_t)(k - 1) * n], &cp.truth[(size_t)k * n], n));
                     }
                     memcpy(sol[k], local, n * sizeof *local);
-                    memcpy(prev2, prev, n * sizeof *prev);
-                    for (size_t j = 0; j < n; j++) prev[j] = ikd_quat_norm(local[j]);
+                    ikd_motion_push(&m, local, res.root);
                 }
             loop = fmax(loop, pose_change_deg(sol[0], sol[LOOP], n));
             loop_pos = fmax(loop_pos, clip_positions_apart(s, cp.hp.root, sol[0], sol[LOOP]));

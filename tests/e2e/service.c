@@ -17,7 +17,7 @@
 #include <msgpack.h>
 
 #include "harness.h"
-#include "ikd/skeleton.h"
+#include "ikd/motion.h"
 
 static void sleep_ms(long ms)
 {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "humanoid.h"
+#include "ikd/motion.h"
 #include "solve/limit.h"
 #include "testutil.h"
 
@@ -657,10 +658,11 @@ START_TEST(clips_keep_limits_and_chains_stay_coherent)
         clip_make(&r, (clip_kind)kind, 480, 240, &cp);
         const ikd_skeleton *s = &cp.hp.skeleton;
         size_t n = s->count;
-        ikd_quat prev[HUMANOID_JOINTS], before[HUMANOID_JOINTS], start[HUMANOID_JOINTS], local[HUMANOID_JOINTS];
+        ikd_quat local[HUMANOID_JOINTS], motion_mem[3 * HUMANOID_JOINTS];
         ikd_pose_joint pose[HUMANOID_JOINTS];
         ikd_goal_result gr[HUMANOID_MAX_GOALS];
-        ikd_skeleton_rest_pose(s, prev);
+        ikd_motion m; /* each frame from the last, as /v1/solve/clip solves it */
+        ikd_motion_init(&m, s, NULL, cp.hp.root, motion_mem);
         int warm = 0, cold = 0, flips = 0;
         double most = 0, truth = 0; /* the largest turn of a joint between frames: solved, and the trajectory's */
         for (int k = 1; k < 480; k++)
@@ -674,16 +676,12 @@ START_TEST(clips_keep_limits_and_chains_stay_coherent)
                 memcpy(goals, &cp.goals[(size_t)k * cp.goal_count], cp.goal_count * sizeof *goals);
                 ikd_error err;
                 ikd_multi_result res;
-                const ikd_quat *from = prev;
-                if (!from_rest && k >= 2) { /* as /v1/solve/clip: the last turn carried on */
-                    ikd_vec3 root;
-                    ikd_skeleton_predict(s, before, prev, cp.hp.root, cp.hp.root, IKD_CLIP_PREDICT_MAX_DEG, start, &root);
-                    ck_assert(ikd_vec3_dist(root, cp.hp.root) == 0);
-                    from = start;
+                ck_assert_int_eq(humanoid_setup(&p, &cp.hp, goals, cp.goal_count, NULL, cp.hp.root, &err), IKD_E_OK);
+                if (!from_rest) {
+                    ikd_motion_frame(&m, &p);
+                    ck_assert(ikd_vec3_dist(p.root, cp.hp.root) == 0); /* a fixed root stays */
+                    ck_assert(p.pull_max_deg == (k ? IKD_CLIP_PULL_MAX_DEG : 0));
                 }
-                ck_assert_int_eq(humanoid_setup(&p, &cp.hp, goals, cp.goal_count, from_rest ? NULL : from, cp.hp.root, &err),
-                                 IKD_E_OK);
-                if (!from_rest && k > 0) p.pull_max_deg = IKD_CLIP_PULL_MAX_DEG; /* as /v1/solve/clip */
                 ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, local, pose, gr, &res, &err), IKD_E_OK);
                 if (from_rest) {
                     cold += res.status == IKD_MULTI_REACHED;
@@ -694,12 +692,11 @@ START_TEST(clips_keep_limits_and_chains_stay_coherent)
                     ikd_quat d = ikd_quat_mul(ikd_quat_conj(s->joints[j].rest_local), local[j]);
                     ck_assert_msg(allowed(&s->joints[j].limit, d, 1e-6), "%s frame %d: joint %zu leaves its limit",
                                   clip_kind_name((clip_kind)kind), k, j);
-                    double turn = ikd_quat_angle_between(prev[j], local[j]) * IKD_RAD2DEG;
+                    double turn = ikd_quat_angle_between(m.last[j], local[j]) * IKD_RAD2DEG;
                     if (k > 0) flips += turn > 30, most = fmax(most, turn);
                 }
                 memcpy(sol[k], local, n * sizeof *local);
-                memcpy(before, prev, n * sizeof *prev);
-                for (size_t j = 0; j < n; j++) prev[j] = ikd_quat_norm(local[j]);
+                ikd_motion_push(&m, local, res.root);
             }
         ck_assert_msg(warm >= cold, "%s: %d frames met warm, %d cold", clip_kind_name((clip_kind)kind), warm, cold);
         /* no flips, and no turn beyond a few times the trajectory's own: a
@@ -1068,6 +1065,67 @@ START_TEST(predicted_starts_carry_the_last_turn_on)
 }
 END_TEST
 
+/* ikd_motion (the clip's rule, shared by /v1/solve/clip, make bench and
+ * the clip test above), over 500 generated motions of 6 frames of random
+ * humanoid poses and roots: frame 0 starts from the motion's start (or
+ * rest) with no pull bound; frame 1 from frame 0's pose (normalised) and
+ * root, bound by pull_max_deg; frame k >= 2 from ikd_skeleton_predict of
+ * the two frames before, normalised, root carried on; with
+ * predict_max_deg 0 every frame from the last as it is. The start pose
+ * the caller passes is copied, not kept. */
+START_TEST(motion_starts_each_frame_by_the_clip_rule)
+{
+    tu_rng r;
+    tu_seed(&r, 1511);
+    static humanoid_problem hp;
+    humanoid_make(&r, HSET_FREE_ROOT, 0, &hp);
+    const ikd_skeleton *s = &hp.skeleton;
+    size_t n = s->count;
+    int predicted = 0;
+    for (int t = 0; t < 500; t++) {
+        ikd_quat mem[3 * HUMANOID_JOINTS], start[HUMANOID_JOINTS], given[HUMANOID_JOINTS], sol[6][HUMANOID_JOINTS], want[HUMANOID_JOINTS];
+        ikd_vec3 roots[6], root0 = ikd_vec3_make(tu_uniform(&r, -1, 1), tu_uniform(&r, -1, 1), tu_uniform(&r, -1, 1));
+        for (size_t j = 0; j < n; j++) given[j] = start[j] = ikd_quat_axis_angle(tu_unit_vec(&r), tu_uniform(&r, 0, IKD_PI));
+        ikd_motion m;
+        ikd_motion_init(&m, s, t % 5 == 0 ? NULL : start, root0, mem);
+        ck_assert(m.pull_max_deg == IKD_CLIP_PULL_MAX_DEG && m.predict_max_deg == IKD_CLIP_PREDICT_MAX_DEG);
+        m.pull_max_deg = t % 3 ? IKD_CLIP_PULL_MAX_DEG : tu_uniform(&r, 0, 180);
+        int predict = t % 7 != 0;
+        if (!predict) m.predict_max_deg = 0;
+        for (size_t j = 0; j < n; j++) start[j] = ikd_quat_identity(); /* copied at init: changing it changes nothing */
+        for (int k = 0; k < 6; k++) {
+            ikd_multi_problem p;
+            ikd_multi_init(&p);
+            p.pull_max_deg = 99; /* overwritten */
+            ikd_motion_frame(&m, &p);
+            ck_assert_uint_eq(m.frames, (size_t)k);
+            ck_assert(p.pull_max_deg == (k ? m.pull_max_deg : 0));
+            ikd_vec3 wroot = k ? roots[k - 1] : root0;
+            if (k == 0 && t % 5 == 0) ikd_skeleton_rest_pose(s, want);
+            else if (k == 0) memcpy(want, given, sizeof want);
+            else if (k == 1 || !predict) memcpy(want, sol[k - 1], sizeof want);
+            else {
+                ikd_skeleton_predict(s, sol[k - 2], sol[k - 1], roots[k - 2], roots[k - 1], m.predict_max_deg, want, &wroot);
+                for (size_t j = 0; j < n; j++) want[j] = ikd_quat_norm(want[j]);
+                predicted++;
+            }
+            ck_assert(!memcmp(p.start, want, n * sizeof *want));
+            ck_assert(!memcmp(&p.root, &wroot, sizeof wroot));
+            /* a "solution": the start turned by a small random rotation, not unit (push normalises) */
+            for (size_t j = 0; j < n; j++) {
+                ikd_quat q = ikd_quat_mul(ikd_quat_axis_angle(tu_unit_vec(&r), tu_uniform(&r, 0, 0.05)), p.start[j]);
+                q.x *= 1.5, q.y *= 1.5, q.z *= 1.5, q.w *= 1.5;
+                want[j] = q, sol[k][j] = ikd_quat_norm(q);
+            }
+            roots[k] = ikd_vec3_add(p.root, ikd_vec3_scale(tu_unit_vec(&r), tu_uniform(&r, 0, 0.05)));
+            ikd_motion_push(&m, want, roots[k]);
+            ck_assert(!memcmp(m.last, sol[k], n * sizeof *want));
+        }
+    }
+    ck_assert_int_gt(predicted, 1000);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("skeleton");
@@ -1087,6 +1145,7 @@ int main(void)
     tcase_add_test(tc, limit_edges_through_the_solver);
     tcase_add_test(tc, clips_keep_limits_and_chains_stay_coherent);
     tcase_add_test(tc, predicted_starts_carry_the_last_turn_on);
+    tcase_add_test(tc, motion_starts_each_frame_by_the_clip_rule);
     tcase_add_test(tc, old_workspace_contents_never_matter);
     tcase_add_test(tc, soften_eases_a_knee_near_full_extension);
     tcase_add_test(tc, stretch_lengthens_a_leg_beyond_reach);

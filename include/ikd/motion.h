@@ -1,0 +1,70 @@
+/* ikd/motion.h - a motion solved frame by frame: where each frame starts and how far its rest pull may turn (POST /v1/solve/clip's rule). */
+#ifndef IKD_MOTION_H
+#define IKD_MOTION_H
+
+#include <stddef.h>
+
+#include "ikd/math.h"
+#include "ikd/skeleton.h"
+
+/* A clip's frames are solved in order, each from the one before, so that
+ * no joint flips between frames and goals that loop give poses that loop
+ * (DESIGN.md "POST /v1/solve/clip"). The rule, the same for the server's
+ * clips and a program that links the library:
+ *
+ * - frame 0 starts from the motion's start pose and settles fully
+ *   (options.pull_max_deg 0);
+ * - frame 1 starts from frame 0's solution, frame k >= 2 from frame k-1's
+ *   turned on by its change since frame k-2 (ikd_skeleton_predict, at most
+ *   predict_max_deg a joint; a free root likewise);
+ * - frames after the first bound the rest pull by pull_max_deg a frame, so
+ *   a jump of the pull's pose spreads over frames.
+ *
+ * Use: ikd_motion_init once; then for each frame ikd_motion_frame (sets the
+ * problem's start, root and pull bound), ikd_multi_solve, ikd_motion_push
+ * (records the solution). Memory is the caller's (ikd_motion_memory_size);
+ * nothing allocates. */
+
+/* options.pull_max_deg of a clip's frames after the first: 4 degrees a
+ * frame, which with the predicted start's 2 (below) keeps a fold's move at
+ * about 6 degrees a frame (docs/performance.md, "Rate-limited settles",
+ * "Predicted starts"). */
+#define IKD_CLIP_PULL_MAX_DEG 4.0
+
+/* The predictor's cap: frame k >= 2 starts from frame k-1's pose turned on
+ * by at most 2 degrees a joint (docs/performance.md, "Predicted starts"). */
+#define IKD_CLIP_PREDICT_MAX_DEG 2.0
+
+typedef struct ikd_motion {
+    const ikd_skeleton *skeleton; /* validated; the motion's every frame is of it */
+    double pull_max_deg;    /* frames after the first: options.pull_max_deg, degrees in [0, 180] (0: no bound);
+                               default IKD_CLIP_PULL_MAX_DEG */
+    double predict_max_deg; /* the predictor's cap per joint, degrees > 0; default IKD_CLIP_PREDICT_MAX_DEG;
+                               0: every frame after the first starts from the last solution as it is */
+    size_t frames;          /* frames recorded so far (ikd_motion_push): the next frame's index */
+    ikd_quat *last;         /* [count] the last frame's local rotations (unit); before any frame, the start pose */
+    ikd_quat *before;       /* [count] the frame's before the last */
+    ikd_quat *start;        /* [count] the next frame's predicted start */
+    ikd_vec3 root_last;     /* the last frame's root (world, skeleton units); before any frame, the start root */
+    ikd_vec3 root_before;   /* the root of the frame before the last */
+} ikd_motion;
+
+/* Bytes of memory ikd_motion_init needs for a skeleton of `joints` joints. */
+size_t ikd_motion_memory_size(size_t joints);
+
+/* A motion of skeleton s (validated) starting from `start` (local
+ * rotations; NULL: the rest pose) with the root at `root`; `mem` holds
+ * ikd_motion_memory_size(s->count) bytes (aligned for doubles) and must
+ * outlive the motion. Defaults as documented in ikd_motion. */
+void ikd_motion_init(ikd_motion *m, const ikd_skeleton *s, const ikd_quat *start, ikd_vec3 root, void *mem);
+
+/* Sets p->start, p->root and p->pull_max_deg for the next frame
+ * (m->frames) by the rule above. p->start points into m's memory: solve
+ * before the next ikd_motion_push. */
+void ikd_motion_frame(ikd_motion *m, ikd_multi_problem *p);
+
+/* Records the next frame's solution: its local rotations (normalised, as
+ * a request carrying this pose reads them) and its root. */
+void ikd_motion_push(ikd_motion *m, const ikd_quat *local, ikd_vec3 root);
+
+#endif

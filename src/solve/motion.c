@@ -1,0 +1,46 @@
+/* motion.c - a motion solved frame by frame: each frame's start pose (the last solution, carried on) and rest-pull bound. */
+#include <string.h>
+
+#include "ikd/motion.h"
+
+size_t ikd_motion_memory_size(size_t joints)
+{
+    return 3 * joints * sizeof(ikd_quat);
+}
+
+void ikd_motion_init(ikd_motion *m, const ikd_skeleton *s, const ikd_quat *start, ikd_vec3 root, void *mem)
+{
+    size_t n = s->count;
+    memset(m, 0, sizeof *m);
+    m->skeleton = s;
+    m->pull_max_deg = IKD_CLIP_PULL_MAX_DEG;
+    m->predict_max_deg = IKD_CLIP_PREDICT_MAX_DEG;
+    m->last = mem;
+    m->before = m->last + n;
+    m->start = m->before + n;
+    if (start) memcpy(m->last, start, n * sizeof *m->last);
+    else ikd_skeleton_rest_pose(s, m->last);
+    m->root_last = m->root_before = root;
+}
+
+void ikd_motion_frame(ikd_motion *m, ikd_multi_problem *p)
+{
+    p->start = m->last;
+    p->root = m->root_last;
+    p->pull_max_deg = m->frames ? m->pull_max_deg : 0; /* frame 0 settles fully from its start */
+    if (m->frames < 2 || !(m->predict_max_deg > 0)) return;
+    /* the motion so far, carried on: a start nearer the frame's solution */
+    ikd_skeleton_predict(m->skeleton, m->before, m->last, m->root_before, m->root_last, m->predict_max_deg, m->start,
+                         &p->root);
+    for (size_t j = 0; j < m->skeleton->count; j++) m->start[j] = ikd_quat_norm(m->start[j]); /* as a request's `pose` reads */
+    p->start = m->start;
+}
+
+void ikd_motion_push(ikd_motion *m, const ikd_quat *local, ikd_vec3 root)
+{
+    ikd_quat *t = m->before;
+    m->before = m->last, m->last = t;
+    for (size_t j = 0; j < m->skeleton->count; j++) m->last[j] = ikd_quat_norm(local[j]);
+    m->root_before = m->root_last, m->root_last = root;
+    m->frames++;
+}
