@@ -114,14 +114,14 @@ check: check-suites
 # The editor and client in a real browser (tests/browser/editor.mjs): Debian's chromium
 # (installed here as root when missing) driven by playwright-core (pinned, npm). Without
 # npm or chromium the test is skipped with a notice. Screenshot: build/editor.png.
-browser-test: $(BUILD)/ikd
+browser-test: $(BUILD)/ikd $(BUILD)/bench
 	@echo "== browser (editor and client)"
 	@if ! command -v npm >/dev/null 2>&1; then echo "browser: npm not found (apt-get install npm): SKIPPED"; exit 0; fi; \
 	if ! command -v chromium >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 || true; fi; \
 	if ! command -v chromium >/dev/null 2>&1; then echo "browser: chromium not installed (apt-get install chromium): SKIPPED"; exit 0; fi; \
 	(cd tests/browser && npm ci --no-audit --no-fund --loglevel=error >/dev/null) && \
-	  node tests/browser/editor.mjs $(BUILD)/ikd $(BUILD)/editor.png
+	  node tests/browser/editor.mjs $(BUILD)/ikd $(BUILD)/editor.png $(BUILD)/bench
 
 # README's library example, built through pkg-config and run (tests/deploy/readme_example.sh).
 readme-example: $(BUILD)/libikd.a

@@ -6,7 +6,8 @@ import { IkdClient, IkdError } from "/client/ikd.js";
 
 // ---- models ----------------------------------------------------------------------------
 
-// The humanoid of `make bench` (tests/unit/humanoid.c: the same joints, rest pose and limits).
+// The humanoid of `make bench` (tests/unit/humanoid.c: the same joints, rest pose and limits; the browser test
+// compares the two field by field).
 const NAMES = ["pelvis", "spine1", "spine2", "chest", "neck", "head", "head_end", "clavicle_l", "upperarm_l",
   "lowerarm_l", "hand_l", "hand_end_l", "clavicle_r", "upperarm_r", "lowerarm_r", "hand_r", "hand_end_r", "thigh_l",
   "calf_l", "foot_l", "toe_l", "thigh_r", "calf_r", "foot_r", "toe_r"];

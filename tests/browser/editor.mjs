@@ -1,11 +1,12 @@
 // editor.mjs - the browser test (make test): Debian's chromium, driven by playwright-core, against the editor and the client module.
-// Usage: node tests/browser/editor.mjs build/ikd [screenshot.png]
-import { spawn } from "node:child_process";
+// Usage: node tests/browser/editor.mjs build/ikd [screenshot.png] [build/bench]
+import { execFileSync, spawn } from "node:child_process";
 import http from "node:http";
 import { chromium } from "playwright-core";
 
 const ikdBin = process.argv[2] || "build/ikd";
 const shot = process.argv[3] || "build/editor.png";
+const benchBin = process.argv[4] || "build/bench";
 let passed = 0, failed = 0;
 const check = (ok, what, detail = "") => {
   if (ok) passed++; else failed++;
@@ -52,6 +53,23 @@ try {
   });
   check(first.joints === 25 && first.goals === 5 && first.status === "reached", "the page loads the humanoid and solves",
     JSON.stringify(first));
+
+  // the editor's humanoid (a JavaScript copy) is make bench's (tests/unit/humanoid.c), as `bench 1 clip-json` sends it:
+  // names, parents, rest positions and rotations, every constraint field
+  const cJoints = JSON.parse(execFileSync(benchBin, ["1", "clip-json"], { maxBuffer: 64 << 20 })).skeleton.joints;
+  const jsJoints = await page.evaluate(() => window.ikdEditor.skeleton().joints);
+  const canon = (joints, j, i) => {
+    const parent = i === 0 ? null : typeof j.parent === "number" ? joints[j.parent].name : j.parent ?? joints[i - 1].name;
+    return { name: j.name, parent, position: j.position, rotation: j.rotation || [0, 0, 0, 1], constraint: j.constraint || { type: "none" } };
+  };
+  const same = (a, b) => typeof a === "number" && typeof b === "number" ? Math.abs(a - b) <= 1e-12 :
+    Array.isArray(a) && Array.isArray(b) ? a.length === b.length && a.every((x, i) => same(x, b[i])) :
+    a && b && typeof a === "object" && typeof b === "object" ?
+      Object.keys(a).length === Object.keys(b).length && Object.keys(a).every((k) => same(a[k], b[k])) : a === b;
+  const differs = cJoints.length !== jsJoints.length ? `${jsJoints.length} joints, C has ${cJoints.length}` :
+    cJoints.map((j, i) => [canon(cJoints, j, i), canon(jsJoints, jsJoints[i], i)])
+      .filter(([c, js]) => !same(c, js)).map(([c, js]) => `${JSON.stringify(js)} != ${JSON.stringify(c)}`).join("; ");
+  check(!differs, "the editor's humanoid is make bench's (tests/unit/humanoid.c)", differs);
 
   // setGoal moves the left hand onto its goal and the drawn pose changes
   const moved = await page.evaluate(async () => {
