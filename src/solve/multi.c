@@ -11,7 +11,7 @@
 #include "solvers.h"
 #include "ikd/solve.h"
 
-#define MULTI_ROWS_PER_GOAL 6 /* position 3 + rotation (or aim) 3 */
+#define MULTI_ROWS_PER_GOAL 6 /* at most: position 3 + rotation 3 (an aim: 2) */
 #define MULTI_MAX_STEP 0.5    /* radians a joint turns at most in one iteration ... */
 #define MULTI_FAR_STEP 1.0    /* ... and while the goals are far (error over MULTI_FAR x the skeleton's size) */
 #define MULTI_FAR 0.2
@@ -310,7 +310,7 @@ static void ground_targets(const ikd_multi_problem *p, const ikd_goal *g, const 
 /* The rows of goal i: the first, and in *nr how many. */
 static size_t goal_rows(const multi_ws *w, size_t i, size_t *nr)
 {
-    *nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 6 ? 3 : 0);
+    *nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 2 ? 3 : w->want[i] & 4 ? 2 : 0);
     return (size_t)w->row0[i];
 }
 
@@ -321,7 +321,7 @@ static void setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pos
         const ikd_goal *g = &p->goals[i];
         w->want[i] = (unsigned char)((g->has_position || g->has_ground ? 1 : 0) | (g->has_rotation || g->has_ground ? 2 : 0) |
                                      (g->has_aim && !g->has_rotation && !g->has_ground ? 4 : 0));
-        w->row0[i] = rows; /* only the rows a goal uses: 3 for a position, 3 for a rotation or aim */
+        w->row0[i] = rows; /* only the rows a goal uses: 3 for a position, 3 for a rotation, 2 for an aim */
         size_t nr;
         goal_rows(w, i, &nr);
         rows += (int)nr;
@@ -616,7 +616,7 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         /* a goal out of reach of a fixed root yields to the others ("the other
          * goals are still met"): it only turns what they leave free */
         if (out_of_reach(w, p, i)) wt *= 1e-5;
-        ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv;
+        ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv, b1 = rv, b2 = rv;
         gr[i].error = 0, gr[i].rotation_error_deg = 0;
         if (w->want[i] & 1) {
             ikd_vec3 d = ikd_vec3_sub(limb_target(w, p, pose, i), pj);
@@ -631,12 +631,16 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
             aim = ikd_quat_rotate(pose[j].rotation, w->aim_local[i]);
             ikd_vec3 to = ikd_vec3_norm_or(ikd_vec3_sub(g->aim_at, pj), aim), c = ikd_vec3_cross(aim, to);
             rv = ikd_vec3_scale(unit_or_perp(c, aim), atan2(ikd_vec3_len(c), ikd_vec3_dot(aim, to)));
+            /* an aim is two rows: its error and rates normal to the axis (the
+             * axis' own turn moves no aim), in a basis b1, b2 of that plane */
+            b1 = ikd_vec3_any_perp(aim), b2 = ikd_vec3_cross(aim, b1);
         }
         if (w->want[i] & 6) {
             gr[i].rotation_error_deg = ikd_vec3_len(rv) * IKD_RAD2DEG;
             raw += wt * wt * L * L * ikd_vec3_dot(rv, rv);
             if (ikd_vec3_len(rv) > 1.0) rv = ikd_vec3_scale(rv, 1.0 / ikd_vec3_len(rv));
-            w->e[r1] = wt * L * rv.x, w->e[r1 + 1] = wt * L * rv.y, w->e[r1 + 2] = wt * L * rv.z;
+            if (w->want[i] & 4) w->e[r1] = wt * L * ikd_vec3_dot(rv, b1), w->e[r1 + 1] = wt * L * ikd_vec3_dot(rv, b2);
+            else w->e[r1] = wt * L * rv.x, w->e[r1 + 1] = wt * L * rv.y, w->e[r1 + 2] = wt * L * rv.z;
             if (ikd_vec3_len(rv) > rot_tol) all = 0;
         }
         if (!jac) continue;
@@ -661,9 +665,10 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
                     ikd_vec3 v = ikd_vec3_cross(ax[a], arm);
                     Jp[c] = wt * v.x, Jp[cm + c] = wt * v.y, Jp[2 * cm + c] = wt * v.z;
                 }
-                if (w->want[i] & 6) {
-                    ikd_vec3 v = (w->want[i] & 4) ? ikd_vec3_reject(ax[a], aim) : ax[a];
-                    Jr[c] = wt * L * v.x, Jr[cm + c] = wt * L * v.y, Jr[2 * cm + c] = wt * L * v.z;
+                if (w->want[i] & 2) {
+                    Jr[c] = wt * L * ax[a].x, Jr[cm + c] = wt * L * ax[a].y, Jr[2 * cm + c] = wt * L * ax[a].z;
+                } else if (w->want[i] & 4) {
+                    Jr[c] = wt * L * ikd_vec3_dot(ax[a], b1), Jr[cm + c] = wt * L * ikd_vec3_dot(ax[a], b2);
                 }
             }
         }
