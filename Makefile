@@ -123,10 +123,10 @@ browser-test: $(BUILD)/ikd $(BUILD)/bench
 	(cd tests/browser && npm ci --no-audit --no-fund --loglevel=error >/dev/null) && \
 	  node tests/browser/editor.mjs $(BUILD)/ikd $(BUILD)/editor.png $(BUILD)/bench
 
-# README's library example, built through pkg-config and run (tests/deploy/readme_example.sh).
+# The library examples (README's chain, docs/library.md's clip), built through pkg-config and run.
 readme-example: $(BUILD)/libikd.a
-	@echo "== README library example"
-	@tests/deploy/readme_example.sh README.md
+	@echo "== library examples (README.md, docs/library.md)"
+	@tests/deploy/readme_example.sh README.md docs/library.md
 
 # The layering and size rules of src/ and include/ (tests/lint/structure.py).
 lint-structure: $(BUILD)/libikd.a

@@ -217,7 +217,7 @@ typedef struct ikd_multi_problem {
                                      solved one from the last (a clip): where the pull's nearest
                                      pose jumps (a fold: a straight knee that must bend, an arm
                                      trading twist), the pose gets there over several frames
-                                     instead of in one. IKD_CLIP_PULL_MAX_DEG is /v1/solve/clip's */
+                                     instead of in one. ikd_motion (ikd/motion.h) sets it per frame */
     unsigned long long deadline_ns; /* as ikd_problem.deadline_ns; 0 = none */
     const atomic_int *cancel;     /* as ikd_problem.cancel; NULL = none */
 } ikd_multi_problem;
