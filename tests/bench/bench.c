@@ -8,6 +8,7 @@
 
 #include "codec/buf.h"
 #include "codec/codec.h"
+#include "codec/emit.h"
 #include "ikd/constraint.h"
 #include "ikd/motion.h"
 #include "service/api.h"
@@ -490,60 +491,87 @@ static void coherence_bench(int clips)
 /* `bench SEED clip-json`: one request body of POST /v1/solve/clip, the
  * humanoid 6-DoF clip of the coherence table (240 frames, seed SEED), for
  * the load test's --clip humanoid. */
-static void print_num(double v, const char *after) { printf("%.17g%s", v, after); }
-
-static void print_vec(const double *v, int n)
+/* A limit's fields as a request's "constraint" object. */
+static void emit_constraint(ikd_emitter *e, const ikd_limit *l)
 {
-    printf("[");
-    for (int i = 0; i < n; i++) print_num(v[i], i + 1 < n ? "," : "]");
+    static const char *const types[] = {"none", "fixed", "hinge", "ball", "euler"};
+    size_t n = 1 + (size_t)l->has_axis + (l->type == IKD_LIMIT_HINGE ? 2 : l->type == IKD_LIMIT_BALL ? 3 :
+                                           l->type == IKD_LIMIT_EULER ? 3 : 0);
+    ikd_emit_map(e, n);
+    IKD_EMIT_KEY(e, "type");
+    ikd_emit_str(e, types[l->type]);
+    if (l->has_axis) IKD_EMIT_KEY(e, "axis"), ikd_emit_nums(e, &l->axis.x, 3);
+    if (l->type == IKD_LIMIT_HINGE) {
+        IKD_EMIT_KEY(e, "min_deg"), ikd_emit_num(e, l->min_deg);
+        IKD_EMIT_KEY(e, "max_deg"), ikd_emit_num(e, l->max_deg);
+    }
+    if (l->type == IKD_LIMIT_BALL) {
+        IKD_EMIT_KEY(e, "max_deg"), ikd_emit_num(e, l->max_deg);
+        IKD_EMIT_KEY(e, "twist_min_deg"), ikd_emit_num(e, l->twist_min_deg);
+        IKD_EMIT_KEY(e, "twist_max_deg"), ikd_emit_num(e, l->twist_max_deg);
+    }
+    if (l->type == IKD_LIMIT_EULER) {
+        IKD_EMIT_KEY(e, "order"), ikd_emit_str(e, ikd_limit_order_name(l->order));
+        IKD_EMIT_KEY(e, "min_deg"), ikd_emit_nums(e, l->euler_min_deg, 3);
+        IKD_EMIT_KEY(e, "max_deg"), ikd_emit_nums(e, l->euler_max_deg, 3);
+    }
+    ikd_emit_end(e);
 }
 
+/* `bench SEED clip-json`: one request body of POST /v1/solve/clip, the
+ * humanoid 6-DoF clip of the coherence table (240 frames, seed SEED), for
+ * the load test's --clip humanoid (written by the service's emitter). */
 static void clip_json(unsigned seed)
 {
     static clip_problem cp;
-    static const char *const types[] = {"none", "fixed", "hinge", "ball", "euler"};
     tu_rng r;
     tu_seed(&r, seed);
     clip_make(&r, CLIP_HUMANOID_FULL, 240, 240, &cp);
     const ikd_skeleton *s = &cp.hp.skeleton;
-    printf("{\"skeleton\":{\"joints\":[");
+    ikd_buf b;
+    ikd_emitter e;
+    ikd_buf_init(&b);
+    ikd_emit_init(&e, IKD_ENC_JSON, &b);
+    ikd_emit_map(&e, 2);
+    IKD_EMIT_KEY(&e, "skeleton");
+    ikd_emit_map(&e, 1);
+    IKD_EMIT_KEY(&e, "joints");
+    ikd_emit_array(&e, s->count);
     for (size_t i = 0; i < s->count; i++) {
         const ikd_skeleton_joint *j = &s->joints[i];
-        const ikd_limit *l = &j->limit;
-        printf("%s{\"name\":\"%s\",", i ? "," : "", humanoid_names[i]);
-        if (i) printf("\"parent\":\"%s\",", humanoid_names[j->parent]);
-        printf("\"position\":");
-        print_vec(&j->position.x, 3);
-        printf(",\"rotation\":");
-        print_vec(&j->rotation.x, 4);
-        printf(",\"constraint\":{\"type\":\"%s\"", types[l->type]);
-        if (l->has_axis) printf(",\"axis\":"), print_vec(&l->axis.x, 3);
-        if (l->type == IKD_LIMIT_HINGE) printf(",\"min_deg\":%.17g,\"max_deg\":%.17g", l->min_deg, l->max_deg);
-        if (l->type == IKD_LIMIT_BALL)
-            printf(",\"max_deg\":%.17g,\"twist_min_deg\":%.17g,\"twist_max_deg\":%.17g", l->max_deg, l->twist_min_deg,
-                   l->twist_max_deg);
-        if (l->type == IKD_LIMIT_EULER) {
-            printf(",\"order\":\"%s\",\"min_deg\":", ikd_limit_order_name(l->order));
-            print_vec(l->euler_min_deg, 3);
-            printf(",\"max_deg\":");
-            print_vec(l->euler_max_deg, 3);
-        }
-        printf("}}");
+        ikd_emit_map(&e, i ? 5 : 4);
+        IKD_EMIT_KEY(&e, "name"), ikd_emit_str(&e, humanoid_names[i]);
+        if (i) IKD_EMIT_KEY(&e, "parent"), ikd_emit_str(&e, humanoid_names[j->parent]);
+        IKD_EMIT_KEY(&e, "position"), ikd_emit_nums(&e, &j->position.x, 3);
+        IKD_EMIT_KEY(&e, "rotation"), ikd_emit_nums(&e, &j->rotation.x, 4);
+        IKD_EMIT_KEY(&e, "constraint"), emit_constraint(&e, &j->limit);
+        ikd_emit_end(&e);
     }
-    printf("]},\"frames\":[");
+    ikd_emit_end(&e);
+    ikd_emit_end(&e);
+    IKD_EMIT_KEY(&e, "frames");
+    ikd_emit_array(&e, cp.frames);
     for (size_t k = 0; k < cp.frames; k++) {
-        printf("%s{\"goals\":[", k ? "," : "");
+        ikd_emit_map(&e, 1);
+        IKD_EMIT_KEY(&e, "goals");
+        ikd_emit_array(&e, cp.goal_count);
         for (size_t g = 0; g < cp.goal_count; g++) {
             const ikd_goal *goal = &cp.goals[k * cp.goal_count + g];
-            printf("%s{\"joint\":\"%s\",\"position\":", g ? "," : "", humanoid_names[goal->joint]);
-            print_vec(&goal->position.x, 3);
-            printf(",\"rotation\":");
-            print_vec(&goal->rotation.x, 4);
-            printf("}");
+            ikd_emit_map(&e, 3);
+            IKD_EMIT_KEY(&e, "joint"), ikd_emit_str(&e, humanoid_names[goal->joint]);
+            IKD_EMIT_KEY(&e, "position"), ikd_emit_nums(&e, &goal->position.x, 3);
+            IKD_EMIT_KEY(&e, "rotation"), ikd_emit_nums(&e, &goal->rotation.x, 4);
+            ikd_emit_end(&e);
         }
-        printf("]}");
+        ikd_emit_end(&e);
+        ikd_emit_end(&e);
     }
-    printf("]}\n");
+    ikd_emit_end(&e);
+    ikd_emit_end(&e);
+    if (b.failed) abort();
+    fwrite(b.data, 1, b.len, stdout);
+    putchar('\n');
+    ikd_buf_destroy(&b);
     clip_free(&cp);
 }
 
