@@ -38,6 +38,10 @@ typedef enum ikd_euler_order {
     IKD_EULER_ZYX
 } ikd_euler_order;
 
+/* "none", "fixed", "hinge", "ball", "euler" (a request's constraint type);
+ * NULL for an unknown value. */
+const char *ikd_limit_type_name(ikd_limit_type t);
+
 /* "xyz", ...; NULL for an unknown value. Parse: 0, or -1 when unknown. */
 const char *ikd_limit_order_name(ikd_euler_order o);
 int ikd_limit_order_from_name(const char *name, ikd_euler_order *out);

@@ -39,7 +39,6 @@ static int parse_limit(ikd_val v, const ikd_path *f, ikd_limit *l, ikd_error *er
     static const ikd_field keys[] = {FIELD("type"),          FIELD("axis"),          FIELD("min_deg"), FIELD("max_deg"),
                                      FIELD("twist_min_deg"), FIELD("twist_max_deg"), FIELD("order")};
     enum { TYPE, AXIS, MIN, MAX, TMIN, TMAX, ORDER };
-    static const char *const types[] = {"none", "fixed", "hinge", "ball", "euler"};
     ikd_val m[7];
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, f, "must be an object");
     int rc = GATHER(v, f, keys, m, err);
@@ -47,7 +46,7 @@ static int parse_limit(ikd_val v, const ikd_path *f, ikd_limit *l, ikd_error *er
     ikd_path ft = ikd_field_key(f, "type");
     int type = -1;
     for (int t = 0; t < 5 && type < 0 && m[TYPE].v && ikd_val_type(m[TYPE]) == IKD_DOC_STRING; t++)
-        if (ikd_field_str_is(m[TYPE], types[t])) type = t;
+        if (ikd_field_str_is(m[TYPE], ikd_limit_type_name((ikd_limit_type)t))) type = t;
     if (type < 0) return ikd_field_bad(err, &ft, "must be \"none\", \"fixed\", \"hinge\", \"ball\" or \"euler\"");
     ikd_limit_init(l, (ikd_limit_type)type);
     ikd_path fa = ikd_field_key(f, "axis"), fmin = ikd_field_key(f, "min_deg"), fmax = ikd_field_key(f, "max_deg");

@@ -329,7 +329,9 @@ static void emit_row(ikd_emitter *e, const char *name, const char *endpoint, con
 
 int ikd_api_solvers(const ikd_api_limits *lim, ikd_encoding enc, ikd_buf *out)
 {
-    static const char *const skel_constraints[] = {"none", "fixed", "hinge", "ball", "euler", NULL};
+    const char *skel_constraints[IKD_LIMIT_EULER + 2]; /* every limit type's name, then NULL */
+    for (int t = 0; t <= IKD_LIMIT_EULER; t++) skel_constraints[t] = ikd_limit_type_name((ikd_limit_type)t);
+    skel_constraints[IKD_LIMIT_EULER + 1] = NULL;
     size_t nopt, nskel, nrows = sizeof solver_rows / sizeof solver_rows[0];
     const ikd_option_info *opts = ikd_options_table(&nopt), *skel_opts = ikd_multi_options_table(&nskel);
     ikd_emitter e;

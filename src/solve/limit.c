@@ -3,9 +3,15 @@
 
 #include <string.h>
 
+static const char *const type_names[] = {"none", "fixed", "hinge", "ball", "euler"};
 static const char *const order_names[] = {"xyz", "xzy", "yxz", "yzx", "zxy", "zyx"};
 /* the axes (0 = x, 1 = y, 2 = z) of each order, first to last */
 static const int order_axes[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+
+const char *ikd_limit_type_name(ikd_limit_type t)
+{
+    return (int)t >= 0 && (int)t < 5 ? type_names[t] : NULL;
+}
 
 const char *ikd_limit_order_name(ikd_euler_order o)
 {

@@ -494,12 +494,11 @@ static void coherence_bench(int clips)
 /* A limit's fields as a request's "constraint" object. */
 static void emit_constraint(ikd_emitter *e, const ikd_limit *l)
 {
-    static const char *const types[] = {"none", "fixed", "hinge", "ball", "euler"};
     size_t n = 1 + (size_t)l->has_axis + (l->type == IKD_LIMIT_HINGE ? 2 : l->type == IKD_LIMIT_BALL ? 3 :
                                            l->type == IKD_LIMIT_EULER ? 3 : 0);
     ikd_emit_map(e, n);
     IKD_EMIT_KEY(e, "type");
-    ikd_emit_str(e, types[l->type]);
+    ikd_emit_str(e, ikd_limit_type_name(l->type));
     if (l->has_axis) IKD_EMIT_KEY(e, "axis"), ikd_emit_nums(e, &l->axis.x, 3);
     if (l->type == IKD_LIMIT_HINGE) {
         IKD_EMIT_KEY(e, "min_deg"), ikd_emit_num(e, l->min_deg);
