@@ -27,6 +27,7 @@
                                       last step is evaluated and kept: fed back, a pose moves less) */
 #define MULTI_SETTLE_ITERATIONS 60 /* iterations the rest pull goes on once the goals are met, at most */
 #define MULTI_LOSSES 2        /* settling steps that lose the goals before the settle ends at the met pose held */
+#define MULTI_FAR_REFINE 8    /* far_refine's iterations at most */
 #define MULTI_STRETCH_AIM 0.95 /* options.stretch: a limb is aimed this far into its reach (0.98: 94% of
                                    far hands met, not 99%: a straighter limb converges slowly), then scaled */
 
@@ -175,6 +176,16 @@ typedef struct multi_ws {
     unsigned char *want;/* [g] bit 1 position, 2 rotation, 4 aim, 8 stretching (aimed into the limb's reach) */
     int *row0;          /* [g] first row of each goal's position rows (its rotation rows follow) */
     int *row_goal;      /* [rows] the goal of each row */
+    /* A goal out of reach of a fixed root (out_of_reach) turns only joints
+     * no other goal's path has, from its limb's upper joint fbase[i] down:
+     * its compact columns from far[i] on (the rest are left out of its
+     * rows), so it never pulls a reachable goal off; -1 when it is within
+     * reach. Its position rows point the limb (fbase[i] to the goal's
+     * joint) at the target; how far the limb stretches is the rest pull's. */
+    int *far;           /* [g] */
+    int *fbase;         /* [g] */
+    double *rdamp;      /* [rows] the damping each row's diagonal gets (primary_step) */
+    int only_far;       /* 1: build_rows leaves the reachable goals' rows empty (far_refine) */
     int *nzr;           /* [rows] scratch: the rows a locked column moves (zero_locked) */
     /* A goal's rows are stored compactly over the columns that move it: a
      * free root's translation, then the joints from the root down to the
@@ -214,17 +225,18 @@ static size_t align8(size_t b) { return (b + 7) & ~(size_t)7; }
 size_t ikd_multi_workspace_size(size_t joints, size_t goals)
 {
     size_t cols = 3 * joints + 3, rows = MULTI_ROWS_PER_GOAL * goals;
-    size_t ints = 4 * joints + 4 * goals + 2 * rows + goals * cols + goals * joints + goals * goals;
+    size_t ints = 4 * joints + 6 * goals + 2 * rows + goals * cols + goals * joints + goals * goals;
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 12 * joints) * sizeof(double) + joints * sizeof(ikd_quat) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
-           (rows * cols + 2 * rows * rows + 4 * rows + 5 * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
+           (rows * cols + 2 * rows * rows + 5 * rows + 5 * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
 }
 
 static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
 {
     char *m = mem;
     w->n = n, w->g = g, w->cmax = w->cols = 3 * n + 3, w->rows = MULTI_ROWS_PER_GOAL * g;
+    w->only_far = 0;
     size_t rows = w->rows;
     w->reach = (double *)m, m += n * sizeof(double);
     w->tpos = (ikd_vec3 *)m, m += g * sizeof(ikd_vec3);
@@ -240,6 +252,7 @@ static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->y = (double *)m, m += rows * sizeof(double);
     w->t = (double *)m, m += rows * sizeof(double);
     w->dinv = (double *)m, m += rows * sizeof(double);
+    w->rdamp = (double *)m, m += rows * sizeof(double);
     w->dq = (double *)m, m += w->cols * sizeof(double);
     w->z = (double *)m, m += w->cols * sizeof(double);
     w->dqp = (double *)m, m += w->cols * sizeof(double);
@@ -258,6 +271,8 @@ static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->idle = (int *)m, m += n * sizeof(int);
     w->need = (int *)m, m += n * sizeof(int);
     w->row0 = (int *)m, m += g * sizeof(int);
+    w->far = (int *)m, m += g * sizeof(int);
+    w->fbase = (int *)m, m += g * sizeof(int);
     w->glen = (int *)m, m += g * sizeof(int);
     w->gdepth = (int *)m, m += g * sizeof(int);
     w->row_goal = (int *)m, m += rows * sizeof(int);
@@ -558,6 +573,34 @@ static int out_of_reach(const multi_ws *w, const ikd_multi_problem *p, size_t i)
     return ikd_vec3_dist(w->tpos[i], p->root) > w->reach[j] + extra + p->tolerance;
 }
 
+/* Marks the goals out of reach (w->far, w->fbase: from its limb's upper
+ * joint when no reachable goal's path has that, else from its first joint
+ * no reachable goal's path has; -1 for a goal within reach). At each
+ * descent's start (options.stretch may have changed what is out of reach). */
+static void mark_far(multi_ws *w, const ikd_multi_problem *p)
+{
+    for (size_t i = 0; i < w->g; i++) w->far[i] = out_of_reach(w, p, i) ? 0 : -1;
+    for (size_t i = 0; i < w->g; i++) {
+        if (w->far[i] < 0) continue;
+        size_t j = p->goals[i].joint;
+        int own = 0;
+        for (size_t b = 0; b < w->g; b++)
+            if (w->far[b] < 0 && w->pre[i * w->g + b] > own) own = w->pre[i * w->g + b];
+        w->far[i] = own;
+        long m, u;
+        int limb = limb_of(w, p, i, &m, &u);
+        w->fbase[i] = (int)j;
+        for (int t = 0, c = 0, first = 1; t < w->gdepth[i]; c += w->dof[w->gpath[i * w->n + (size_t)t]], t++) {
+            int k = w->gpath[i * w->n + (size_t)t];
+            if (c < own) continue;
+            if (first) w->fbase[i] = k, first = 0; /* the first own joint */
+            /* the limb's upper joint, deeper: the goal turns the limb from
+             * there (joints above it would move the point it aims at too) */
+            if (limb && k == u) w->fbase[i] = k, w->far[i] = c;
+        }
+    }
+}
+
 /* Joint k's local rotation after turning it by its step in dq times
  * `scale` (about world axes at the current pose); *angle gets the turn. */
 static ikd_quat turned(const multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose,
@@ -614,17 +657,33 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         size_t j = g->joint, r0 = (size_t)w->row0[i], r1 = r0 + (w->want[i] & 1 ? 3 : 0);
         double wt = g->weight;
         /* a goal out of reach of a fixed root yields to the others ("the other
-         * goals are still met"): it only turns what they leave free */
-        if (out_of_reach(w, p, i)) wt *= 1e-5;
-        ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv, b1 = rv, b2 = rv;
+         * goals are still met"): it turns only joints of its own (mark_far),
+         * and neither its error nor whether it is met counts */
+        int far = w->far[i] >= 0;
+        ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv, b1 = rv, b2 = rv, along = rv;
         gr[i].error = 0, gr[i].rotation_error_deg = 0;
         if (w->want[i] & 1) {
             ikd_vec3 d = ikd_vec3_sub(limb_target(w, p, pose, i), pj);
-            gr[i].error = ikd_vec3_len(d);
-            raw += wt * wt * gr[i].error * gr[i].error;
-            if (gr[i].error > 0.4 * L) d = ikd_vec3_scale(d, 0.4 * L / gr[i].error); /* one step aims this far at most */
+            if (far && !(p->soften < 1 || (w->want[i] & 8))) { /* else softened or stretching: limb_target */
+                /* the limb pointed at the target: the move that turns it
+                 * there about its upper joint, normal to it (its length is
+                 * not this goal's: along the limb the rows are empty) */
+                ikd_vec3 limb = ikd_vec3_sub(pj, pose[w->fbase[i]].position);
+                double ll = ikd_vec3_len(limb);
+                d = ikd_vec3_make(0, 0, 0);
+                if (w->far[i] < w->glen[i] && ll > 1e-9 * L) {
+                    along = ikd_vec3_scale(limb, 1 / ll);
+                    ikd_vec3 to = ikd_vec3_norm_or(ikd_vec3_sub(w->tpos[i], pose[w->fbase[i]].position), along);
+                    ikd_vec3 c = ikd_vec3_cross(along, to);
+                    d = ikd_vec3_scale(unit_or_perp(ikd_vec3_cross(c, along), along), ll * atan2(ikd_vec3_len(c), ikd_vec3_dot(along, to)));
+                }
+            }
+            double dl = ikd_vec3_len(d);
+            gr[i].error = far ? ikd_vec3_dist(w->tpos[i], pj) : dl;
+            if (!far) raw += wt * wt * dl * dl;
+            if (dl > 0.4 * L) d = ikd_vec3_scale(d, 0.4 * L / dl); /* one step aims this far at most */
             w->e[r0] = wt * d.x, w->e[r0 + 1] = wt * d.y, w->e[r0 + 2] = wt * d.z;
-            if (gr[i].error > p->tolerance) all = 0;
+            if (gr[i].error > p->tolerance && !far) all = 0;
         }
         if (w->want[i] & 2) rv = rot_vec(ikd_quat_mul(w->trot[i], ikd_quat_conj(pose[j].rotation)));
         if (w->want[i] & 4) {
@@ -637,11 +696,19 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         }
         if (w->want[i] & 6) {
             gr[i].rotation_error_deg = ikd_vec3_len(rv) * IKD_RAD2DEG;
-            raw += wt * wt * L * L * ikd_vec3_dot(rv, rv);
+            if (!far) raw += wt * wt * L * L * ikd_vec3_dot(rv, rv);
             if (ikd_vec3_len(rv) > 1.0) rv = ikd_vec3_scale(rv, 1.0 / ikd_vec3_len(rv));
             if (w->want[i] & 4) w->e[r1] = wt * L * ikd_vec3_dot(rv, b1), w->e[r1 + 1] = wt * L * ikd_vec3_dot(rv, b2);
             else w->e[r1] = wt * L * rv.x, w->e[r1 + 1] = wt * L * rv.y, w->e[r1 + 2] = wt * L * rv.z;
-            if (ikd_vec3_len(rv) > rot_tol) all = 0;
+            if (ikd_vec3_len(rv) > rot_tol && !far) all = 0;
+        }
+        if (w->only_far && !far) { /* far_refine: this goal asks nothing */
+            size_t nr;
+            goal_rows(w, i, &nr);
+            for (size_t r = r0; r < r0 + nr; r++) w->e[r] = 0;
+            if (jac)
+                for (size_t r = r0; r < r0 + nr; r++) memset(&w->J[r * w->cmax], 0, (size_t)w->glen[i] * sizeof(double));
+            continue;
         }
         if (!jac) continue;
         /* compact columns: a free root's translation, then the path's joints
@@ -661,8 +728,10 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
             int na = joint_axes(w, k, ax);
             ikd_vec3 arm = ikd_vec3_sub(pj, pose[k].position);
             for (int a = 0; a < na; a++, c++) {
+                if ((int)c < w->far[i]) continue; /* a far goal's shared prefix: not its to turn */
                 if ((w->want[i] & 1) && k != j) {
                     ikd_vec3 v = ikd_vec3_cross(ax[a], arm);
+                    if (far) v = ikd_vec3_sub(v, ikd_vec3_scale(along, ikd_vec3_dot(v, along))); /* normal to its limb */
                     Jp[c] = wt * v.x, Jp[cm + c] = wt * v.y, Jp[2 * cm + c] = wt * v.z;
                 }
                 if (w->want[i] & 2) {
@@ -772,12 +841,12 @@ static void form_product(multi_ws *w)
     }
 }
 
-/* A = A0 + lambda^2 I, factored in place (Cholesky, lower; w->dinv the
+/* A = A0 + diag(w->rdamp), factored in place (Cholesky, lower; w->dinv the
  * reciprocals of its diagonal); 0, or -1 when not positive definite. */
-static int factor(multi_ws *w, double lambda)
+static int factor(multi_ws *w)
 {
     size_t m = w->rows, i = 0;
-    double l2 = lambda * lambda;
+    const double *l2 = w->rdamp;
     for (; i + 1 < m; i += 2) { /* rows i and i + 1 at once: each row k read once for both */
         double *Ai = &w->A[i * m], *Aj = Ai + m, s, t;
         for (size_t k = 0; k < i; k++) {
@@ -785,18 +854,18 @@ static int factor(multi_ws *w, double lambda)
             Ai[k] = (w->A0[i * m + k] - s) * w->dinv[k];
             Aj[k] = (w->A0[(i + 1) * m + k] - t) * w->dinv[k];
         }
-        s = w->A0[i * m + i] + l2 - dot(Ai, Ai, i);
+        s = w->A0[i * m + i] + l2[i] - dot(Ai, Ai, i);
         if (!(s > 0)) return -1;
         Ai[i] = sqrt(s), w->dinv[i] = 1 / Ai[i];
         Aj[i] = (w->A0[(i + 1) * m + i] - dot(Aj, Ai, i)) * w->dinv[i];
-        s = w->A0[(i + 1) * m + i + 1] + l2 - dot(Aj, Aj, i + 1);
+        s = w->A0[(i + 1) * m + i + 1] + l2[i + 1] - dot(Aj, Aj, i + 1);
         if (!(s > 0)) return -1;
         Aj[i + 1] = sqrt(s), w->dinv[i + 1] = 1 / Aj[i + 1];
     }
     if (i < m) {
         double *Ai = &w->A[i * m];
         for (size_t k = 0; k < i; k++) Ai[k] = (w->A0[i * m + k] - dot(Ai, &w->A[k * m], k)) * w->dinv[k];
-        double s = w->A0[i * m + i] + l2 - dot(Ai, Ai, i);
+        double s = w->A0[i * m + i] + l2[i] - dot(Ai, Ai, i);
         if (!(s > 0)) return -1;
         Ai[i] = sqrt(s), w->dinv[i] = 1 / Ai[i];
     }
@@ -1000,13 +1069,13 @@ static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *loc
     return worst * scale;
 }
 
-/* The task error's norm; with `reachable`, over the goals not known to be
- * out of reach only (those would keep the damping high and slow the rest). */
-static double task_norm(const multi_ws *w, const ikd_multi_problem *p, int reachable)
+/* The task error's norm over the goals within reach (the rows of a goal
+ * out of reach are damped by their own: primary_step). */
+static double task_norm(const multi_ws *w)
 {
     double s = 0;
     for (size_t i = 0; i < w->g; i++) {
-        if (reachable && out_of_reach(w, p, i)) continue;
+        if (w->far[i] >= 0) continue;
         size_t nr, r0 = goal_rows(w, i, &nr);
         for (size_t r = r0; r < r0 + nr; r++) s += w->e[r] * w->e[r];
     }
@@ -1051,9 +1120,20 @@ static int primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat 
     if (mu > 0 && k < kmin) k = kmin; /* near the goals: settle while meeting them */
     memset(w->locked, 0, w->cols);
     form_product(w);
-    int fresh = 0; /* 1 while w->A is the factor of A0 + c I */
+    /* each row damped by c; a far goal's rows (a block of their own: no
+     * column is both theirs and another goal's) by its own error instead */
+    for (size_t r = 0; r < w->rows; r++) w->rdamp[r] = c;
+    for (size_t i = 0; i < w->g; i++) {
+        if (w->far[i] < 0) continue;
+        size_t nr, r0 = goal_rows(w, i, &nr);
+        double en = 0;
+        for (size_t r = r0; r < r0 + nr; r++) en += w->e[r] * w->e[r];
+        double lf = p->damping * fmin(sqrt(en), p->skeleton->size) + 1e-9 * p->skeleton->size;
+        for (size_t r = r0; r < r0 + nr; r++) w->rdamp[r] = lf * lf + mu * mu;
+    }
+    int fresh = 0; /* 1 while w->A is the factor of A0 + diag(rdamp) */
     for (int round = 0; round < 4; round++) {
-        if (!fresh && factor(w, sqrt(c)) != 0) return -1;
+        if (!fresh && factor(w) != 0) return -1;
         residual(w, k); /* e - J x0 */
         solve_factored(w, w->y, w->y);
         jt(w, w->y, w->dq);
@@ -1142,6 +1222,33 @@ static double extrapolate(multi_ws *w)
     return fabs(r);
 }
 
+/* The limbs of the far goals turned toward their targets on w->best (at
+ * `root`), everything else held: steps over their own columns alone
+ * (build_rows with only_far; no pull) until the largest turn is under
+ * MULTI_SETTLED, at most MULTI_FAR_REFINE or `budget`. For a settle that
+ * ended at a held pose or at its cap: the far limbs' own steps were part
+ * of the cycle it left, so they lag behind their targets there. Their
+ * columns move no other goal: those stay met. Returns the iterations. */
+static int far_refine(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd_pose_joint *pose, ikd_vec3 root,
+                      ikd_goal_result *gr, int budget)
+{
+    const ikd_skeleton *s = p->skeleton;
+    int it = 0;
+    memcpy(local, w->best, s->count * sizeof *local);
+    w->only_far = 1;
+    while (it < budget && it < MULTI_FAR_REFINE) {
+        ikd__skeleton_fk_some(s, root, local, pose, w->need);
+        joint_frames(w, s, local, pose);
+        build_rows(w, p, pose, gr, 1);
+        if (primary_step(w, p, local, pose, 1e-9 * s->size, 0, 0) != 0) break;
+        it++;
+        if (apply(w, p, local, pose, &root, MULTI_MAX_STEP) < MULTI_SETTLED) break;
+    }
+    w->only_far = 0;
+    memcpy(w->best, local, s->count * sizeof *local);
+    return it;
+}
+
 /* One damped least-squares descent from `local` and *root: iterations
  * until the goals are met and the pose settles, the error stalls, or the
  * budget, deadline or cancel flag ends it. The best pose of the descent is
@@ -1153,11 +1260,12 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
     const ikd_skeleton *s = p->skeleton;
     double best = INFINITY, progress = INFINITY, L = s->size;
     ikd_vec3 best_root = *root;
-    int it = 0, stall = 0, nudged = 0, settle = 0, leapt = 0, was_met = 0, lost = 0, last = 0;
+    int it = 0, stall = 0, nudged = 0, settle = 0, leapt = 0, was_met = 0, lost = 0, last = 0, cycled = 0;
     double prev_moved = 0, leap_rate = 0;
     ikd_vec3 held_root = *root;
     /* options.pull_max_deg: the turn the pull's steps may still take */
     double pull_left = pull_bound(p);
+    mark_far(w, p);
     for (;;) {
         ikd__skeleton_fk_some(s, *root, local, pose, w->need); /* the joints the iteration reads */
         if (!last) joint_frames(w, s, local, pose);
@@ -1181,6 +1289,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         if (lost >= MULTI_LOSSES && met) {
             memcpy(w->best, w->held, s->count * sizeof *local);
             best_root = held_root;
+            cycled = 1;
             break;
         }
         if (met || en < best - 1e-12 * L) { /* once met, the pull toward rest goes on */
@@ -1199,7 +1308,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         if (it >= budget) break;
         if (p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed)) { *timed_out = 1; break; }
         if (p->deadline_ns && ikd_clock_ns() > p->deadline_ns) { *timed_out = 1; break; }
-        double lambda = p->damping * fmin(task_norm(w, p, 1), L) + 1e-9 * L;
+        double lambda = p->damping * fmin(task_norm(w), L) + 1e-9 * L;
         /* a pull that holds unmet goals off (their error stalls) lets go */
         double mu = stall >= 3 || !(pull_left > 0) ? 0 : p->rest_pull * MULTI_PULL * L;
         int pulling = mu > 0 && en < MULTI_NEAR * L; /* near the goals: the step is mostly the pull's */
@@ -1225,9 +1334,15 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
             last = 1; /* evaluated at the top; fed back, it is within MULTI_SETTLED of where it converges */
             continue;
         }
-        if (settle >= MULTI_SETTLE_ITERATIONS) break; /* the best (met) pose so far is kept */
+        if (settle >= MULTI_SETTLE_ITERATIONS) { cycled = 1; break; } /* the best (met) pose so far is kept */
     }
     *root = best_root;
+    int far = 0;
+    for (size_t i = 0; i < w->g; i++) far |= w->far[i] >= 0;
+    if (cycled && far && !*timed_out) {
+        it += far_refine(w, p, local, pose, best_root, gr, budget - it);
+        *fresh = 0;
+    }
     return it;
 }
 
