@@ -177,11 +177,12 @@ typedef struct multi_ws {
     int *row0;          /* [g] first row of each goal's position rows (its rotation rows follow) */
     int *row_goal;      /* [rows] the goal of each row */
     /* A goal out of reach of a fixed root (out_of_reach) turns only joints
-     * no other goal's path has, from its limb's upper joint fbase[i] down:
-     * its compact columns from far[i] on (the rest are left out of its
-     * rows), so it never pulls a reachable goal off; -1 when it is within
-     * reach. Its position rows point the limb (fbase[i] to the goal's
-     * joint) at the target; how far the limb stretches is the rest pull's. */
+     * no reachable goal's path has (mark_far), from the joint fbase[i]
+     * down: its compact columns from far[i] on (the rest are left out of
+     * its rows), so it never pulls a reachable goal off; -1 when it is
+     * within reach. Its position rows point the chord from fbase[i] to the
+     * goal's joint at the target; how far that stretches is the rest
+     * pull's. */
     int *far;           /* [g] */
     int *fbase;         /* [g] */
     double *rdamp;      /* [rows] the damping each row's diagonal gets (primary_step) */
@@ -573,10 +574,16 @@ static int out_of_reach(const multi_ws *w, const ikd_multi_problem *p, size_t i)
     return ikd_vec3_dist(w->tpos[i], p->root) > w->reach[j] + extra + p->tolerance;
 }
 
-/* Marks the goals out of reach (w->far, w->fbase: from its limb's upper
- * joint when no reachable goal's path has that, else from its first joint
- * no reachable goal's path has; -1 for a goal within reach). At each
- * descent's start (options.stretch may have changed what is out of reach). */
+/* Marks the goals out of reach (w->far, w->fbase; -1 for a goal within
+ * reach). One that shares joints with a reachable goal (a hand, whose
+ * spine the other goals need) turns its two-bone limb from the upper
+ * joint (the shoulder: the joints between, a clavicle with a small range,
+ * took turns across their ranges when they shared the pointing); one that
+ * shares none (a chain, or every goal out of reach) turns its whole path,
+ * pointed from its first joint, so a chain straight at rest ends straight
+ * toward the target. Without a two-bone limb, from its first own joint. At
+ * each descent's start (options.stretch may have changed what is out of
+ * reach). */
 static void mark_far(multi_ws *w, const ikd_multi_problem *p)
 {
     for (size_t i = 0; i < w->g; i++) w->far[i] = out_of_reach(w, p, i) ? 0 : -1;
@@ -593,10 +600,8 @@ static void mark_far(multi_ws *w, const ikd_multi_problem *p)
         for (int t = 0, c = 0, first = 1; t < w->gdepth[i]; c += w->dof[w->gpath[i * w->n + (size_t)t]], t++) {
             int k = w->gpath[i * w->n + (size_t)t];
             if (c < own) continue;
-            if (first) w->fbase[i] = k, first = 0; /* the first own joint */
-            /* the limb's upper joint, deeper: the goal turns the limb from
-             * there (joints above it would move the point it aims at too) */
-            if (limb && k == u) w->fbase[i] = k, w->far[i] = c;
+            if (first) w->fbase[i] = k, first = 0;                      /* the first own joint */
+            if (limb && own > 0 && k == u) w->fbase[i] = k, w->far[i] = c; /* on a branch: the limb alone */
         }
     }
 }
