@@ -668,20 +668,21 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv, b1 = rv, b2 = rv, along = rv;
         gr[i].error = 0, gr[i].rotation_error_deg = 0;
         if (w->want[i] & 1) {
-            ikd_vec3 d = ikd_vec3_sub(limb_target(w, p, pose, i), pj);
-            if (far && !(p->soften < 1 || (w->want[i] & 8))) { /* else softened or stretching: limb_target */
-                /* the limb pointed at the target: the move that turns it
-                 * there about its upper joint, normal to it (its length is
-                 * not this goal's: along the limb the rows are empty) */
-                ikd_vec3 limb = ikd_vec3_sub(pj, pose[w->fbase[i]].position);
-                double ll = ikd_vec3_len(limb);
-                d = ikd_vec3_make(0, 0, 0);
+            ikd_vec3 d = ikd_vec3_make(0, 0, 0);
+            if (far && !(p->soften < 1 || (w->want[i] & 8))) { /* softened or stretching: limb_target's aim */
+                /* the chord from fbase[i] pointed at the target: the move
+                 * that turns it there, normal to it (its length is not this
+                 * goal's: along the chord the rows are empty) */
+                ikd_vec3 base = pose[w->fbase[i]].position, chord = ikd_vec3_sub(pj, base);
+                double ll = ikd_vec3_len(chord);
                 if (w->far[i] < w->glen[i] && ll > 1e-9 * L) {
-                    along = ikd_vec3_scale(limb, 1 / ll);
-                    ikd_vec3 to = ikd_vec3_norm_or(ikd_vec3_sub(w->tpos[i], pose[w->fbase[i]].position), along);
-                    ikd_vec3 c = ikd_vec3_cross(along, to);
-                    d = ikd_vec3_scale(unit_or_perp(ikd_vec3_cross(c, along), along), ll * atan2(ikd_vec3_len(c), ikd_vec3_dot(along, to)));
+                    along = ikd_vec3_scale(chord, 1 / ll);
+                    ikd_vec3 to = ikd_vec3_norm_or(ikd_vec3_sub(w->tpos[i], base), along), c = ikd_vec3_cross(along, to);
+                    d = ikd_vec3_scale(unit_or_perp(ikd_vec3_cross(c, along), along),
+                                       ll * atan2(ikd_vec3_len(c), ikd_vec3_dot(along, to)));
                 }
+            } else {
+                d = ikd_vec3_sub(limb_target(w, p, pose, i), pj);
             }
             double dl = ikd_vec3_len(d);
             gr[i].error = far ? ikd_vec3_dist(w->tpos[i], pj) : dl;
@@ -736,7 +737,7 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
                 if ((int)c < w->far[i]) continue; /* a far goal's shared prefix: not its to turn */
                 if ((w->want[i] & 1) && k != j) {
                     ikd_vec3 v = ikd_vec3_cross(ax[a], arm);
-                    if (far) v = ikd_vec3_sub(v, ikd_vec3_scale(along, ikd_vec3_dot(v, along))); /* normal to its limb */
+                    if (far) v = ikd_vec3_sub(v, ikd_vec3_scale(along, ikd_vec3_dot(v, along))); /* normal to its chord */
                     Jp[c] = wt * v.x, Jp[cm + c] = wt * v.y, Jp[2 * cm + c] = wt * v.z;
                 }
                 if (w->want[i] & 2) {
