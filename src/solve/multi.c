@@ -647,6 +647,20 @@ static ikd_vec3 limb_target(const multi_ws *w, const ikd_multi_problem *p, const
     return ikd_vec3_mad(pose[u].position, to, a / d);
 }
 
+/* Far goal i's position error (its joint at pj): the chord from fbase[i]
+ * pointed at the target, as the move that turns it there, normal to it
+ * (*along gets the chord's direction: its length is not this goal's, so
+ * along it the rows are empty); 0 when the goal has nothing to turn. */
+static ikd_vec3 far_pointing(const multi_ws *w, const ikd_pose_joint *pose, size_t i, ikd_vec3 pj, double L, ikd_vec3 *along)
+{
+    ikd_vec3 base = pose[w->fbase[i]].position, chord = ikd_vec3_sub(pj, base);
+    double ll = ikd_vec3_len(chord);
+    if (!(w->far[i] < w->glen[i]) || !(ll > 1e-9 * L)) return ikd_vec3_make(0, 0, 0);
+    *along = ikd_vec3_scale(chord, 1 / ll);
+    ikd_vec3 to = ikd_vec3_norm_or(ikd_vec3_sub(w->tpos[i], base), *along), c = ikd_vec3_cross(*along, to);
+    return ikd_vec3_scale(unit_or_perp(ikd_vec3_cross(c, *along), *along), ll * atan2(ikd_vec3_len(c), ikd_vec3_dot(*along, to)));
+}
+
 /* The task error and (with `jac`: joint_frames must be current) Jacobian
  * rows of every goal; returns 1 when every goal is met. Rotation rows are
  * scaled by the skeleton's size (one radian weighs one skeleton size). */
@@ -668,22 +682,9 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv, b1 = rv, b2 = rv, along = rv;
         gr[i].error = 0, gr[i].rotation_error_deg = 0;
         if (w->want[i] & 1) {
-            ikd_vec3 d = ikd_vec3_make(0, 0, 0);
-            if (far && !(p->soften < 1 || (w->want[i] & 8))) { /* softened or stretching: limb_target's aim */
-                /* the chord from fbase[i] pointed at the target: the move
-                 * that turns it there, normal to it (its length is not this
-                 * goal's: along the chord the rows are empty) */
-                ikd_vec3 base = pose[w->fbase[i]].position, chord = ikd_vec3_sub(pj, base);
-                double ll = ikd_vec3_len(chord);
-                if (w->far[i] < w->glen[i] && ll > 1e-9 * L) {
-                    along = ikd_vec3_scale(chord, 1 / ll);
-                    ikd_vec3 to = ikd_vec3_norm_or(ikd_vec3_sub(w->tpos[i], base), along), c = ikd_vec3_cross(along, to);
-                    d = ikd_vec3_scale(unit_or_perp(ikd_vec3_cross(c, along), along),
-                                       ll * atan2(ikd_vec3_len(c), ikd_vec3_dot(along, to)));
-                }
-            } else {
-                d = ikd_vec3_sub(limb_target(w, p, pose, i), pj);
-            }
+            ikd_vec3 d = far && !(p->soften < 1 || (w->want[i] & 8)) /* softened or stretching: limb_target's aim */
+                             ? far_pointing(w, pose, i, pj, L, &along)
+                             : ikd_vec3_sub(limb_target(w, p, pose, i), pj);
             double dl = ikd_vec3_len(d);
             gr[i].error = far ? ikd_vec3_dist(w->tpos[i], pj) : dl;
             if (!far) raw += wt * wt * dl * dl;
