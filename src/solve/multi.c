@@ -1209,7 +1209,9 @@ static void finish_goals(const multi_ws *w, const ikd_multi_problem *p, ikd_goal
  * steps form a geometric series of signed ratio r (the length ratio, its
  * sign the cosine's), and the step is scaled by 1 / (1 - r), the rest of
  * the series in one step (Aitken): stretched at most 6 times when it
- * continues the last one (r in [0.3, 0.95]); shortened to about half when
+ * continues the last one (r in [0.3, 1.5]: a settle that crawls along at
+ * a steady or slowly growing pace, r about 1, leaves a saddle of the pull;
+ * 6 steps ahead at once, as for r >= 5/6); shortened to about half when
  * it undoes it (r in [-2, -0.3]: the pose swings about the point it
  * converges to, as slowly as 0.985 a step where a limit or the pull's
  * compromise with the goals overshoots). Keeps the step in w->dqp for the
@@ -1222,8 +1224,8 @@ static double extrapolate(multi_ws *w)
     memcpy(w->dqp, w->dq, w->cols * sizeof(double));
     if (!(pp > 0) || !(dd > 0)) return 0;
     double rate = sqrt(dd / pp), cosine = dp / sqrt(dd * pp), r = cosine < 0 ? -rate : rate;
-    if (fabs(cosine) < 0.99 || (r > 0 && (r < 0.3 || r > 0.95)) || (r < 0 && (r > -0.3 || r < -2))) return 0;
-    double f = fmin(1 / (1 - r), 6);
+    if (fabs(cosine) < 0.99 || (r > 0 && (r < 0.3 || r > 1.5)) || (r < 0 && (r > -0.3 || r < -2))) return 0;
+    double f = r < 5.0 / 6 ? 1 / (1 - r) : 6;
     for (size_t c = 0; c < w->cols; c++) w->dq[c] *= f;
     memset(w->dqp, 0, w->cols * sizeof(double)); /* a scaled step starts no series */
     return fabs(r);
