@@ -12,6 +12,14 @@
 
 static double deg(double r) { return r * IKD_RAD2DEG; }
 
+/* The largest turn of any of n joints between poses a and b, degrees. */
+static double most_turn_deg(const ikd_quat *a, const ikd_quat *b, size_t n)
+{
+    double m = 0;
+    for (size_t j = 0; j < n; j++) m = fmax(m, deg(ikd_quat_angle_between(a[j], b[j])));
+    return m;
+}
+
 /* Euler angles and back, every order, middle angle inside (-90, 90). */
 START_TEST(euler_round_trip)
 {
@@ -545,9 +553,7 @@ START_TEST(a_fed_back_pose_is_a_fixed_point)
             solve_hp(&hp, a.local, a.res.root, &b);
             ck_assert_int_eq(b.res.status, IKD_MULTI_REACHED);
             check_solution(&hp, &b);
-            double most = 0;
-            for (size_t i = 0; i < hp.skeleton.count; i++)
-                most = fmax(most, ikd_quat_angle_between(a.local[i], b.local[i]) * IKD_RAD2DEG);
+            double most = most_turn_deg(a.local, b.local, hp.skeleton.count);
             n++, still += most <= 0.1, worst = fmax(worst, most);
             worst_root = fmax(worst_root, ikd_vec3_dist(a.res.root, b.res.root) / hp.skeleton.size);
         }
@@ -570,7 +576,7 @@ static double far_limb_off_deg(const humanoid_problem *hp, const solved *o, size
     size_t j = hp->goals[g].joint, u = (size_t)s->joints[s->joints[j].parent].parent;
     ikd_vec3 limb = ikd_vec3_sub(o->pose[j].position, o->pose[u].position);
     ikd_vec3 to = ikd_vec3_sub(hp->goals[g].position, o->pose[u].position);
-    return atan2(ikd_vec3_len(ikd_vec3_cross(limb, to)), ikd_vec3_dot(limb, to)) * IKD_RAD2DEG;
+    return deg(ikd_vec3_angle(limb, to));
 }
 
 /* A hand goal beyond reach of the fixed pelvis (the bench's far problems,
@@ -602,8 +608,7 @@ START_TEST(a_goal_out_of_reach_points_its_limb_at_it)
             if (kinds[q] == HSET_NO_LIMITS) continue;
             solve_hp(&hp, a.local, a.res.root, &b);
             check_solution(&hp, &b);
-            for (size_t i = 0; i < hp.skeleton.count; i++)
-                worst_back = fmax(worst_back, ikd_quat_angle_between(a.local[i], b.local[i]) * IKD_RAD2DEG);
+            worst_back = fmax(worst_back, most_turn_deg(a.local, b.local, hp.skeleton.count));
         }
     }
     if (getenv("IKD_DEBUG")) fprintf(stderr, "far: limb off %g deg, fed back %g deg\n", worst_off, worst_back);
@@ -644,8 +649,7 @@ START_TEST(a_hand_dragged_beyond_reach_follows_smoothly)
                 check_solution(&hp, &o);
                 ck_assert_int_eq(o.gr[0].status, IKD_GOAL_UNREACHABLE);
                 for (size_t g = 1; g < hp.goal_count; g++) ck_assert_int_eq(o.gr[g].status, IKD_GOAL_REACHED);
-                for (size_t i = 0; f && i < hp.skeleton.count; i++)
-                    worst_turn = fmax(worst_turn, ikd_quat_angle_between(prev[i], o.local[i]) * IKD_RAD2DEG);
+                if (f) worst_turn = fmax(worst_turn, most_turn_deg(prev, o.local, hp.skeleton.count));
                 double d = far_limb_off_deg(&hp, &o, 0);
                 worst_off = fmax(worst_off, d), off += d > 1, frames++;
                 memcpy(prev, o.local, sizeof prev);
@@ -687,10 +691,9 @@ START_TEST(an_arm_points_at_a_target_out_of_reach)
             ck_assert_int_eq(a.gr[0].status, IKD_GOAL_UNREACHABLE);
             ikd_vec3 chord = ikd_vec3_sub(a.pose[g->joint].position, a.pose[0].position);
             ikd_vec3 to = ikd_vec3_sub(g->position, a.pose[0].position);
-            worst_off = fmax(worst_off, atan2(ikd_vec3_len(ikd_vec3_cross(chord, to)), ikd_vec3_dot(chord, to)) * IKD_RAD2DEG);
+            worst_off = fmax(worst_off, deg(ikd_vec3_angle(chord, to)));
             solve_hp(&hp, a.local, a.res.root, &b);
-            for (size_t i = 0; i < hp.skeleton.count; i++)
-                worst_back = fmax(worst_back, ikd_quat_angle_between(a.local[i], b.local[i]) * IKD_RAD2DEG);
+            worst_back = fmax(worst_back, most_turn_deg(a.local, b.local, hp.skeleton.count));
         }
     }
     if (getenv("IKD_DEBUG")) fprintf(stderr, "far arm: chord off %g deg, fed back %g deg\n", worst_off, worst_back);
@@ -803,10 +806,7 @@ START_TEST(clips_keep_limits_and_chains_stay_coherent)
         ikd_motion_init(&m, s, NULL, cp.hp.root, motion_mem);
         int warm = 0, cold = 0, flips = 0;
         double most = 0, truth = 0; /* the largest turn of a joint between frames: solved, and the trajectory's */
-        for (int k = 1; k < 480; k++)
-            for (size_t j = 0; j < n; j++)
-                truth = fmax(truth, ikd_quat_angle_between(cp.truth[(size_t)(k - 1) * n + j], cp.truth[(size_t)k * n + j]) *
-                                        IKD_RAD2DEG);
+        for (int k = 1; k < 480; k++) truth = fmax(truth, most_turn_deg(&cp.truth[(size_t)(k - 1) * n], &cp.truth[(size_t)k * n], n));
         for (int k = 0; k < 480; k++)
             for (int from_rest = 0; from_rest < 2; from_rest++) {
                 ikd_multi_problem p;
@@ -845,9 +845,8 @@ START_TEST(clips_keep_limits_and_chains_stay_coherent)
         /* goals that loop give poses that loop (issue 16: frame 240 as frame 0
          * within 1 degree), and the second loop repeats the first */
         double loop = 0, drift = 0, apart = clip_positions_apart(s, cp.hp.root, sol[0], sol[240]);
-        for (size_t j = 0; j < n; j++) loop = fmax(loop, ikd_quat_angle_between(sol[0][j], sol[240][j]) * IKD_RAD2DEG);
-        for (int k = 0; k < 240; k++)
-            for (size_t j = 0; j < n; j++) drift = fmax(drift, ikd_quat_angle_between(sol[k][j], sol[k + 240][j]) * IKD_RAD2DEG);
+        loop = most_turn_deg(sol[0], sol[240], n);
+        for (int k = 0; k < 240; k++) drift = fmax(drift, most_turn_deg(sol[k], sol[k + 240], n));
         if (getenv("IKD_DEBUG"))
             fprintf(stderr,
                     "%s: met %d warm, %d cold; flips %d; most %g deg (trajectory %g); loop %g deg, %g x size; second loop %g deg\n",
