@@ -185,6 +185,7 @@ typedef struct multi_ws {
      * pull's. */
     int *far;           /* [g] */
     int *fbase;         /* [g] */
+    int *fstraight;     /* [g] 1: a two-bone limb whose middle joint is a hinge (far_pointing straightens it) */
     double *rdamp;      /* [rows] the damping each row's diagonal gets (primary_step) */
     int only_far;       /* 1: build_rows leaves the reachable goals' rows empty (far_refine) */
     int *nzr;           /* [rows] scratch: the rows a locked column moves (zero_locked) */
@@ -226,7 +227,7 @@ static size_t align8(size_t b) { return (b + 7) & ~(size_t)7; }
 size_t ikd_multi_workspace_size(size_t joints, size_t goals)
 {
     size_t cols = 3 * joints + 3, rows = MULTI_ROWS_PER_GOAL * goals;
-    size_t ints = 4 * joints + 6 * goals + 2 * rows + goals * cols + goals * joints + goals * goals;
+    size_t ints = 4 * joints + 7 * goals + 2 * rows + goals * cols + goals * joints + goals * goals;
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 12 * joints) * sizeof(double) + joints * sizeof(ikd_quat) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
@@ -274,6 +275,7 @@ static void ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->row0 = (int *)m, m += g * sizeof(int);
     w->far = (int *)m, m += g * sizeof(int);
     w->fbase = (int *)m, m += g * sizeof(int);
+    w->fstraight = (int *)m, m += g * sizeof(int);
     w->glen = (int *)m, m += g * sizeof(int);
     w->gdepth = (int *)m, m += g * sizeof(int);
     w->row_goal = (int *)m, m += rows * sizeof(int);
@@ -596,12 +598,15 @@ static void mark_far(multi_ws *w, const ikd_multi_problem *p)
         w->far[i] = own;
         long m, u;
         int limb = limb_of(w, p, i, &m, &u);
-        w->fbase[i] = (int)j;
+        w->fbase[i] = (int)j, w->fstraight[i] = 0;
         for (int t = 0, c = 0, first = 1; t < w->gdepth[i]; c += w->dof[w->gpath[i * w->n + (size_t)t]], t++) {
             int k = w->gpath[i * w->n + (size_t)t];
             if (c < own) continue;
             if (first) w->fbase[i] = k, first = 0;                      /* the first own joint */
-            if (limb && own > 0 && k == u) w->fbase[i] = k, w->far[i] = c; /* on a branch: the limb alone */
+            if (limb && own > 0 && k == u) { /* on a branch: the limb alone */
+                w->fbase[i] = k, w->far[i] = c;
+                w->fstraight[i] = p->skeleton->joints[m].limit.type == IKD_LIMIT_HINGE;
+            }
         }
     }
 }
@@ -651,14 +656,19 @@ static ikd_vec3 limb_target(const multi_ws *w, const ikd_multi_problem *p, const
  * pointed at the target, as the move that turns it there, normal to it
  * (*along gets the chord's direction: its length is not this goal's, so
  * along it the rows are empty); 0 when the goal has nothing to turn. */
-static ikd_vec3 far_pointing(const multi_ws *w, const ikd_pose_joint *pose, size_t i, ikd_vec3 pj, double L, ikd_vec3 *along)
+static ikd_vec3 far_pointing(const multi_ws *w, const ikd_pose_joint *pose, size_t i, size_t j, double L, ikd_vec3 *along)
 {
+    ikd_vec3 pj = pose[j].position;
     ikd_vec3 base = pose[w->fbase[i]].position, chord = ikd_vec3_sub(pj, base);
     double ll = ikd_vec3_len(chord);
     if (!(w->far[i] < w->glen[i]) || !(ll > 1e-9 * L)) return ikd_vec3_make(0, 0, 0);
     *along = ikd_vec3_scale(chord, 1 / ll);
     ikd_vec3 to = ikd_vec3_norm_or(ikd_vec3_sub(w->tpos[i], base), *along), c = ikd_vec3_cross(*along, to);
-    return ikd_vec3_scale(unit_or_perp(ikd_vec3_cross(c, *along), *along), ll * atan2(ikd_vec3_len(c), ikd_vec3_dot(*along, to)));
+    ikd_vec3 turn = ikd_vec3_scale(unit_or_perp(ikd_vec3_cross(c, *along), *along), ll * atan2(ikd_vec3_len(c), ikd_vec3_dot(*along, to)));
+    if (!w->fstraight[i]) return turn;
+    /* a hinged limb is also straightened (its bones' length, less the
+     * chord's): the closest pose; its hinge stops at its bound */
+    return ikd_vec3_mad(turn, *along, fmax(w->reach[j] - w->reach[w->fbase[i]] - ll, 0));
 }
 
 /* The task error and (with `jac`: joint_frames must be current) Jacobian
@@ -683,7 +693,7 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         gr[i].error = 0, gr[i].rotation_error_deg = 0;
         if (w->want[i] & 1) {
             ikd_vec3 d = far && !(p->soften < 1 || (w->want[i] & 8)) /* softened or stretching: limb_target's aim */
-                             ? far_pointing(w, pose, i, pj, L, &along)
+                             ? far_pointing(w, pose, i, j, L, &along)
                              : ikd_vec3_sub(limb_target(w, p, pose, i), pj);
             double dl = ikd_vec3_len(d);
             gr[i].error = far ? ikd_vec3_dist(w->tpos[i], pj) : dl;
@@ -738,7 +748,10 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
                 if ((int)c < w->far[i]) continue; /* a far goal's shared prefix: not its to turn */
                 if ((w->want[i] & 1) && k != j) {
                     ikd_vec3 v = ikd_vec3_cross(ax[a], arm);
-                    if (far) v = ikd_vec3_sub(v, ikd_vec3_scale(along, ikd_vec3_dot(v, along))); /* normal to its chord */
+                    if (far && !w->fstraight[i]) /* normal to its chord */
+                        v = ikd_vec3_sub(v, ikd_vec3_scale(along, ikd_vec3_dot(v, along)));
+                    else if (far && (long)k == s->joints[j].parent) /* the hinge straightens, the upper joint points */
+                        v = ikd_vec3_scale(along, ikd_vec3_dot(v, along));
                     Jp[c] = wt * v.x, Jp[cm + c] = wt * v.y, Jp[2 * cm + c] = wt * v.z;
                 }
                 if (w->want[i] & 2) {
