@@ -181,8 +181,9 @@ typedef struct multi_ws {
      * down: its compact columns from far[i] on (the rest are left out of
      * its rows), so it never pulls a reachable goal off; -1 when it is
      * within reach. Its position rows point the chord from fbase[i] to the
-     * goal's joint at the target; how far that stretches is the rest
-     * pull's. */
+     * goal's joint at the target (far_pointing); a hinged limb is also
+     * straightened, any other chord stretches as far as the rest pull
+     * leaves it. */
     int *far;           /* [g] */
     int *fbase;         /* [g] */
     int *fstraight;     /* [g] 1: a two-bone limb whose middle joint is a hinge (far_pointing straightens it) */
@@ -576,16 +577,17 @@ static int out_of_reach(const multi_ws *w, const ikd_multi_problem *p, size_t i)
     return ikd_vec3_dist(w->tpos[i], p->root) > w->reach[j] + extra + p->tolerance;
 }
 
-/* Marks the goals out of reach (w->far, w->fbase; -1 for a goal within
- * reach). One that shares joints with a reachable goal (a hand, whose
- * spine the other goals need) turns its two-bone limb from the upper
- * joint (the shoulder: the joints between, a clavicle with a small range,
- * took turns across their ranges when they shared the pointing); one that
+/* Marks the goals out of reach (w->far, w->fbase, w->fstraight; far -1
+ * for a goal within reach). One that shares joints with a reachable goal
+ * (a hand, whose spine the other goals need) turns its two-bone limb from
+ * the upper joint (the shoulder: the joints between, a clavicle with a
+ * small range, took turns across their ranges when they shared the
+ * pointing), straightened when its middle joint is a hinge; one that
  * shares none (a chain, or every goal out of reach) turns its whole path,
- * pointed from its first joint, so a chain straight at rest ends straight
- * toward the target. Without a two-bone limb, from its first own joint. At
- * each descent's start (options.stretch may have changed what is out of
- * reach). */
+ * pointed from its first joint (a chain that also straightened converged
+ * slowly and, with limits, off target). Without a two-bone limb, from its
+ * first own joint. At each descent's start (options.stretch may have
+ * changed what is out of reach). */
 static void mark_far(multi_ws *w, const ikd_multi_problem *p)
 {
     for (size_t i = 0; i < w->g; i++) w->far[i] = out_of_reach(w, p, i) ? 0 : -1;
