@@ -28,6 +28,9 @@
 #define MULTI_SETTLE_ITERATIONS 60 /* iterations the rest pull goes on once the goals are met, at most */
 #define MULTI_LOSSES 2        /* settling steps that lose the goals before the settle ends at the met pose held */
 #define MULTI_FAR_REFINE 8    /* far_refine's iterations at most */
+#define MULTI_FAR_ROTATION 0.03 /* a far goal's rotation rows against its pointing: the arm points
+                                   first (weighed 1: up to 20 degrees off its target where the
+                                   wrist's limits conflict; 0.03: 0.3) */
 #define MULTI_STRETCH_AIM 0.95 /* options.stretch: a limb is aimed this far into its reach (0.98: 94% of
                                    far hands met, not 99%: a straighter limb converges slowly), then scaled */
 
@@ -186,7 +189,8 @@ typedef struct multi_ws {
      * leaves it. */
     int *far;           /* [g] */
     int *fbase;         /* [g] */
-    int *fstraight;     /* [g] 1: a two-bone limb whose middle joint is a hinge (far_pointing straightens it) */
+    int *fstraight;     /* [g] 1: a two-bone limb whose middle joint is a hinge, no rotation asked
+                           (far_pointing straightens it; against a rotation the elbow cycled) */
     double *rdamp;      /* [rows] the damping each row's diagonal gets (primary_step) */
     int only_far;       /* 1: build_rows leaves the reachable goals' rows empty (far_refine) */
     int *nzr;           /* [rows] scratch: the rows a locked column moves (zero_locked) */
@@ -607,7 +611,7 @@ static void mark_far(multi_ws *w, const ikd_multi_problem *p)
             if (first) w->fbase[i] = k, first = 0;                      /* the first own joint */
             if (limb && own > 0 && k == u) { /* on a branch: the limb alone */
                 w->fbase[i] = k, w->far[i] = c;
-                w->fstraight[i] = p->skeleton->joints[m].limit.type == IKD_LIMIT_HINGE;
+                w->fstraight[i] = p->skeleton->joints[m].limit.type == IKD_LIMIT_HINGE && !(w->want[i] & 2);
             }
         }
     }
@@ -691,6 +695,7 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
          * goals are still met"): it turns only joints of its own (mark_far),
          * and neither its error nor whether it is met counts */
         int far = w->far[i] >= 0;
+        double Lr = far ? MULTI_FAR_ROTATION * L : L; /* what one radian of its rotation rows weighs */
         ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv, b1 = rv, b2 = rv, along = rv;
         gr[i].error = 0, gr[i].rotation_error_deg = 0;
         if (w->want[i] & 1) {
@@ -717,8 +722,8 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
             gr[i].rotation_error_deg = ikd_vec3_len(rv) * IKD_RAD2DEG;
             if (!far) raw += wt * wt * L * L * ikd_vec3_dot(rv, rv);
             if (ikd_vec3_len(rv) > 1.0) rv = ikd_vec3_scale(rv, 1.0 / ikd_vec3_len(rv));
-            if (w->want[i] & 4) w->e[r1] = wt * L * ikd_vec3_dot(rv, b1), w->e[r1 + 1] = wt * L * ikd_vec3_dot(rv, b2);
-            else w->e[r1] = wt * L * rv.x, w->e[r1 + 1] = wt * L * rv.y, w->e[r1 + 2] = wt * L * rv.z;
+            if (w->want[i] & 4) w->e[r1] = wt * Lr * ikd_vec3_dot(rv, b1), w->e[r1 + 1] = wt * Lr * ikd_vec3_dot(rv, b2);
+            else w->e[r1] = wt * Lr * rv.x, w->e[r1 + 1] = wt * Lr * rv.y, w->e[r1 + 2] = wt * Lr * rv.z;
             if (ikd_vec3_len(rv) > rot_tol && !far) all = 0;
         }
         if (w->only_far && !far) { /* far_refine: this goal asks nothing */
@@ -757,9 +762,9 @@ static int build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
                     Jp[c] = wt * v.x, Jp[cm + c] = wt * v.y, Jp[2 * cm + c] = wt * v.z;
                 }
                 if (w->want[i] & 2) {
-                    Jr[c] = wt * L * ax[a].x, Jr[cm + c] = wt * L * ax[a].y, Jr[2 * cm + c] = wt * L * ax[a].z;
+                    Jr[c] = wt * Lr * ax[a].x, Jr[cm + c] = wt * Lr * ax[a].y, Jr[2 * cm + c] = wt * Lr * ax[a].z;
                 } else if (w->want[i] & 4) {
-                    Jr[c] = wt * L * ikd_vec3_dot(ax[a], b1), Jr[cm + c] = wt * L * ikd_vec3_dot(ax[a], b2);
+                    Jr[c] = wt * Lr * ikd_vec3_dot(ax[a], b1), Jr[cm + c] = wt * Lr * ikd_vec3_dot(ax[a], b2);
                 }
             }
         }
