@@ -27,6 +27,7 @@
                                       last step is evaluated and kept: fed back, a pose moves less) */
 #define MULTI_SETTLE_ITERATIONS 60 /* iterations the rest pull goes on once the goals are met, at most */
 #define MULTI_LOSSES 2        /* settling steps that lose the goals before the settle ends at the met pose held */
+#define MULTI_POLE_BEND 0.05  /* a pole's pull is whole from this bend on (secondary) */
 #define MULTI_FAR_REFINE 8    /* far_refine's iterations at most */
 #define MULTI_FAR_ROTATION 0.03 /* a far goal's rotation rows against its pointing: the arm points
                                    first (weighed 1: up to 20 degrees off its target where the
@@ -189,8 +190,9 @@ typedef struct multi_ws {
      * leaves it. */
     int *far;           /* [g] */
     int *fbase;         /* [g] */
-    int *fstraight;     /* [g] 1: a two-bone limb whose middle joint is a hinge, no rotation asked
-                           (far_pointing straightens it; against a rotation the elbow cycled) */
+    int *fstraight;     /* [g] 1: a two-bone limb whose middle joint is a hinge, no rotation or
+                           aim asked (far_pointing straightens it; against a rotation or an aim
+                           the elbow cycled; a pole's pull fades as the limb straightens) */
     double *rdamp;      /* [rows] the damping each row's diagonal gets (primary_step) */
     int only_far;       /* 1: build_rows leaves the reachable goals' rows empty (far_refine) */
     int *nzr;           /* [rows] scratch: the rows a locked column moves (zero_locked) */
@@ -611,7 +613,7 @@ static void mark_far(multi_ws *w, const ikd_multi_problem *p)
             if (first) w->fbase[i] = k, first = 0;                      /* the first own joint */
             if (limb && own > 0 && k == u) { /* on a branch: the limb alone */
                 w->fbase[i] = k, w->far[i] = c;
-                w->fstraight[i] = p->skeleton->joints[m].limit.type == IKD_LIMIT_HINGE && !(w->want[i] & 2);
+                w->fstraight[i] = p->skeleton->joints[m].limit.type == IKD_LIMIT_HINGE && !(w->want[i] & 6);
             }
         }
     }
@@ -1037,7 +1039,11 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
         ikd_vec3 have = ikd_vec3_reject(ikd_vec3_sub(pose[mid].position, pose[up].position), axis);
         ikd_vec3 want = ikd_vec3_reject(ikd_vec3_sub(g->pole, pose[up].position), axis);
         if (ikd_vec3_len(have) < 1e-9 * s->size || ikd_vec3_len(want) < 1e-9 * s->size) continue;
-        ikd_vec3 turn = ikd_vec3_scale(axis, ikd_vec3_signed_angle(have, want, axis) * 0.5);
+        /* a straight limb has no bend to turn: the pull fades in over the
+         * first MULTI_POLE_BEND of it (the middle joint's distance from the
+         * limb's line, over the upper bone) */
+        double bend = ikd_vec3_len(have) / ikd_vec3_len(s->joints[mid].offset);
+        ikd_vec3 turn = ikd_vec3_scale(axis, ikd_vec3_signed_angle(have, want, axis) * 0.5 * fmin(1, bend / MULTI_POLE_BEND));
         w->zw[up] = ikd_vec3_add(w->zw[up], turn);
     }
     for (size_t k = 0; k < s->count; k++) {
