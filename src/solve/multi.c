@@ -871,23 +871,31 @@ static void form_product(multi_ws *w)
 }
 
 /* A = A0 + diag(w->rdamp), factored in place (Cholesky, lower; w->dinv the
- * reciprocals of its diagonal); 0, or -1 when not positive definite. */
+ * reciprocals of its diagonal); 0, or -1 when not positive definite. Rows
+ * i and i + 1 against rows k and k + 1 at once (dot22 over the first k
+ * entries, entry k of the second pair added after): each of the four rows
+ * is read once for four entries. */
 static int factor(multi_ws *w)
 {
     size_t m = w->rows, i = 0;
     const double *l2 = w->rdamp;
-    for (; i + 1 < m; i += 2) { /* rows i and i + 1 at once: each row k read once for both */
-        double *Ai = &w->A[i * m], *Aj = Ai + m, s, t;
-        for (size_t k = 0; k < i; k++) {
-            dot2(Ai, Aj, &w->A[k * m], k, &s, &t);
-            Ai[k] = (w->A0[i * m + k] - s) * w->dinv[k];
-            Aj[k] = (w->A0[(i + 1) * m + k] - t) * w->dinv[k];
+    for (; i + 1 < m; i += 2) {
+        double *Ai = &w->A[i * m], *Aj = Ai + m, s;
+        const double *Bi = &w->A0[i * m], *Bj = Bi + m;
+        for (size_t k = 0; k < i; k += 2) { /* i is even: k + 1 < i */
+            const double *Ak = &w->A[k * m], *Al = Ak + m;
+            double q[4];
+            dot22(Ai, Aj, Ak, Al, k, q);
+            Ai[k] = (Bi[k] - q[0]) * w->dinv[k];
+            Aj[k] = (Bj[k] - q[1]) * w->dinv[k];
+            Ai[k + 1] = (Bi[k + 1] - (q[2] + Ai[k] * Al[k])) * w->dinv[k + 1];
+            Aj[k + 1] = (Bj[k + 1] - (q[3] + Aj[k] * Al[k])) * w->dinv[k + 1];
         }
-        s = w->A0[i * m + i] + l2[i] - dot(Ai, Ai, i);
+        s = Bi[i] + l2[i] - dot(Ai, Ai, i);
         if (!(s > 0)) return -1;
         Ai[i] = sqrt(s), w->dinv[i] = 1 / Ai[i];
-        Aj[i] = (w->A0[(i + 1) * m + i] - dot(Aj, Ai, i)) * w->dinv[i];
-        s = w->A0[(i + 1) * m + i + 1] + l2[i + 1] - dot(Aj, Aj, i + 1);
+        Aj[i] = (Bj[i] - dot(Aj, Ai, i)) * w->dinv[i];
+        s = Bj[i + 1] + l2[i + 1] - dot(Aj, Aj, i + 1);
         if (!(s > 0)) return -1;
         Aj[i + 1] = sqrt(s), w->dinv[i + 1] = 1 / Aj[i + 1];
     }
