@@ -567,6 +567,51 @@ START_TEST(a_fed_back_pose_is_a_fixed_point)
 }
 END_TEST
 
+/* DESIGN.md: "the same goals give the same pose from any nearby start
+ * pose". Each limited set's problems (positions, 6-DoF+aim, free root; 60
+ * each) solved, then solved again from that solution with every joint
+ * turned 1 degree about a random axis and kept within its limit: the pose
+ * comes back within 1 degree in at least 176 of the 180 (measured 177:
+ * the other three are settles that lost their goals twice and ended at
+ * the met pose they held, 1.4-28 degrees from where a start nearby
+ * converges; docs/performance.md). The ground set is left out: its
+ * goals' rotation takes its heading from the start pose. Every second
+ * solve keeps every limit and meets every goal. */
+START_TEST(a_nearby_start_gives_the_same_pose)
+{
+    static humanoid_problem hp;
+    static solved a, b;
+    static ikd_quat start[HUMANOID_JOINTS];
+    static const hset_kind kinds[] = {HSET_POSITIONS, HSET_FULL, HSET_FREE_ROOT};
+    int n = 0, same = 0;
+    double worst = 0;
+    for (size_t t = 0; t < sizeof kinds / sizeof kinds[0]; t++) {
+        tu_rng r;
+        tu_seed(&r, 1100 + (uint64_t)kinds[t]);
+        for (int k = 0; k < 60; k++) {
+            humanoid_make(&r, kinds[t], 0, &hp);
+            solve_hp(&hp, hp.has_start ? hp.start : NULL, hp.root, &a);
+            ck_assert_int_eq(a.res.status, IKD_MULTI_REACHED);
+            const ikd_skeleton *s = &hp.skeleton;
+            for (size_t j = 0; j < s->count; j++) {
+                const ikd_skeleton_joint *jt = &s->joints[j];
+                ikd_quat turn = ikd_quat_axis_angle(tu_unit_vec(&r), 1.0 * IKD_DEG2RAD);
+                ikd_quat d = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(jt->rest_local), ikd_quat_mul(a.local[j], turn)));
+                start[j] = ikd_quat_norm(ikd_quat_mul(jt->rest_local, ikd_limit_project(&jt->limit, d)));
+            }
+            solve_hp(&hp, start, a.res.root, &b);
+            ck_assert_int_eq(b.res.status, IKD_MULTI_REACHED);
+            check_solution(&hp, &b);
+            double most = most_turn_deg(a.local, b.local, s->count);
+            n++, same += most <= 1, worst = fmax(worst, most);
+        }
+    }
+    if (getenv("IKD_DEBUG")) fprintf(stderr, "nearby start: %d of %d within 1 deg, worst %g deg\n", same, n, worst);
+    ck_assert_int_eq(n, 180);
+    ck_assert_int_ge(same, 176);
+}
+END_TEST
+
 /* The angle, degrees, between far goal g's limb (its upper joint to the
  * goal's joint: a hand's shoulder to the hand) and the way from that joint
  * to the goal's target. */
@@ -1391,6 +1436,7 @@ int main(void)
     tcase_add_test(tc, humanoid_sets_keep_limits_and_meet_goals);
     tcase_add_test(tc, arms_meet_six_dof_goals);
     tcase_add_test(tc, a_fed_back_pose_is_a_fixed_point);
+    tcase_add_test(tc, a_nearby_start_gives_the_same_pose);
     tcase_add_test(tc, a_goal_out_of_reach_points_its_limb_at_it);
     tcase_add_test(tc, a_goal_out_of_reach_points_before_it_turns);
     tcase_add_test(tc, a_pole_turns_the_knee_and_a_straight_limb_holds);
