@@ -1110,16 +1110,28 @@ static double apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *loc
     return worst * scale;
 }
 
+/* s plus the squares of goal i's task error rows. */
+static double add_goal_sq(const multi_ws *w, size_t i, double s)
+{
+    size_t nr, r0 = goal_rows(w, i, &nr);
+    for (size_t r = r0; r < r0 + nr; r++) s += w->e[r] * w->e[r];
+    return s;
+}
+
+/* The damping for a task error of norm `en`: options.damping times it (at
+ * most the skeleton's size), and never quite 0. */
+static double damping_for(const ikd_multi_problem *p, double en)
+{
+    return p->damping * fmin(en, p->skeleton->size) + 1e-9 * p->skeleton->size;
+}
+
 /* The task error's norm over the goals within reach (the rows of a goal
  * out of reach are damped by their own: primary_step). */
 static double task_norm(const multi_ws *w)
 {
     double s = 0;
-    for (size_t i = 0; i < w->g; i++) {
-        if (w->far[i] >= 0) continue;
-        size_t nr, r0 = goal_rows(w, i, &nr);
-        for (size_t r = r0; r < r0 + nr; r++) s += w->e[r] * w->e[r];
-    }
+    for (size_t i = 0; i < w->g; i++)
+        if (w->far[i] < 0) s = add_goal_sq(w, i, s);
     return sqrt(s);
 }
 
@@ -1167,9 +1179,7 @@ static int primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat 
     for (size_t i = 0; i < w->g; i++) {
         if (w->far[i] < 0) continue;
         size_t nr, r0 = goal_rows(w, i, &nr);
-        double en = 0;
-        for (size_t r = r0; r < r0 + nr; r++) en += w->e[r] * w->e[r];
-        double lf = p->damping * fmin(sqrt(en), p->skeleton->size) + 1e-9 * p->skeleton->size;
+        double lf = damping_for(p, sqrt(add_goal_sq(w, i, 0)));
         for (size_t r = r0; r < r0 + nr; r++) w->rdamp[r] = lf * lf + mu * mu;
     }
     int fresh = 0; /* 1 while w->A is the factor of A0 + diag(rdamp) */
@@ -1351,7 +1361,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         if (it >= budget) break;
         if (p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed)) { *timed_out = 1; break; }
         if (p->deadline_ns && ikd_clock_ns() > p->deadline_ns) { *timed_out = 1; break; }
-        double lambda = p->damping * fmin(task_norm(w), L) + 1e-9 * L;
+        double lambda = damping_for(p, task_norm(w));
         /* a pull that holds unmet goals off (their error stalls) lets go */
         double mu = stall >= 3 || !(pull_left > 0) ? 0 : p->rest_pull * MULTI_PULL * L;
         int pulling = mu > 0 && en < MULTI_NEAR * L; /* near the goals: the step is mostly the pull's */
