@@ -1,0 +1,150 @@
+/* multi.h - the skeleton solver's workspace, tuning constants and steps, shared by its files (src/solve/multi*.c). */
+#ifndef IKD__MULTI_H
+#define IKD__MULTI_H
+
+#include <stddef.h>
+
+#include "ikd/skeleton.h"
+
+#define MULTI_ROWS_PER_GOAL 6 /* at most: position 3 + rotation 3 (an aim: 2) */
+#define MULTI_MAX_STEP 0.5    /* radians a joint turns at most in one iteration ... */
+#define MULTI_FAR_STEP 1.0    /* ... and while the goals are far (error over MULTI_FAR x the skeleton's size) */
+#define MULTI_FAR 0.2
+#define MULTI_PULL 0.003
+#define MULTI_NEAR 0.1        /* goals this near (x the skeleton's size) ... */
+#define MULTI_NEAR_PULL 0.9   /* ... let the pull take at least this share of its step (see primary_step) */
+#define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet */
+#define MULTI_RESTART_ITERATIONS 40 /* iterations of each restart at most */
+#define MULTI_PROGRESS 0.01  /* an unmet descent progresses while its error falls by this share ... */
+#define MULTI_STALL 8         /* ... in fewer iterations than these (a local minimum crawls: restart) */
+#define MULTI_SETTLED 2e-4        /* radians a settling pose may still be from where it converges (the
+                                      last step is evaluated and kept: fed back, a pose moves less) */
+#define MULTI_SETTLE_ITERATIONS 60 /* iterations the rest pull goes on once the goals are met, at most */
+#define MULTI_LOSSES 2        /* settling steps that lose the goals before the settle ends at the met pose held */
+#define MULTI_POLE_BEND 0.05  /* a pole's pull is whole from this bend on (secondary) */
+#define MULTI_FAR_REFINE 8    /* far_refine's iterations at most */
+#define MULTI_FAR_ROTATION 0.03 /* a far goal's rotation rows against its pointing: the arm points
+                                   first (weighed 1: up to 20 degrees off its target where the
+                                   wrist's limits conflict; 0.03: 0.3) */
+#define MULTI_STRETCH_AIM 0.95 /* options.stretch: a limb is aimed this far into its reach (0.98: 94% of
+                                   far hands met, not 99%: a straighter limb converges slowly), then scaled */
+
+typedef struct multi_ws {
+    size_t n, g, cols, rows, cmax;
+    double raw;         /* the weighted task error as build_rows found it, before the per-step clamps */
+    int *col;           /* [n] first column of each joint, -1 when fixed */
+    int *dof;           /* [n] 0, 1 or 3 */
+    int *idle;          /* [n] 1: on no goal's path (no goal moves with it): left at rest, or where it starts
+                           without a rest pull, and out of the iterations */
+    int *need;          /* [n] 1: a goal's joint or an ancestor of one (the joints whose pose the iterations read) */
+    double *reach;      /* [n] path length from the root */
+    ikd_vec3 *tpos;     /* [g] position targets (ground goals resolved) */
+    ikd_quat *trot;     /* [g] rotation targets */
+    ikd_vec3 *aim_local;/* [g] aim axes in the joint's rest frame */
+    unsigned char *want;/* [g] bit 1 position, 2 rotation, 4 aim, 8 stretching (aimed into the limb's reach) */
+    int *row0;          /* [g] first row of each goal's position rows (its rotation rows follow) */
+    int *row_goal;      /* [rows] the goal of each row */
+    /* A goal out of reach of a fixed root (out_of_reach) turns only joints
+     * no reachable goal's path has (mark_far), from the joint fbase[i]
+     * down: its compact columns from far[i] on (the rest are left out of
+     * its rows), so it never pulls a reachable goal off; -1 when it is
+     * within reach. Its position rows point the chord from fbase[i] to the
+     * goal's joint at the target (far_pointing); a hinged limb is also
+     * straightened, any other chord stretches as far as the rest pull
+     * leaves it. */
+    int *far;           /* [g] */
+    int *fbase;         /* [g] */
+    int *fstraight;     /* [g] 1: a two-bone limb whose middle joint is a hinge, no rotation or
+                           aim asked (far_pointing straightens it; against a rotation or an aim
+                           the elbow cycled; a pole's pull fades as the limb straightens) */
+    double *rdamp;      /* [rows] the damping each row's diagonal gets (primary_step) */
+    int only_far;       /* 1: build_rows leaves the reachable goals' rows empty (far_refine) */
+    int *nzr;           /* [rows] scratch: the rows a locked column moves (zero_locked) */
+    /* A goal's rows are stored compactly over the columns that move it: a
+     * free root's translation, then the joints from the root down to the
+     * goal's joint. Two goals share their paths' common prefix (the joints
+     * above their lowest common ancestor), so a product of two rows is a
+     * dot product over that prefix: J J^T costs the shared columns only. */
+    int *glen;          /* [g] compact columns of each goal */
+    int *gcol;          /* [g x cmax] the global column of each compact one */
+    int *gdepth;        /* [g] joints on the path */
+    int *gpath;         /* [g x n] the path's joints, root first */
+    int *pre;           /* [g x g] compact columns two goals share */
+    unsigned char *locked; /* [cols] columns taken out this iteration (a step that would leave a limit) */
+    double *fix;        /* [cols] a locked column's step: to the bound it would leave (0: it stays) */
+    double *zc;         /* [cols] scratch: one goal's compact entries of a column vector (residual, jt) */
+    double *J;          /* [rows x cmax], compact rows */
+    double *A0, *A;     /* [rows x rows]: J J^T (lower), its Cholesky factor */
+    double *e, *y, *t;  /* [rows] */
+    double *dinv;       /* [rows] the reciprocals of the factor's diagonal */
+    double *dq, *z;     /* [cols] */
+    double *dqp;        /* [cols] the last step while settling (extrapolation) */
+    /* Each joint's columns are its constraint's own axes at the current
+     * pose (see joint_frames), so a limit binds single columns: */
+    ikd_vec3 *axw;      /* [3n] the world axes of each joint's columns */
+    double *cval, *clo, *chi; /* [cols] each column's angle now and its range, radians (+-inf: unbounded) */
+    ikd_vec3 *zw;       /* [n] the secondary task per joint, a world rotation vector */
+    double *zinv;       /* [9n] per euler joint: world vector -> its columns' rates */
+    ikd_quat *eq;       /* [n] per euler or hinge joint: the local rotation its angles in ea are of (NaN: none) */
+    double *ea;         /* [3n] ... and those angles, radians in (-pi, pi] (apply steps such a joint by its
+                           angles; the next column frame reads them instead of decomposing the rotation) */
+    ikd_quat *best;     /* [n] the best pose of this descent */
+    ikd_quat *keep;     /* [n] the best pose of the descents so far (restarts) */
+    ikd_quat *held;     /* [n] the met pose a settling step first lost the goals from (descend) */
+} multi_ws;
+
+/* The rows of goal i: the first, and in *nr how many. */
+static inline size_t multi_goal_rows(const multi_ws *w, size_t i, size_t *nr)
+{
+    *nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 2 ? 3 : w->want[i] & 4 ? 2 : 0);
+    return (size_t)w->row0[i];
+}
+
+/* options.pull_max_deg in radians; INFINITY when 0 (no bound). */
+static inline double multi_pull_bound(const ikd_multi_problem *p)
+{
+    return p->pull_max_deg > 0 ? p->pull_max_deg * IKD_DEG2RAD : INFINITY;
+}
+
+/* The world axes of joint k's columns (joint_frames). */
+static inline int multi_joint_axes(const multi_ws *w, size_t k, ikd_vec3 ax[3])
+{
+    for (int a = 0; a < w->dof[k]; a++) ax[a] = w->axw[3 * k + (size_t)a];
+    return w->dof[k];
+}
+
+/* set-up (multi_setup.c); each is described where it is defined */
+void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g);
+void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s);
+void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start);
+void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p);
+ikd_quat ikd__multi_within_limit(const ikd_skeleton *s, size_t k, ikd_quat q);
+ikd_vec3 ikd__multi_rot_vec(ikd_quat q);
+void ikd__multi_snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local);
+
+/* columns and rows (multi_rows.c); each is described where it is defined */
+void ikd__multi_joint_frames(multi_ws *w, const ikd_skeleton *s, const ikd_quat *local, const ikd_pose_joint *pose);
+int ikd__multi_limb_of(const multi_ws *w, const ikd_multi_problem *p, size_t i, long *m, long *u);
+double ikd__multi_limb_reach(const ikd_skeleton *s, size_t j, long m);
+int ikd__multi_out_of_reach(const multi_ws *w, const ikd_multi_problem *p, size_t i);
+void ikd__multi_mark_far(multi_ws *w, const ikd_multi_problem *p);
+ikd_vec3 ikd__multi_limb_target(const multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i);
+int ikd__multi_build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, ikd_goal_result *gr, int jac);
+
+/* linear algebra (multi_la.c); each is described where it is defined */
+void ikd__multi_form_product(multi_ws *w);
+int ikd__multi_factor(multi_ws *w);
+void ikd__multi_solve_factored(const multi_ws *w, const double *b, double *x);
+void ikd__multi_jt(multi_ws *w, const double *v, double *out);
+void ikd__multi_residual(multi_ws *w, double k);
+int ikd__multi_zero_locked(multi_ws *w);
+
+/* one step (multi_step.c); each is described where it is defined */
+double ikd__multi_apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, const ikd_pose_joint *pose,
+                        ikd_vec3 *root, double max_step);
+double ikd__multi_damping_for(const ikd_multi_problem *p, double en);
+double ikd__multi_task_norm(const multi_ws *w);
+int ikd__multi_primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose,
+                            double lambda, double mu, double kmin);
+
+#endif

@@ -1,0 +1,240 @@
+/* multi_la.c - the skeleton solver's dense linear algebra: J J^T, its Cholesky factor, downdates, solves. */
+#include <string.h>
+
+#include "multi.h"
+
+/* Two doubles as one value (the GCC/clang vector extension: SSE2 on
+ * x86-64, NEON on aarch64, pairs of scalars elsewhere), loaded from any
+ * address. Lane l of a sum stepping k by 2 is the scalar partial sum over
+ * k = l (mod 2): the kernels below add in the order scalar code with those
+ * partial sums does (the same bits) in about half the instructions. */
+typedef double v2d __attribute__((vector_size(16), aligned(8), may_alias));
+
+static inline v2d v2_load(const double *p) { return *(const v2d *)p; }
+
+/* a . b over n entries, four partial sums (independent chains: the
+ * products of short rows are latency-bound, not throughput-bound): the
+ * lanes of s01 and s23. */
+static double dot(const double *a, const double *b, size_t n)
+{
+    v2d s01 = {0, 0}, s23 = {0, 0};
+    size_t k = 0;
+    for (; k + 4 <= n; k += 4) s01 += v2_load(a + k) * v2_load(b + k), s23 += v2_load(a + k + 2) * v2_load(b + k + 2);
+    double s0 = s01[0];
+    for (; k < n; k++) s0 += a[k] * b[k];
+    return (s0 + s01[1]) + (s23[0] + s23[1]);
+}
+
+/* a1 . b and a2 . b over n entries at once (b loaded once; two partial
+ * sums each: the lanes of s and t). */
+static void dot2(const double *a1, const double *a2, const double *b, size_t n, double *r1, double *r2)
+{
+    v2d s = {0, 0}, t = {0, 0};
+    size_t k = 0;
+    for (; k + 2 <= n; k += 2) {
+        v2d bk = v2_load(b + k);
+        s += v2_load(a1 + k) * bk, t += v2_load(a2 + k) * bk;
+    }
+    double s0 = s[0], t0 = t[0];
+    if (k < n) s0 += a1[k] * b[k], t0 += a2[k] * b[k];
+    *r1 = s0 + s[1], *r2 = t0 + t[1];
+}
+
+/* x[0..n) += a * y[0..n) (each entry on its own: the same bits as the
+ * scalar loop). */
+static void axpy(double *x, double a, const double *y, size_t n)
+{
+    v2d av = {a, a};
+    size_t k = 0;
+    for (; k + 2 <= n; k += 2) *(v2d *)(x + k) = v2_load(x + k) + v2_load(y + k) * av;
+    if (k < n) x[k] += y[k] * a;
+}
+
+/* a1 . b1, a2 . b1, a1 . b2 and a2 . b2 over n entries at once (each as
+ * dot2 adds it: the same bits), into r[0..3]. */
+static void dot22(const double *a1, const double *a2, const double *b1, const double *b2, size_t n, double r[4])
+{
+    v2d s11 = {0, 0}, s21 = {0, 0}, s12 = {0, 0}, s22 = {0, 0};
+    size_t k = 0;
+    for (; k + 2 <= n; k += 2) {
+        v2d x1 = v2_load(a1 + k), x2 = v2_load(a2 + k), y1 = v2_load(b1 + k), y2 = v2_load(b2 + k);
+        s11 += x1 * y1, s21 += x2 * y1, s12 += x1 * y2, s22 += x2 * y2;
+    }
+    double t11 = s11[0], t21 = s21[0], t12 = s12[0], t22 = s22[0];
+    if (k < n) t11 += a1[k] * b1[k], t21 += a2[k] * b1[k], t12 += a1[k] * b2[k], t22 += a2[k] * b2[k];
+    r[0] = t11 + s11[1], r[1] = t21 + s21[1], r[2] = t12 + s12[1], r[3] = t22 + s22[1];
+}
+
+/* A0 = J J^T (lower triangle): two rows' product over the columns their
+ * goals share, two by two where the columns' rows are of one goal too. */
+void ikd__multi_form_product(multi_ws *w)
+{
+    size_t m = w->rows, cm = w->cmax;
+    for (size_t r = 0; r < m;) {
+        const int *pr = &w->pre[(size_t)w->row_goal[r] * w->g];
+        const double *Jr = &w->J[r * cm];
+        if (r + 1 < m && w->row_goal[r + 1] == w->row_goal[r]) { /* two rows of one goal at once */
+            const double *Js = Jr + cm;
+            for (size_t c = 0; c <= r;) {
+                const double *Jc = &w->J[c * cm];
+                size_t n = (size_t)pr[w->row_goal[c]];
+                if (c + 1 < r && w->row_goal[c + 1] == w->row_goal[c]) {
+                    double q[4];
+                    dot22(Jr, Js, Jc, Jc + cm, n, q);
+                    w->A0[r * m + c] = q[0], w->A0[(r + 1) * m + c] = q[1];
+                    w->A0[r * m + c + 1] = q[2], w->A0[(r + 1) * m + c + 1] = q[3];
+                    c += 2;
+                } else {
+                    dot2(Jr, Js, Jc, n, &w->A0[r * m + c], &w->A0[(r + 1) * m + c]);
+                    c++;
+                }
+            }
+            w->A0[(r + 1) * m + r + 1] = dot(Js, Js, (size_t)pr[w->row_goal[r]]);
+            r += 2;
+        } else {
+            for (size_t c = 0; c <= r; c++) w->A0[r * m + c] = dot(Jr, &w->J[c * cm], (size_t)pr[w->row_goal[c]]);
+            r++;
+        }
+    }
+}
+
+/* A = A0 + diag(w->rdamp), factored in place (Cholesky, lower; w->dinv the
+ * reciprocals of its diagonal); 0, or -1 when not positive definite. Rows
+ * i and i + 1 against rows k and k + 1 at once (dot22 over the first k
+ * entries, entry k of the second pair added after): each of the four rows
+ * is read once for four entries. */
+int ikd__multi_factor(multi_ws *w)
+{
+    size_t m = w->rows, i = 0;
+    const double *l2 = w->rdamp;
+    for (; i + 1 < m; i += 2) {
+        double *Ai = &w->A[i * m], *Aj = Ai + m, s;
+        const double *Bi = &w->A0[i * m], *Bj = Bi + m;
+        for (size_t k = 0; k < i; k += 2) { /* i is even: k + 1 < i */
+            const double *Ak = &w->A[k * m], *Al = Ak + m;
+            double q[4];
+            dot22(Ai, Aj, Ak, Al, k, q);
+            Ai[k] = (Bi[k] - q[0]) * w->dinv[k];
+            Aj[k] = (Bj[k] - q[1]) * w->dinv[k];
+            Ai[k + 1] = (Bi[k + 1] - (q[2] + Ai[k] * Al[k])) * w->dinv[k + 1];
+            Aj[k + 1] = (Bj[k + 1] - (q[3] + Aj[k] * Al[k])) * w->dinv[k + 1];
+        }
+        s = Bi[i] + l2[i] - dot(Ai, Ai, i);
+        if (!(s > 0)) return -1;
+        Ai[i] = sqrt(s), w->dinv[i] = 1 / Ai[i];
+        Aj[i] = (Bj[i] - dot(Aj, Ai, i)) * w->dinv[i];
+        s = Bj[i + 1] + l2[i + 1] - dot(Aj, Aj, i + 1);
+        if (!(s > 0)) return -1;
+        Aj[i + 1] = sqrt(s), w->dinv[i + 1] = 1 / Aj[i + 1];
+    }
+    if (i < m) {
+        double *Ai = &w->A[i * m];
+        for (size_t k = 0; k < i; k++) Ai[k] = (w->A0[i * m + k] - dot(Ai, &w->A[k * m], k)) * w->dinv[k];
+        double s = w->A0[i * m + i] + l2[i] - dot(Ai, Ai, i);
+        if (!(s > 0)) return -1;
+        Ai[i] = sqrt(s), w->dinv[i] = 1 / Ai[i];
+    }
+    return 0;
+}
+
+/* The factor of A - v v^T from that of A (a rank-one downdate, O(m^2):
+ * a locked column's contribution taken out); v is overwritten. 0, or -1
+ * when the downdate loses definiteness (refactor then). */
+static int downdate(multi_ws *w, double *v)
+{
+    size_t m = w->rows;
+    for (size_t k = 0; k < m; k++) {
+        if (v[k] == 0) continue; /* this row's column entry is zero: L's column k stays */
+        double lkk = w->A[k * m + k], r2 = lkk * lkk - v[k] * v[k];
+        if (!(r2 > 1e-12 * lkk * lkk)) return -1;
+        double r = sqrt(r2), il = w->dinv[k], ir = 1 / r; /* one division: dinv holds 1 / lkk */
+        double c = r * il, s = v[k] * il, ic = lkk * ir;
+        w->A[k * m + k] = r, w->dinv[k] = ir;
+        for (size_t i = k + 1; i < m; i++) {
+            double *l = &w->A[i * m + k];
+            *l = (*l - s * v[i]) * ic;
+            v[i] = c * v[i] - s * *l;
+        }
+    }
+    return 0;
+}
+
+/* x = A^-1 b with the factor; b and x may be the same. */
+void ikd__multi_solve_factored(const multi_ws *w, const double *b, double *x)
+{
+    size_t m = w->rows;
+    for (size_t i = 0; i < m; i++) x[i] = (b[i] - dot(&w->A[i * m], x, i)) * w->dinv[i];
+    for (size_t t = m; t-- > 0;) { /* L^T x = y by rows of L: no chain of dependent sums */
+        double xt = x[t] *= w->dinv[t];
+        axpy(x, -xt, &w->A[t * m], t);
+    }
+}
+
+/* out = J^T v over all columns (goal by goal: the goal's rows added into
+ * its compact columns (w->zc) in row order, contiguous; then one scattered
+ * add per compact column). */
+void ikd__multi_jt(multi_ws *w, const double *v, double *out)
+{
+    memset(out, 0, w->cols * sizeof(double));
+    for (size_t i = 0; i < w->g; i++) {
+        size_t nr, r0 = multi_goal_rows(w, i, &nr), cm = w->cmax, n = (size_t)w->glen[i];
+        const int *gc = &w->gcol[i * cm];
+        double *acc = w->zc;
+        memset(acc, 0, n * sizeof(double));
+        for (size_t r = 0; r < nr; r++) axpy(acc, v[r0 + r], &w->J[(r0 + r) * cm], n);
+        for (size_t c = 0; c < n; c++) out[gc[c]] += acc[c];
+    }
+}
+
+/* y = e - k J z (goal by goal: z gathered once into the goal's compact
+ * columns). */
+void ikd__multi_residual(multi_ws *w, double k)
+{
+    for (size_t i = 0; i < w->g; i++) {
+        size_t nr, r0 = multi_goal_rows(w, i, &nr), n = (size_t)w->glen[i];
+        const int *gc = &w->gcol[i * w->cmax];
+        for (size_t c = 0; c < n; c++) w->zc[c] = w->z[gc[c]];
+        for (size_t r = r0; r < r0 + nr; r++) w->y[r] = w->e[r] - k * dot(&w->J[r * w->cmax], w->zc, n);
+    }
+}
+
+/* Zero the compact entries of every newly locked column, move its fixed
+ * step (w->fix) into the task error, and take its contribution out of A0
+ * and of its factor; returns 0, or -1 when a downdate failed (the factor
+ * must be formed anew from A0). */
+int ikd__multi_zero_locked(multi_ws *w)
+{
+    size_t m = w->rows;
+    int rc = 0;
+    for (size_t col = 0; col < w->cols; col++) {
+        if (w->locked[col] != 1) continue;
+        w->locked[col] = 2;
+        /* the column over every row, then A0 -= v v^T */
+        memset(w->t, 0, m * sizeof(double));
+        for (size_t i = 0; i < w->g; i++) {
+            size_t nr, r0 = multi_goal_rows(w, i, &nr);
+            const int *gc = &w->gcol[i * w->cmax];
+            for (int c = 0; c < w->glen[i]; c++)
+                if ((size_t)gc[c] == col) { /* at most once per goal */
+                    for (size_t r = r0; r < r0 + nr; r++) {
+                        double *x = &w->J[r * w->cmax + (size_t)c];
+                        w->t[r] = *x;
+                        *x = 0;
+                    }
+                    break;
+                }
+        }
+        size_t nz = 0;
+        for (size_t r = 0; r < m; r++)
+            if (w->t[r] != 0) { /* the rows the column moves: the error and A0 change there only */
+                w->e[r] -= w->t[r] * w->fix[col]; /* what its step does is done */
+                w->nzr[nz++] = (int)r;
+            }
+        for (size_t a = 0; a < nz; a++) {
+            size_t r = (size_t)w->nzr[a];
+            for (size_t b = 0; b <= a; b++) w->A0[r * m + (size_t)w->nzr[b]] -= w->t[r] * w->t[w->nzr[b]];
+        }
+        if (rc == 0) rc = downdate(w, w->t);
+    }
+    return rc;
+}

@@ -1,0 +1,314 @@
+/* multi_rows.c - one skeleton iteration's terms: each joint's columns, far goals, the task error and Jacobian rows. */
+#include <string.h>
+
+#include "limit.h"
+#include "solvers.h"
+#include "multi.h"
+
+/* v made unit, or when it has no direction a unit vector normal to u (the
+ * normal computed only then). */
+static ikd_vec3 unit_or_perp(ikd_vec3 v, ikd_vec3 u)
+{
+    double l = ikd_vec3_len(v);
+    return l > 0 && isfinite(l) ? ikd_vec3_scale(v, 1 / l) : ikd_vec3_any_perp(u);
+}
+
+/* 1 when w->ea holds joint k's angles at local[k] (apply set both). */
+static int angles_kept(const multi_ws *w, const ikd_quat *local, size_t k)
+{
+    return !memcmp(&w->eq[k], &local[k], sizeof local[k]);
+}
+
+/* Joint k's columns at the current pose, in its constraint's own terms so
+ * that each bound is on one column: a hinge turns about its axis; a ball
+ * joint's columns are its twist (about the bone), its swing's radial
+ * direction (away from the twist axis) and the tangent to the cone; an
+ * euler joint's are its three gimbal axes (their rates are the angles'
+ * rates); a free joint's the world axes. Each column's angle and range. */
+static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *local, const ikd_pose_joint *pose, size_t k)
+{
+    const ikd_skeleton_joint *j = &s->joints[k];
+    const ikd_limit *l = &j->limit;
+    ikd_quat F = ikd_quat_mul(k ? pose[j->parent].rotation : ikd_quat_identity(), j->rest_local);
+    ikd_vec3 *ax = &w->axw[3 * k];
+    int c = w->col[k];
+    if (c < 0) return;
+    for (int a = 0; a < w->dof[k]; a++) w->cval[c + a] = 0, w->clo[c + a] = -INFINITY, w->chi[c + a] = INFINITY;
+    if (w->idle[k]) return;
+    ikd_quat d = ikd_quat_mul(ikd_quat_conj(j->rest_local), local[k]);
+    switch (l->type) {
+    case IKD_LIMIT_HINGE: {
+        ax[0] = ikd_quat_rotate(F, l->local_axis);
+        w->cval[c] = angles_kept(w, local, k) ? w->ea[3 * k] : ikd__twist_angle(d, l->local_axis);
+        w->clo[c] = l->min_deg * IKD_DEG2RAD, w->chi[c] = l->max_deg * IKD_DEG2RAD;
+        break;
+    }
+    case IKD_LIMIT_BALL: {
+        ikd_quat sw, tw;
+        ikd_limit_swing_twist(d, l->local_axis, &sw, &tw);
+        if (sw.w < 0) sw = ikd_quat_make(-sw.x, -sw.y, -sw.z, -sw.w);
+        ikd_vec3 b = ikd_quat_rotate(sw, l->local_axis), sv = ikd_vec3_make(sw.x, sw.y, sw.z);
+        ikd_vec3 n = unit_or_perp(sv, l->local_axis); /* the swing's own axis: radial */
+        ax[0] = ikd_quat_rotate(F, b);
+        ax[1] = ikd_quat_rotate(F, n);
+        ax[2] = ikd_quat_rotate(F, ikd_vec3_cross(b, n));
+        w->cval[c] = ikd__twist_angle(tw, l->local_axis);
+        w->clo[c] = l->twist_min_deg * IKD_DEG2RAD, w->chi[c] = l->twist_max_deg * IKD_DEG2RAD;
+        /* a swing past the twist axis is a swing the other way: the radial
+         * range is symmetric */
+        w->cval[c + 1] = 2 * atan2(ikd_vec3_len(sv), sw.w), w->chi[c + 1] = l->max_deg * IKD_DEG2RAD;
+        w->clo[c + 1] = -w->chi[c + 1];
+        break;
+    }
+    case IKD_LIMIT_EULER: {
+        static const int order_axes[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+        const int *oa = order_axes[l->order];
+        double ang[3];
+        if (angles_kept(w, local, k)) memcpy(ang, &w->ea[3 * k], sizeof ang);
+        else ikd_limit_euler_angles(l->order, d, ang);
+        /* D = R1(a) R2(b) R3(c): the gimbal axes are F e1, F R1 e2 and
+         * F R1 R2 e3 = F D e3 (the joint's own e3); the middle one is normal
+         * to both (sign: the order's parity) */
+        ikd_vec3 e1 = ikd_vec3_make(oa[0] == 0, oa[0] == 1, oa[0] == 2), e3 = ikd_vec3_make(oa[2] == 0, oa[2] == 1, oa[2] == 2);
+        ax[0] = ikd_quat_rotate(F, e1);
+        ax[2] = ikd_quat_rotate(pose[k].rotation, e3);
+        int even = ikd__euler_even(l->order);
+        ax[1] = ikd_vec3_scale(unit_or_perp(ikd_vec3_cross(ax[0], ax[2]), ax[0]), even ? -1 : 1);
+        for (int a = 0; a < 3; a++) {
+            w->cval[c + a] = ang[a], w->clo[c + a] = l->euler_min_deg[a] * IKD_DEG2RAD;
+            w->chi[c + a] = l->euler_max_deg[a] * IKD_DEG2RAD;
+        }
+        /* world vector -> rates: the inverse of [ax0 ax1 ax2] by cross products */
+        ikd_vec3 r0 = ikd_vec3_cross(ax[1], ax[2]), r1 = ikd_vec3_cross(ax[2], ax[0]), r2 = ikd_vec3_cross(ax[0], ax[1]);
+        double det = ikd_vec3_dot(ax[0], r0), inv = fabs(det) > 1e-3 ? 1 / det : 0;
+        double *zi = &w->zinv[9 * k];
+        zi[0] = r0.x * inv, zi[1] = r0.y * inv, zi[2] = r0.z * inv;
+        zi[3] = r1.x * inv, zi[4] = r1.y * inv, zi[5] = r1.z * inv;
+        zi[6] = r2.x * inv, zi[7] = r2.y * inv, zi[8] = r2.z * inv;
+        break;
+    }
+    default:
+        ax[0] = ikd_vec3_make(1, 0, 0), ax[1] = ikd_vec3_make(0, 1, 0), ax[2] = ikd_vec3_make(0, 0, 1);
+        break;
+    }
+}
+
+void ikd__multi_joint_frames(multi_ws *w, const ikd_skeleton *s, const ikd_quat *local, const ikd_pose_joint *pose)
+{
+    for (size_t k = 0; k < s->count; k++) joint_frame(w, s, local, pose, k);
+    for (size_t c = w->cols - 3; c < w->cols; c++) w->cval[c] = 0; /* a free root's translation */
+    for (size_t c = 0; c < w->cols; c++)
+        if (c >= w->cols - 3 || w->chi[c] - w->clo[c] >= 2 * IKD_PI - 1e-9) /* a whole turn: no bound */
+            w->clo[c] = -INFINITY, w->chi[c] = INFINITY;
+}
+
+/* The two-bone limb of goal i: a position goal on a joint whose parent
+ * (*m, the knee or elbow) is not the root; *u its grandparent (hip or
+ * shoulder). 0 when the goal has none. */
+int ikd__multi_limb_of(const multi_ws *w, const ikd_multi_problem *p, size_t i, long *m, long *u)
+{
+    const ikd_skeleton *s = p->skeleton;
+    size_t j = p->goals[i].joint;
+    *m = j ? s->joints[j].parent : -1;
+    *u = *m > 0 ? s->joints[*m].parent : -1;
+    return (w->want[i] & 1) && *u >= 0;
+}
+
+double ikd__multi_limb_reach(const ikd_skeleton *s, size_t j, long m)
+{
+    return ikd_vec3_len(s->joints[j].offset) + ikd_vec3_len(s->joints[m].offset);
+}
+
+/* 1 when goal i is a position farther from a fixed root than the bones
+ * between them reach (a stretching limb's lengthened): no pose meets it. */
+int ikd__multi_out_of_reach(const multi_ws *w, const ikd_multi_problem *p, size_t i)
+{
+    if (p->root_free || !(w->want[i] & 1)) return 0;
+    size_t j = p->goals[i].joint;
+    double extra = 0;
+    long m, u;
+    if (((w->want[i] & 8) || p->soften < 1) && ikd__multi_limb_of(w, p, i, &m, &u)) {
+        /* softened without stretching: aimed within the limb's reach from
+         * wherever its upper joint is, so met there ("reached") */
+        if (p->soften < 1 && !(p->stretch > 1)) return 0;
+        extra = (p->stretch - 1) * ikd__multi_limb_reach(p->skeleton, j, m); /* lengthened by stretch_limbs */
+    }
+    return ikd_vec3_dist(w->tpos[i], p->root) > w->reach[j] + extra + p->tolerance;
+}
+
+/* Marks the goals out of reach (w->far, w->fbase, w->fstraight; far -1
+ * for a goal within reach). One that shares joints with a reachable goal
+ * (a hand, whose spine the other goals need) turns its two-bone limb from
+ * the upper joint (the shoulder: the joints between, a clavicle with a
+ * small range, took turns across their ranges when they shared the
+ * pointing), straightened when its middle joint is a hinge; one that
+ * shares none (a chain, or every goal out of reach) turns its whole path,
+ * pointed from its first joint (a chain that also straightened converged
+ * slowly and, with limits, off target). Without a two-bone limb, from its
+ * first own joint. At each descent's start (options.stretch may have
+ * changed what is out of reach). */
+void ikd__multi_mark_far(multi_ws *w, const ikd_multi_problem *p)
+{
+    for (size_t i = 0; i < w->g; i++) w->far[i] = ikd__multi_out_of_reach(w, p, i) ? 0 : -1;
+    for (size_t i = 0; i < w->g; i++) {
+        if (w->far[i] < 0) continue;
+        size_t j = p->goals[i].joint;
+        int own = 0;
+        for (size_t b = 0; b < w->g; b++)
+            if (w->far[b] < 0 && w->pre[i * w->g + b] > own) own = w->pre[i * w->g + b];
+        w->far[i] = own;
+        long m, u;
+        int limb = ikd__multi_limb_of(w, p, i, &m, &u);
+        w->fbase[i] = (int)j, w->fstraight[i] = 0;
+        for (int t = 0, c = 0, first = 1; t < w->gdepth[i]; c += w->dof[w->gpath[i * w->n + (size_t)t]], t++) {
+            int k = w->gpath[i * w->n + (size_t)t];
+            if (c < own) continue;
+            if (first) w->fbase[i] = k, first = 0;                      /* the first own joint */
+            if (limb && own > 0 && k == u) { /* on a branch: the limb alone */
+                w->fbase[i] = k, w->far[i] = c;
+                w->fstraight[i] = p->skeleton->joints[m].limit.type == IKD_LIMIT_HINGE && !(w->want[i] & 6);
+            }
+        }
+    }
+}
+
+/* Goal i's position target as the solve aims it on a two-bone limb (from
+ * the limb's upper joint where it is now): soft IK (options.soften < 1)
+ * eases it in near the limb's full extension; a goal being stretched (want
+ * bit 8) is aimed MULTI_STRETCH_AIM of the limb's reach away, or 1/stretch
+ * of the target's distance where that is farther, the rest left to the
+ * bones' scaling (stretch_limbs). Else the goal's target. */
+ikd_vec3 ikd__multi_limb_target(const multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i)
+{
+    ikd_vec3 t = w->tpos[i];
+    long m, u;
+    if (!(p->soften < 1 || (w->want[i] & 8)) || !ikd__multi_limb_of(w, p, i, &m, &u)) return t;
+    double reach = ikd__multi_limb_reach(p->skeleton, p->goals[i].joint, m), k;
+    ikd_vec3 to = ikd_vec3_sub(t, pose[u].position);
+    double d = ikd_vec3_len(to);
+    if (p->soften < 1) {
+        if (!(d > p->soften * reach)) return t;
+        return ikd_vec3_mad(pose[u].position, to, ikd__two_bone_soft(reach, p->soften, 1, d, &k) / d);
+    }
+    /* aimed where lengthening by at most `stretch` brings the end to the
+     * target: beyond the limb's reach when the target is beyond the
+     * stretched one (the rest of the skeleton then brings the limb closer) */
+    double a = fmax(MULTI_STRETCH_AIM * reach, d / p->stretch);
+    if (!(d > a)) return t;
+    return ikd_vec3_mad(pose[u].position, to, a / d);
+}
+
+/* Far goal i's position error (its joint at pj): the chord from fbase[i]
+ * pointed at the target, as the move that turns it there, normal to it
+ * (*along gets the chord's direction: its length is not this goal's, so
+ * along it the rows are empty); 0 when the goal has nothing to turn. */
+static ikd_vec3 far_pointing(const multi_ws *w, const ikd_pose_joint *pose, size_t i, size_t j, double L, ikd_vec3 *along)
+{
+    ikd_vec3 pj = pose[j].position;
+    ikd_vec3 base = pose[w->fbase[i]].position, chord = ikd_vec3_sub(pj, base);
+    double ll = ikd_vec3_len(chord);
+    if (!(w->far[i] < w->glen[i]) || !(ll > 1e-9 * L)) return ikd_vec3_make(0, 0, 0);
+    *along = ikd_vec3_scale(chord, 1 / ll);
+    ikd_vec3 to = ikd_vec3_norm_or(ikd_vec3_sub(w->tpos[i], base), *along), c = ikd_vec3_cross(*along, to);
+    ikd_vec3 turn = ikd_vec3_scale(unit_or_perp(ikd_vec3_cross(c, *along), *along), ll * atan2(ikd_vec3_len(c), ikd_vec3_dot(*along, to)));
+    if (!w->fstraight[i]) return turn;
+    /* a hinged limb is also straightened (its bones' length, less the
+     * chord's): the closest pose; its hinge stops at its bound */
+    return ikd_vec3_mad(turn, *along, fmax(w->reach[j] - w->reach[w->fbase[i]] - ll, 0));
+}
+
+/* The task error and (with `jac`: joint_frames must be current) Jacobian
+ * rows of every goal; returns 1 when every goal is met. Rotation rows are
+ * scaled by the skeleton's size (one radian weighs one skeleton size). */
+int ikd__multi_build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, ikd_goal_result *gr, int jac)
+{
+    const ikd_skeleton *s = p->skeleton;
+    double L = s->size, rot_tol = p->rotation_tolerance_deg * IKD_DEG2RAD;
+    int all = 1;
+    double raw = 0;
+    memset(w->e, 0, w->rows * sizeof(double));
+    for (size_t i = 0; i < w->g; i++) {
+        const ikd_goal *g = &p->goals[i];
+        size_t j = g->joint, r0 = (size_t)w->row0[i], r1 = r0 + (w->want[i] & 1 ? 3 : 0);
+        double wt = g->weight;
+        /* a goal out of reach of a fixed root yields to the others ("the other
+         * goals are still met"): it turns only joints of its own (mark_far),
+         * and neither its error nor whether it is met counts */
+        int far = w->far[i] >= 0;
+        double Lr = far ? MULTI_FAR_ROTATION * L : L; /* what one radian of its rotation rows weighs */
+        ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv, b1 = rv, b2 = rv, along = rv;
+        gr[i].error = 0, gr[i].rotation_error_deg = 0;
+        if (w->want[i] & 1) {
+            ikd_vec3 d = far && !(p->soften < 1 || (w->want[i] & 8)) /* softened or stretching: limb_target's aim */
+                             ? far_pointing(w, pose, i, j, L, &along)
+                             : ikd_vec3_sub(ikd__multi_limb_target(w, p, pose, i), pj);
+            double dl = ikd_vec3_len(d);
+            gr[i].error = far ? ikd_vec3_dist(w->tpos[i], pj) : dl;
+            if (!far) raw += wt * wt * dl * dl;
+            if (dl > 0.4 * L) d = ikd_vec3_scale(d, 0.4 * L / dl); /* one step aims this far at most */
+            w->e[r0] = wt * d.x, w->e[r0 + 1] = wt * d.y, w->e[r0 + 2] = wt * d.z;
+            if (gr[i].error > p->tolerance && !far) all = 0;
+        }
+        if (w->want[i] & 2) rv = ikd__multi_rot_vec(ikd_quat_mul(w->trot[i], ikd_quat_conj(pose[j].rotation)));
+        if (w->want[i] & 4) {
+            aim = ikd_quat_rotate(pose[j].rotation, w->aim_local[i]);
+            ikd_vec3 to = ikd_vec3_norm_or(ikd_vec3_sub(g->aim_at, pj), aim), c = ikd_vec3_cross(aim, to);
+            rv = ikd_vec3_scale(unit_or_perp(c, aim), atan2(ikd_vec3_len(c), ikd_vec3_dot(aim, to)));
+            /* an aim is two rows: its error and rates normal to the axis (the
+             * axis' own turn moves no aim), in a basis b1, b2 of that plane */
+            b1 = ikd_vec3_any_perp(aim), b2 = ikd_vec3_cross(aim, b1);
+        }
+        if (w->want[i] & 6) {
+            gr[i].rotation_error_deg = ikd_vec3_len(rv) * IKD_RAD2DEG;
+            if (!far) raw += wt * wt * L * L * ikd_vec3_dot(rv, rv);
+            if (ikd_vec3_len(rv) > 1.0) rv = ikd_vec3_scale(rv, 1.0 / ikd_vec3_len(rv));
+            if (w->want[i] & 4) w->e[r1] = wt * Lr * ikd_vec3_dot(rv, b1), w->e[r1 + 1] = wt * Lr * ikd_vec3_dot(rv, b2);
+            else w->e[r1] = wt * Lr * rv.x, w->e[r1 + 1] = wt * Lr * rv.y, w->e[r1 + 2] = wt * Lr * rv.z;
+            if (ikd_vec3_len(rv) > rot_tol && !far) all = 0;
+        }
+        if (w->only_far && !far) { /* far_refine: this goal asks nothing */
+            size_t nr;
+            multi_goal_rows(w, i, &nr);
+            for (size_t r = r0; r < r0 + nr; r++) w->e[r] = 0;
+            if (jac)
+                for (size_t r = r0; r < r0 + nr; r++) memset(&w->J[r * w->cmax], 0, (size_t)w->glen[i] * sizeof(double));
+            continue;
+        }
+        if (!jac) continue;
+        /* compact columns: a free root's translation, then the path's joints
+         * (the goal joint itself turns only its rotation) */
+        size_t nr, cm = w->cmax, c = 0;
+        multi_goal_rows(w, i, &nr);
+        for (size_t r = 0; r < nr; r++) memset(&w->J[(r0 + r) * cm], 0, (size_t)w->glen[i] * sizeof(double));
+        double *Jp = &w->J[r0 * cm], *Jr = &w->J[r1 * cm];
+        if (p->root_free) {
+            if (w->want[i] & 1)
+                for (size_t a = 0; a < 3; a++) Jp[a * cm + a] = wt;
+            c = 3;
+        }
+        for (int t = 0; t < w->gdepth[i]; t++) {
+            size_t k = (size_t)w->gpath[i * w->n + (size_t)t];
+            ikd_vec3 ax[3];
+            int na = multi_joint_axes(w, k, ax);
+            ikd_vec3 arm = ikd_vec3_sub(pj, pose[k].position);
+            for (int a = 0; a < na; a++, c++) {
+                if ((int)c < w->far[i]) continue; /* a far goal's shared prefix: not its to turn */
+                if ((w->want[i] & 1) && k != j) {
+                    ikd_vec3 v = ikd_vec3_cross(ax[a], arm);
+                    if (far && !w->fstraight[i]) /* normal to its chord */
+                        v = ikd_vec3_sub(v, ikd_vec3_scale(along, ikd_vec3_dot(v, along)));
+                    else if (far && (long)k == s->joints[j].parent) /* the hinge straightens, the upper joint points */
+                        v = ikd_vec3_scale(along, ikd_vec3_dot(v, along));
+                    Jp[c] = wt * v.x, Jp[cm + c] = wt * v.y, Jp[2 * cm + c] = wt * v.z;
+                }
+                if (w->want[i] & 2) {
+                    Jr[c] = wt * Lr * ax[a].x, Jr[cm + c] = wt * Lr * ax[a].y, Jr[2 * cm + c] = wt * Lr * ax[a].z;
+                } else if (w->want[i] & 4) {
+                    Jr[c] = wt * Lr * ikd_vec3_dot(ax[a], b1), Jr[cm + c] = wt * Lr * ikd_vec3_dot(ax[a], b2);
+                }
+            }
+        }
+    }
+    w->raw = sqrt(raw);
+    return all;
+}

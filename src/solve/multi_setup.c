@@ -1,0 +1,205 @@
+/* multi_setup.c - the skeleton solver's workspace and per-solve set-up: columns, targets, goal paths, idle joints. */
+
+#include "limit.h"
+#include "multi.h"
+
+static size_t align8(size_t b) { return (b + 7) & ~(size_t)7; }
+
+size_t ikd_multi_workspace_size(size_t joints, size_t goals)
+{
+    size_t cols = 3 * joints + 3, rows = MULTI_ROWS_PER_GOAL * goals;
+    size_t ints = 4 * joints + 7 * goals + 2 * rows + goals * cols + goals * joints + goals * goals;
+    return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
+           joints * 4 * sizeof(ikd_vec3) + (3 * cols + 12 * joints) * sizeof(double) + joints * sizeof(ikd_quat) +
+           goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
+           (rows * cols + 2 * rows * rows + 5 * rows + 5 * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
+}
+
+void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
+{
+    char *m = mem;
+    w->n = n, w->g = g, w->cmax = w->cols = 3 * n + 3, w->rows = MULTI_ROWS_PER_GOAL * g;
+    w->only_far = 0;
+    size_t rows = w->rows;
+    w->reach = (double *)m, m += n * sizeof(double);
+    w->tpos = (ikd_vec3 *)m, m += g * sizeof(ikd_vec3);
+    w->aim_local = (ikd_vec3 *)m, m += g * sizeof(ikd_vec3);
+    w->trot = (ikd_quat *)m, m += g * sizeof(ikd_quat);
+    w->best = (ikd_quat *)m, m += n * sizeof(ikd_quat);
+    w->keep = (ikd_quat *)m, m += n * sizeof(ikd_quat);
+    w->held = (ikd_quat *)m, m += n * sizeof(ikd_quat);
+    w->J = (double *)m, m += rows * w->cmax * sizeof(double);
+    w->A = (double *)m, m += rows * rows * sizeof(double);
+    w->A0 = (double *)m, m += rows * rows * sizeof(double);
+    w->e = (double *)m, m += rows * sizeof(double);
+    w->y = (double *)m, m += rows * sizeof(double);
+    w->t = (double *)m, m += rows * sizeof(double);
+    w->dinv = (double *)m, m += rows * sizeof(double);
+    w->rdamp = (double *)m, m += rows * sizeof(double);
+    w->dq = (double *)m, m += w->cols * sizeof(double);
+    w->z = (double *)m, m += w->cols * sizeof(double);
+    w->dqp = (double *)m, m += w->cols * sizeof(double);
+    w->fix = (double *)m, m += w->cols * sizeof(double);
+    w->zc = (double *)m, m += w->cols * sizeof(double);
+    w->axw = (ikd_vec3 *)m, m += 3 * n * sizeof(ikd_vec3);
+    w->zw = (ikd_vec3 *)m, m += n * sizeof(ikd_vec3);
+    w->cval = (double *)m, m += w->cols * sizeof(double);
+    w->clo = (double *)m, m += w->cols * sizeof(double);
+    w->chi = (double *)m, m += w->cols * sizeof(double);
+    w->zinv = (double *)m, m += 9 * n * sizeof(double);
+    w->ea = (double *)m, m += 3 * n * sizeof(double);
+    w->eq = (ikd_quat *)m, m += n * sizeof(ikd_quat);
+    w->col = (int *)m, m += n * sizeof(int);
+    w->dof = (int *)m, m += n * sizeof(int);
+    w->idle = (int *)m, m += n * sizeof(int);
+    w->need = (int *)m, m += n * sizeof(int);
+    w->row0 = (int *)m, m += g * sizeof(int);
+    w->far = (int *)m, m += g * sizeof(int);
+    w->fbase = (int *)m, m += g * sizeof(int);
+    w->fstraight = (int *)m, m += g * sizeof(int);
+    w->glen = (int *)m, m += g * sizeof(int);
+    w->gdepth = (int *)m, m += g * sizeof(int);
+    w->row_goal = (int *)m, m += rows * sizeof(int);
+    w->nzr = (int *)m, m += rows * sizeof(int);
+    w->gcol = (int *)m, m += g * w->cmax * sizeof(int);
+    w->gpath = (int *)m, m += g * n * sizeof(int);
+    w->pre = (int *)m, m += g * g * sizeof(int);
+    m += g * sizeof(int); /* the spare int of the size's count */
+    m = (char *)align8((size_t)m);
+    w->locked = (unsigned char *)m, m += 3 * n + 3;
+    w->want = (unsigned char *)m;
+}
+
+void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s)
+{
+    int c = 0;
+    for (size_t k = 0; k < s->count; k++) {
+        ikd_limit_type t = s->joints[k].limit.type;
+        w->dof[k] = t == IKD_LIMIT_FIXED ? 0 : t == IKD_LIMIT_HINGE ? 1 : 3;
+        w->col[k] = w->dof[k] ? c : -1;
+        c += w->dof[k];
+        w->reach[k] = k ? w->reach[s->joints[k].parent] + ikd_vec3_len(s->joints[k].offset) : 0;
+    }
+    w->cols = (size_t)c + 3; /* root translation last */
+}
+
+/* The ground goal's targets (DESIGN.md): position point + height * normal;
+ * rotation: the rest rotation with the heading (twist about up) of the
+ * start pose's rotation change, tilted by the shortest arc from up to the
+ * normal. */
+static void ground_targets(const ikd_multi_problem *p, const ikd_goal *g, const ikd_pose_joint *start, ikd_vec3 *pos,
+                           ikd_quat *rot)
+{
+    const ikd_skeleton *s = p->skeleton;
+    const ikd_skeleton_joint *j = &s->joints[g->joint];
+    double h = g->ground_height;
+    if (!g->has_ground_height) {
+        double lowest = ikd_vec3_dot(s->joints[0].position, p->up);
+        for (size_t k = 1; k < s->count; k++) lowest = fmin(lowest, ikd_vec3_dot(s->joints[k].position, p->up));
+        h = ikd_vec3_dot(j->position, p->up) - lowest;
+    }
+    *pos = ikd_vec3_mad(g->ground_point, g->ground_normal, h);
+    ikd_quat change = ikd_quat_mul(start[g->joint].rotation, ikd_quat_conj(j->rotation)), swing, heading;
+    ikd_limit_swing_twist(change, p->up, &swing, &heading);
+    *rot = ikd_quat_norm(ikd_quat_mul(ikd_quat_mul(ikd_quat_arc(p->up, g->ground_normal), heading), j->rotation));
+}
+
+void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start)
+{
+    int rows = 0;
+    for (size_t i = 0; i < w->g; i++) {
+        const ikd_goal *g = &p->goals[i];
+        w->want[i] = (unsigned char)((g->has_position || g->has_ground ? 1 : 0) | (g->has_rotation || g->has_ground ? 2 : 0) |
+                                     (g->has_aim && !g->has_rotation && !g->has_ground ? 4 : 0));
+        w->row0[i] = rows; /* only the rows a goal uses: 3 for a position, 3 for a rotation, 2 for an aim */
+        size_t nr;
+        multi_goal_rows(w, i, &nr);
+        rows += (int)nr;
+        w->tpos[i] = g->position;
+        w->trot[i] = g->rotation;
+        if (g->has_ground) ground_targets(p, g, start, &w->tpos[i], &w->trot[i]);
+        if (g->has_aim)
+            w->aim_local[i] = ikd_quat_rotate(ikd_quat_conj(p->skeleton->joints[g->joint].rotation), g->aim_axis);
+    }
+    w->rows = (size_t)rows;
+}
+
+/* Each goal's path (the joints that move it, root first), its compact
+ * columns, its rows, and the columns each pair of goals shares. */
+void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p)
+{
+    const ikd_skeleton *s = p->skeleton;
+    for (size_t k = 0; k < w->n; k++) w->idle[k] = w->dof[k] > 0, w->need[k] = k == 0;
+    for (size_t i = 0; i < w->g; i++)
+        for (long k = (long)p->goals[i].joint; k > 0 && !w->need[k]; k = s->joints[k].parent) w->need[k] = 1;
+    for (size_t i = 0; i < w->g; i++) {
+        int *path = &w->gpath[i * w->n], *gc = &w->gcol[i * w->cmax], d = 0, c = 0;
+        for (long k = (long)p->goals[i].joint; k >= 0; k = s->joints[k].parent)
+            if (w->dof[k]) path[d++] = (int)k;
+        for (int a = 0, b = d - 1; a < b; a++, b--) {
+            int t = path[a];
+            path[a] = path[b], path[b] = t;
+        }
+        for (int t = 0; t < d; t++) w->idle[path[t]] = 0;
+        if (p->root_free)
+            for (int a = 0; a < 3; a++) gc[c++] = (int)w->cols - 3 + a;
+        for (int t = 0; t < d; t++)
+            for (int a = 0; a < w->dof[path[t]]; a++) gc[c++] = w->col[path[t]] + a;
+        w->gdepth[i] = d, w->glen[i] = c;
+        size_t nr, r0 = multi_goal_rows(w, i, &nr);
+        for (size_t r = r0; r < r0 + nr; r++) w->row_goal[r] = (int)i;
+    }
+    for (size_t a = 0; a < w->g; a++)
+        for (size_t b = 0; b <= a; b++) {
+            int m = 0, la = w->glen[a], lb = w->glen[b];
+            const int *ca = &w->gcol[a * w->cmax], *cb = &w->gcol[b * w->cmax];
+            while (m < la && m < lb && ca[m] == cb[m]) m++;
+            w->pre[a * w->g + b] = w->pre[b * w->g + a] = m;
+        }
+}
+
+/* Joint k's local rotation q (unit) kept within its limit: q itself when
+ * its deviation from rest is allowed (tested without trigonometry, against
+ * the bounds validation keeps in the limit), else
+ * the rest rotation times the deviation's projection. */
+ikd_quat ikd__multi_within_limit(const ikd_skeleton *s, size_t k, ikd_quat q)
+{
+    const ikd_skeleton_joint *j = &s->joints[k];
+    if (j->limit.type == IKD_LIMIT_NONE) return q;
+    ikd_quat d = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(j->rest_local), q));
+    if (ikd__limit_inside_by(&j->limit, j->limit.bounds, d)) return q;
+    return ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, d)));
+}
+
+/* The rotation vector (axis * angle, radians, angle in [0, pi]) of q. */
+ikd_vec3 ikd__multi_rot_vec(ikd_quat q)
+{
+    if (q.w < 0) q = ikd_quat_make(-q.x, -q.y, -q.z, -q.w);
+    ikd_vec3 v = ikd_vec3_make(q.x, q.y, q.z);
+    double s = ikd_vec3_len(v);
+    if (s < 1e-15) return ikd_vec3_scale(v, 2.0);
+    return ikd_vec3_scale(v, 2 * atan2(s, q.w) / s);
+}
+
+/* Joints on no goal's path are left out of the iterations: with a rest
+ * pull they go to their rest rotation (the nearest allowed one), where the
+ * pull would take them, turning at most options.pull_max_deg when it is
+ * set (a limb whose goal a clip drops between frames eases back); without
+ * a pull they stay where they start. */
+void ikd__multi_snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local)
+{
+    if (!(p->rest_pull > 0)) return;
+    double most = multi_pull_bound(p);
+    for (size_t k = 0; k < w->n; k++) {
+        if (!w->idle[k]) continue;
+        ikd_quat to = ikd__multi_within_limit(p->skeleton, k, p->skeleton->joints[k].rest_local);
+        /* the turn from local[k] to `to`, about an axis in the parent's frame */
+        ikd_vec3 v = ikd__multi_rot_vec(ikd_quat_mul(to, ikd_quat_conj(local[k])));
+        double ang = ikd_vec3_len(v);
+        if (!(ang > most)) local[k] = to;
+        else {
+            ikd_quat part = ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(ikd_vec3_scale(v, 1 / ang), most), local[k]));
+            local[k] = ikd__multi_within_limit(p->skeleton, k, part);
+        }
+    }
+}

@@ -1,0 +1,215 @@
+/* multi_step.c - one skeleton step: the rest pull, the damped least-squares step with locked columns, applying it. */
+#include <string.h>
+
+#include "limit.h"
+#include "multi.h"
+
+/* Joint k's local rotation after turning it by its step in dq times
+ * `scale` (about world axes at the current pose); *angle gets the turn. */
+static ikd_quat turned(const multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose,
+                       size_t k, double scale, double *angle)
+{
+    ikd_vec3 ax[3], v = ikd_vec3_make(0, 0, 0);
+    int na = multi_joint_axes(w, k, ax);
+    for (int a = 0; a < na; a++) v = ikd_vec3_mad(v, ax[a], w->dq[w->col[k] + a] * scale);
+    double ang = *angle = ikd_vec3_len(v);
+    if (!(ang > 0)) return local[k];
+    /* the world turn in the parent's frame: pr^-1 R(v) pr = R(pr^-1 v) */
+    ikd_vec3 vl = k ? ikd_quat_rotate(ikd_quat_conj(pose[p->skeleton->joints[k].parent].rotation), v) : v;
+    return ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(ikd_vec3_scale(vl, 1 / ang), ang), local[k]));
+}
+
+/* A world rotation vector as rates of joint k's columns. */
+static void to_columns(multi_ws *w, const ikd_skeleton *s, size_t k, ikd_vec3 v)
+{
+    double *z = &w->z[w->col[k]];
+    const ikd_vec3 *ax = &w->axw[3 * k];
+    if (s->joints[k].limit.type == IKD_LIMIT_EULER) {
+        const double *m = &w->zinv[9 * k];
+        for (int a = 0; a < 3; a++) z[a] = m[3 * a] * v.x + m[3 * a + 1] * v.y + m[3 * a + 2] * v.z;
+    } else {
+        for (int a = 0; a < w->dof[k]; a++) z[a] = ikd_vec3_dot(v, ax[a]); /* orthonormal columns */
+    }
+}
+
+/* The secondary task, in column space: each joint's deviation from rest
+ * pulled back by rest_pull, and a limb's middle joint toward its pole. */
+static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose)
+{
+    const ikd_skeleton *s = p->skeleton;
+    memset(w->z, 0, w->cols * sizeof(double));
+    for (size_t k = 0; k < s->count; k++) {
+        w->zw[k] = ikd_vec3_make(0, 0, 0);
+        if (!w->dof[k] || w->idle[k] || p->rest_pull <= 0 || w->dof[k] == 1) continue; /* hinges: below */
+        const ikd_skeleton_joint *j = &s->joints[k];
+        ikd_quat d = ikd_quat_mul(ikd_quat_conj(j->rest_local), local[k]);
+        ikd_vec3 back = ikd__multi_rot_vec(ikd_quat_conj(d)); /* in the joint's rest frame */
+        ikd_quat frame = ikd_quat_mul(k ? pose[j->parent].rotation : ikd_quat_identity(), j->rest_local);
+        w->zw[k] = ikd_quat_rotate(frame, back); /* the whole way back to rest */
+    }
+    for (size_t i = 0; i < w->g; i++) { /* poles: turn the limb's upper joint so the middle joint moves toward it */
+        const ikd_goal *g = &p->goals[i];
+        long mid = s->joints[g->joint].parent, up = mid > 0 ? s->joints[mid].parent : -1;
+        if (!g->has_pole || up < 0 || w->dof[up] != 3) continue;
+        ikd_vec3 axis = ikd_vec3_norm_or(ikd_vec3_sub(pose[g->joint].position, pose[up].position), ikd_vec3_make(0, 1, 0));
+        ikd_vec3 have = ikd_vec3_reject(ikd_vec3_sub(pose[mid].position, pose[up].position), axis);
+        ikd_vec3 want = ikd_vec3_reject(ikd_vec3_sub(g->pole, pose[up].position), axis);
+        if (ikd_vec3_len(have) < 1e-9 * s->size || ikd_vec3_len(want) < 1e-9 * s->size) continue;
+        /* a straight limb has no bend to turn: the pull fades in over the
+         * first MULTI_POLE_BEND of it (the middle joint's distance from the
+         * limb's line, over the upper bone) */
+        double bend = ikd_vec3_len(have) / ikd_vec3_len(s->joints[mid].offset);
+        ikd_vec3 turn = ikd_vec3_scale(axis, ikd_vec3_signed_angle(have, want, axis) * 0.5 * fmin(1, bend / MULTI_POLE_BEND));
+        w->zw[up] = ikd_vec3_add(w->zw[up], turn);
+    }
+    for (size_t k = 0; k < s->count; k++) {
+        if (w->dof[k] == 3 && !w->idle[k]) to_columns(w, s, k, w->zw[k]); /* an idle joint has no column frame: its z stays 0 */
+        if (w->dof[k] == 1 && !w->idle[k] && p->rest_pull > 0) w->z[w->col[k]] = -w->cval[w->col[k]]; /* a hinge: back by its angle */
+    }
+}
+
+/* Column c's angle after its step times `scale`, clamped to its range. */
+static double stepped(const multi_ws *w, size_t c, double scale)
+{
+    double a = w->cval[c] + w->dq[c] * scale;
+    if (a > w->chi[c]) a = w->chi[c];
+    if (a < w->clo[c]) a = w->clo[c];
+    return a;
+}
+
+/* Turn every joint by its step (world rotation vectors, scaled so none
+ * turns more than MULTI_MAX_STEP), move a free root, then put every joint
+ * back within its limits. Returns the largest turn. */
+double ikd__multi_apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, const ikd_pose_joint *pose,
+                        ikd_vec3 *root, double max_step)
+{
+    const ikd_skeleton *s = p->skeleton;
+    double worst = 0;
+    for (size_t k = 0; k < s->count; k++)
+        if (w->dof[k]) {
+            double q = 0;
+            for (int a = 0; a < w->dof[k]; a++) q += w->dq[w->col[k] + a] * w->dq[w->col[k] + a];
+            worst = fmax(worst, sqrt(q));
+        }
+    double scale = worst > max_step ? max_step / worst : 1;
+    for (size_t k = 0; k < s->count; k++) {
+        const ikd_skeleton_joint *j = &s->joints[k];
+        double ang;
+        if (!w->dof[k] || w->idle[k]) continue; /* fixed: at rest since the start; idle: see snap_idle */
+        if (j->limit.type == IKD_LIMIT_EULER) { /* its columns are its angles' rates: the angles move by the step */
+            size_t c = (size_t)w->col[k];
+            double *a = &w->ea[3 * k];
+            for (int t = 0; t < 3; t++) a[t] = stepped(w, c + (size_t)t, scale);
+            local[k] = w->eq[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_euler_quat(j->limit.order, a)));
+            for (int t = 0; t < 3; t++) a[t] = ikd__wrap_pi(a[t]); /* a whole turn's range is unbounded */
+            continue;
+        }
+        if (j->limit.type == IKD_LIMIT_HINGE) { /* a turn about its own axis: the angle moves by the step */
+            double a = stepped(w, (size_t)w->col[k], scale);
+            local[k] = w->eq[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_quat_axis_angle(j->limit.local_axis, a)));
+            w->ea[3 * k] = ikd__wrap_pi(a);
+            continue;
+        }
+        local[k] = turned(w, p, local, pose, k, scale, &ang);
+        local[k] = ikd__multi_within_limit(s, k, local[k]);
+    }
+    if (p->root_free)
+        *root = ikd_vec3_add(*root, ikd_vec3_make(w->dq[w->cols - 3], w->dq[w->cols - 2], w->dq[w->cols - 1]));
+    return worst * scale;
+}
+
+/* s plus the squares of goal i's task error rows. */
+static double add_goal_sq(const multi_ws *w, size_t i, double s)
+{
+    size_t nr, r0 = multi_goal_rows(w, i, &nr);
+    for (size_t r = r0; r < r0 + nr; r++) s += w->e[r] * w->e[r];
+    return s;
+}
+
+/* The damping for a task error of norm `en`: options.damping times it (at
+ * most the skeleton's size), and never quite 0. */
+double ikd__multi_damping_for(const ikd_multi_problem *p, double en)
+{
+    return p->damping * fmin(en, p->skeleton->size) + 1e-9 * p->skeleton->size;
+}
+
+/* The task error's norm over the goals within reach (the rows of a goal
+ * out of reach are damped by their own: primary_step). */
+double ikd__multi_task_norm(const multi_ws *w)
+{
+    double s = 0;
+    for (size_t i = 0; i < w->g; i++)
+        if (w->far[i] < 0) s = add_goal_sq(w, i, s);
+    return sqrt(s);
+}
+
+/* 1 when column c's step would leave its range by more than a quarter of
+ * the step (the projection would undo most of it). */
+static int column_leaves(const multi_ws *w, size_t c)
+{
+    double v = w->cval[c] + w->dq[c], d = fabs(w->dq[c]);
+    if (d < 1e-12) return 0;
+    return v - w->chi[c] > 0.25 * d + 1e-9 || w->clo[c] - v > 0.25 * d + 1e-9;
+}
+
+/* The step in dq: damped least squares toward the goals, regularised
+ * toward the rest pose (and the poles). With z the whole way back to rest,
+ * it minimises |J dq - e|^2 + lambda^2 |dq|^2 + mu^2 |dq - z|^2:
+ * dq = x0 + J^T (J J^T + c I)^-1 (e - J x0), c = lambda^2 + mu^2,
+ * x0 = (mu^2 / c) z. Far from the goals lambda dominates and the pull is
+ * faint; once they are met the pull takes whole steps in their null space,
+ * so the pose settles in a few iterations, and it costs the goals about
+ * mu^2 / sigma^2 of the deviation. Near the goals (within MULTI_NEAR x the
+ * size) the pull's share is at least kmin (MULTI_NEAR_PULL) whatever the
+ * damping: the settle starts while the goals are still being met, not only
+ * after (docs/performance.md: fewer iterations; a full share opened clip
+ * loops). A column whose step would leave its range is locked: it steps to
+ * the bound it would leave and no further (what that does to the goals is
+ * taken out of the task error), its column is zeroed and the rest solved
+ * again, up to four rounds. (Locked where it stood instead, a joint near a
+ * bound stopped short of it; those false stationary points were other local
+ * minima: loops that did not close.) 0, or -1 when the system cannot be
+ * solved. */
+int ikd__multi_primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose,
+                            double lambda, double mu, double kmin)
+{
+    int pull = mu > 0;
+    for (size_t i = 0; i < w->g; i++) pull |= p->goals[i].has_pole;
+    if (pull) secondary(w, p, local, pose);
+    else memset(w->z, 0, w->cols * sizeof(double));
+    double c = lambda * lambda + mu * mu, k = c > 0 ? mu * mu / c : 0;
+    if (mu > 0 && k < kmin) k = kmin; /* near the goals: settle while meeting them */
+    memset(w->locked, 0, w->cols);
+    ikd__multi_form_product(w);
+    /* each row damped by c; a far goal's rows (a block of their own: no
+     * column is both theirs and another goal's) by its own error instead */
+    for (size_t r = 0; r < w->rows; r++) w->rdamp[r] = c;
+    for (size_t i = 0; i < w->g; i++) {
+        if (w->far[i] < 0) continue;
+        size_t nr, r0 = multi_goal_rows(w, i, &nr);
+        double lf = ikd__multi_damping_for(p, sqrt(add_goal_sq(w, i, 0)));
+        for (size_t r = r0; r < r0 + nr; r++) w->rdamp[r] = lf * lf + mu * mu;
+    }
+    int fresh = 0; /* 1 while w->A is the factor of A0 + diag(rdamp) */
+    for (int round = 0; round < 4; round++) {
+        if (!fresh && ikd__multi_factor(w) != 0) return -1;
+        ikd__multi_residual(w, k); /* e - J x0 */
+        ikd__multi_solve_factored(w, w->y, w->y);
+        ikd__multi_jt(w, w->y, w->dq);
+        for (size_t col = 0; col < w->cols; col++) w->dq[col] = w->locked[col] ? w->fix[col] : w->dq[col] + k * w->z[col];
+        int locked = 0;
+        for (size_t col = 0; col < w->cols; col++) {
+            if (w->locked[col] || !column_leaves(w, col)) continue;
+            double bound = w->cval[col] + w->dq[col] > w->chi[col] ? w->chi[col] : w->clo[col];
+            w->fix[col] = bound - w->cval[col];
+            if (!(fabs(w->fix[col]) < fabs(w->dq[col]))) w->fix[col] = 0; /* at or past it already: stays */
+            w->dq[col] = w->fix[col];
+            w->z[col] = 0;
+            w->locked[col] = 1;
+            locked = 1;
+        }
+        if (!locked) break;
+        fresh = ikd__multi_zero_locked(w) == 0;
+    }
+    return 0;
+}
