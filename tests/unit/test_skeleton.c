@@ -1323,8 +1323,8 @@ START_TEST(predicted_starts_carry_the_last_turn_on)
         ikd_quat before[HUMANOID_JOINTS], last[HUMANOID_JOINTS], out[HUMANOID_JOINTS];
         double most = t % 2 ? tu_uniform(&r, 0, 3 * cap) : tu_uniform(&r, 0, 0.9 * cap); /* turns within and past the cap */
         for (size_t j = 0; j < n; j++) {
-            before[j] = ikd_quat_axis_angle(tu_unit_vec(&r), tu_uniform(&r, 0, IKD_PI));
-            last[j] = t % 10 == 0 ? before[j] : ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(tu_unit_vec(&r), tu_uniform(&r, 0, most)), before[j]));
+            before[j] = tu_small_quat(&r, IKD_PI);
+            last[j] = t % 10 == 0 ? before[j] : ikd_quat_norm(ikd_quat_mul(tu_small_quat(&r, most), before[j]));
         }
         ikd_vec3 rb = ikd_vec3_make(tu_uniform(&r, -1, 1), tu_uniform(&r, -1, 1), tu_uniform(&r, -1, 1));
         ikd_vec3 rl = ikd_vec3_add(rb, ikd_vec3_scale(tu_unit_vec(&r), tu_uniform(&r, 0, 3 * cap * s->size))), root;
@@ -1380,7 +1380,7 @@ START_TEST(motion_starts_each_frame_by_the_clip_rule)
     for (int t = 0; t < 500; t++) {
         ikd_quat mem[3 * HUMANOID_JOINTS], start[HUMANOID_JOINTS], given[HUMANOID_JOINTS], sol[6][HUMANOID_JOINTS], want[HUMANOID_JOINTS];
         ikd_vec3 roots[6], root0 = ikd_vec3_make(tu_uniform(&r, -1, 1), tu_uniform(&r, -1, 1), tu_uniform(&r, -1, 1));
-        for (size_t j = 0; j < n; j++) given[j] = start[j] = ikd_quat_axis_angle(tu_unit_vec(&r), tu_uniform(&r, 0, IKD_PI));
+        for (size_t j = 0; j < n; j++) given[j] = start[j] = tu_small_quat(&r, IKD_PI);
         ikd_motion m;
         ikd_motion_init(&m, s, t % 5 == 0 ? NULL : start, root0, mem);
         ck_assert(m.pull_max_deg == IKD_CLIP_PULL_MAX_DEG && m.predict_max_deg == IKD_CLIP_PREDICT_MAX_DEG);
@@ -1408,7 +1408,7 @@ START_TEST(motion_starts_each_frame_by_the_clip_rule)
             ck_assert(!memcmp(&p.root, &wroot, sizeof wroot));
             /* a "solution": the start turned by a small random rotation, not unit (push normalises) */
             for (size_t j = 0; j < n; j++) {
-                ikd_quat q = ikd_quat_mul(ikd_quat_axis_angle(tu_unit_vec(&r), tu_uniform(&r, 0, 0.05)), p.start[j]);
+                ikd_quat q = ikd_quat_mul(tu_small_quat(&r, 0.05), p.start[j]);
                 q.x *= 1.5, q.y *= 1.5, q.z *= 1.5, q.w *= 1.5;
                 want[j] = q, sol[k][j] = ikd_quat_norm(q);
             }
