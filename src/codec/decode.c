@@ -130,68 +130,6 @@ static int parse_target(ikd_val v, const ikd_path *pre, ikd_problem *p, ikd_erro
     return IKD_E_OK;
 }
 
-/* "options": every key must be a row of the library's options table. */
-static int parse_options(ikd_val v, const ikd_path *pre, ikd_options *o, ikd_error *err)
-{
-    size_t n;
-    const ikd_option_info *table = ikd_options_table(&n);
-    ikd_path fo = ikd_field_key(pre, "options");
-    if (!v.v) return IKD_E_OK;
-    if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fo, "must be an object");
-    size_t count = v.ops->size(v.v);
-    unsigned seen = 0;
-    for (size_t m = 0; m < count; m++) {
-        const char *key;
-        size_t klen;
-        ikd_val x = {v.ops, v.ops->member(v.v, m, &key, &klen)};
-        ikd_path f = ikd_field_keyn(&fo, key, klen);
-        const ikd_option_info *row = NULL;
-        size_t idx = 0;
-        for (size_t i = 0; i < n && !row; i++)
-            if (strlen(table[i].name) == klen && memcmp(table[i].name, key, klen) == 0) row = &table[idx = i];
-        if (!row) return ikd_field_bad(err, &f, "unknown option (see GET /v1/solvers)");
-        if (seen & (1u << idx)) return ikd_field_fail(err, IKD_E_MALFORMED, &f, "duplicate key");
-        seen |= 1u << idx;
-        if (ikd_val_type(x) == IKD_DOC_NULL) continue;
-        char *dst = (char *)o + row->offset;
-        switch (row->type) {
-        case IKD_OPT_INT: {
-            if (ikd_val_type(x) != IKD_DOC_INT) return ikd_field_bad(err, &f, "must be an integer");
-            long long iv = x.ops->integer(x.v);
-            if (iv < (long long)row->min || iv > (long long)row->max) {
-                char msg[96];
-                snprintf(msg, sizeof msg, "must be an integer in [%g, %g]", row->min, row->max);
-                return ikd_field_bad(err, &f, msg);
-            }
-            *(int *)dst = (int)iv;
-            break;
-        }
-        case IKD_OPT_NUMBER: {
-            int rc = ikd_field_number(x, &f, (double *)dst, err);
-            if (rc) return rc;
-            break;
-        }
-        case IKD_OPT_ENUM: {
-            int found = -1;
-            for (int c = 0; ikd_val_type(x) == IKD_DOC_STRING && row->choices[c]; c++)
-                if (ikd_field_str_is(x, row->choices[c])) found = c;
-            if (found < 0) {
-                char msg[128] = "must be one of:";
-                for (int c = 0; row->choices[c]; c++) {
-                    strncat(msg, c ? ", \"" : " \"", sizeof msg - strlen(msg) - 1);
-                    strncat(msg, row->choices[c], sizeof msg - strlen(msg) - 1);
-                    strncat(msg, "\"", sizeof msg - strlen(msg) - 1);
-                }
-                return ikd_field_bad(err, &f, msg);
-            }
-            *(int *)dst = found;
-            break;
-        }
-        }
-    }
-    return IKD_E_OK;
-}
-
 int ikd_decode_solve(ikd_val root, long item, ikd_request *req, ikd_error *err)
 {
     static const ikd_field keys[] = {FIELD("solver"), FIELD("chain"), FIELD("target"), FIELD("pole"), FIELD("options")};
@@ -222,7 +160,10 @@ int ikd_decode_solve(ikd_val root, long item, ikd_request *req, ikd_error *err)
         if ((rc = ikd_field_vec3(x, &fp, &p->pole, err))) return rc;
         p->has_pole = 1;
     }
-    return parse_options(m[OPTIONS], pre, &p->options, err);
+    size_t n;
+    const ikd_option_info *table = ikd_options_table(&n);
+    ikd_path fo = ikd_field_key(pre, "options");
+    return ikd_field_options(m[OPTIONS], &fo, table, n, &p->options, err);
 }
 
 int ikd_decode_batch(ikd_val root, ikd_val *items, ikd_error *err)

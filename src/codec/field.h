@@ -7,6 +7,7 @@
 #include "doc.h"
 #include "ikd/error.h"
 #include "ikd/math.h"
+#include "ikd/solve.h"
 
 /* The JSON path of a value, as a chain of segments on the callers' stacks;
  * it is turned into text ("chain.joints[2].position") only for an error. */
@@ -51,5 +52,14 @@ int ikd_field_vec3(ikd_val x, const ikd_path *f, ikd_vec3 *out, ikd_error *err);
 int ikd_field_quat(ikd_val x, const ikd_path *f, ikd_quat *out, ikd_error *err);
 /* 1 when x is the string s. */
 int ikd_field_str_is(ikd_val x, const char *s);
+
+/* An options object at path f (absent: nothing to read) read by an options
+ * table of n rows (at most 32; ikd_options_table, ikd_multi_options_table):
+ * every key is a row's name ("unknown option" otherwise; a duplicate is
+ * malformed); null keeps the row's default; an int row takes an integer in
+ * its [min, max]; a number row any finite number (its bounds are the
+ * library validation's); an enum row one of its choices, stored as the
+ * choice's index. Each value is written at base + the row's offset. */
+int ikd_field_options(ikd_val v, const ikd_path *f, const ikd_option_info *table, size_t n, void *base, ikd_error *err);
 
 #endif

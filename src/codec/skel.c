@@ -342,35 +342,6 @@ static int parse_frames(ikd_val v, ikd_skel_request *r, ikd_error *err)
     return IKD_E_OK;
 }
 
-/* Options by ikd_multi_options_table: names and types here, bounds in
- * ikd_multi_validate. */
-static int parse_options(ikd_val v, const ikd_path *pre, ikd_multi_problem *p, ikd_error *err)
-{
-    size_t n;
-    const ikd_option_info *table = ikd_multi_options_table(&n);
-    ikd_path fo = ikd_field_key(pre, "options");
-    if (!v.v) return IKD_E_OK;
-    if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fo, "must be an object");
-    ikd_field keys[IKD_MULTI_OPTION_COUNT];
-    ikd_val m[IKD_MULTI_OPTION_COUNT];
-    for (size_t k = 0; k < n; k++) keys[k] = (ikd_field){table[k].name, strlen(table[k].name)};
-    int rc = ikd_field_gather(v, &fo, keys, (int)n, m, err);
-    if (rc) return rc;
-    for (size_t k = 0; k < n; k++) {
-        if (!m[k].v) continue;
-        ikd_path f = ikd_field_key(&fo, table[k].name);
-        char *dst = (char *)p + table[k].offset;
-        if (table[k].type == IKD_OPT_INT) {
-            if (ikd_val_type(m[k]) != IKD_DOC_INT) return ikd_field_bad(err, &f, "must be an integer in [1, 100000]");
-            long long it = m[k].ops->integer(m[k].v);
-            *(int *)dst = it < 0 ? 0 : it > 1000000 ? 1000000 : (int)it; /* range checked by validation */
-        } else if ((rc = ikd_field_number(m[k], &f, (double *)dst, err))) {
-            return rc;
-        }
-    }
-    return IKD_E_OK;
-}
-
 /* A skeleton or clip request: the shared fields, then `goals` (a skeleton)
  * or `frames` (a clip, clip = 1). */
 static int decode(ikd_val root, const ikd_path *pre, int item, int clip, size_t max_joints, ikd_skel_request *req,
@@ -412,7 +383,10 @@ static int decode(ikd_val root, const ikd_path *pre, int item, int clip, size_t 
     }
     p->goals = req->goals;
     p->goal_count = clip ? req->frame_first[1] : req->goal_count;
-    return parse_options(m[OPTIONS], pre, p, err);
+    size_t n;
+    const ikd_option_info *table = ikd_multi_options_table(&n);
+    ikd_path fo = ikd_field_key(pre, "options");
+    return ikd_field_options(m[OPTIONS], &fo, table, n, p, err);
 }
 
 int ikd_skel_decode(ikd_val root, long item, size_t max_joints, ikd_skel_request *req, ikd_error *err)
