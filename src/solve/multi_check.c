@@ -37,7 +37,7 @@ static const ikd_option_info multi_options[] = {
      "(no knee pop or jitter near full extension); 1 = off"},
     {"stretch", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, stretch), 1, 1, 100, 0, 0, NULL, 0,
      "two-bone limbs: a position goal on a limb's end that the solve leaves beyond the limb's reach is met by "
-     "lengthening both bones alike, up to this ikd__multi_factor (lengths change, by request); 1 = off"},
+     "lengthening both bones alike, up to this factor (lengths change, by request); 1 = off"},
     {"pull_max_deg", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, pull_max_deg), 0, 0, 180, 0, 0, NULL, 0,
      "the most degrees the rest pull turns any joint in one solve; once spent the goals are met without it "
      "and the solve stops (a clip's frames: a jump of the pull's pose spread over frames); 0 = no bound"},

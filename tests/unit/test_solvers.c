@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ikd/constraint.h"
+#include "ikd/skeleton.h"
 #include "problems.h"
 #include "testutil.h"
 
@@ -298,6 +299,35 @@ START_TEST(orientation_goal)
 }
 END_TEST
 
+/* GET /v1/solvers lists both options tables as they are: each option's
+ * one-line doc is prose for a user (no C identifier left in it by a
+ * rename), its default lies within its bounds, and names are unique. */
+static void check_options(const ikd_option_info *t, size_t n)
+{
+    ck_assert_uint_gt(n, 0);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_msg(t[i].doc && strlen(t[i].doc) > 10, "%s: no doc", t[i].name);
+        ck_assert_msg(!strstr(t[i].doc, "ikd_") && !strstr(t[i].doc, "__") && !strstr(t[i].doc, "->"),
+                      "%s: doc names code: %s", t[i].name, t[i].doc);
+        if (t[i].type != IKD_OPT_ENUM) {
+            ck_assert_msg(t[i].def >= t[i].min && t[i].def <= t[i].max, "%s: default out of bounds", t[i].name);
+            ck_assert_msg(!(t[i].min_open && t[i].def == t[i].min) && !(t[i].max_open && t[i].def == t[i].max),
+                          "%s: default on an open bound", t[i].name);
+        }
+        for (size_t k = 0; k < i; k++) ck_assert_str_ne(t[i].name, t[k].name);
+    }
+}
+
+START_TEST(options_tables)
+{
+    size_t n;
+    const ikd_option_info *t = ikd_options_table(&n);
+    check_options(t, n);
+    t = ikd_multi_options_table(&n);
+    check_options(t, n);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("solvers");
@@ -312,6 +342,7 @@ int main(void)
     tcase_add_loop_test(tc, long_chain_256, 0, NRUNNERS);
     tcase_add_loop_test(tc, hinge_keeps_the_sign, 0, NRUNNERS);
     tcase_add_test(tc, orientation_goal);
+    tcase_add_test(tc, options_tables);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
