@@ -262,6 +262,8 @@ static int parse_goal(ikd_val v, const ikd_path *f, const ikd_skel_request *r, i
         if ((rc = ikd_field_vec3(sub[0], &fpt, &g->ground_point, err))) return rc;
         g->ground_normal = ikd_vec3_make(0, 0, 0); /* default: up (filled in once up is known) */
         if (sub[1].v && (rc = ikd_field_vec3(sub[1], &fn, &g->ground_normal, err))) return rc;
+        if (sub[1].v && !(ikd_vec3_len(g->ground_normal) > 0)) /* zero stands for "not given" below */
+            return ikd_field_bad(err, &fn, "must be a finite, non-zero direction");
         if (sub[2].v && !(rc = ikd_field_number(sub[2], &fh, &g->ground_height, err))) g->has_ground_height = 1;
         if (rc) return rc;
         g->has_ground = 1;

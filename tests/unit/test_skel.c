@@ -120,6 +120,10 @@ const char *rest, *field;
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"max_iterations\":0}", "options.max_iterations"},
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"damping\":\"high\"}", "options.damping"},
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":[1]", "options"},
+{NULL, "\"goals\":[{\"joint\":\"foot_r\",\"ground\":{\"point\":[0,0,0],\"normal\":[0,0,0]}}]", "goals[0].ground.normal"},
+{NULL, "\"goals\":[{\"joint\":\"foot_r\",\"ground\":{\"point\":[0,0,0]}}],\"up\":[0,0,0]", "up"},
+{NULL, "\"goals\":[{\"joint\":\"foot_r\",\"aim\":{\"axis\":[0,0,0],\"at\":[0,0,1]}}]", "goals[0].aim.axis"},
+{NULL, "\"goals\":[{\"joint\":\"foot_r\",\"position\":[0,0,0],\"weight\":0}]", "goals[0].weight"},
 };
 
 /* Every bad skeleton request of issue 15 gets 400 with its exact field. */
@@ -500,6 +504,18 @@ START_TEST(clips)
     ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, bad, strlen(bad), &out, NULL), 400);
     ck_assert_ptr_nonnull(strstr(out.data, "\"field\":\"frames[12].goals[0].joint\""));
     free(bad);
+    /* caught by validation (a weight of 0) rather than by the decoder:
+     * still named with its frame */
+    char *good = clip_body(40, 99), *at = good;
+    for (int k = 0; k <= 7; k++) at = strstr(at + 1, "{\"goals\""); /* frame 7 */
+    at = strstr(at, "\"ground\"");
+    size_t head = (size_t)(at - good), len = strlen(good);
+    char *heavy = malloc(len + 32);
+    snprintf(heavy, len + 32, "%.*s\"weight\":0,%s", (int)head, good, at);
+    ikd_buf_reset(&out);
+    ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, heavy, strlen(heavy), &out, NULL), 400);
+    ck_assert_msg(strstr(out.data, "\"field\":\"frames[7].goals[1].weight\""), "%s", out.data);
+    free(good), free(heavy);
     char *many = clip_body(51, 99);
     ikd_buf_reset(&out);
     ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, many, strlen(many), &out, NULL), 413);
