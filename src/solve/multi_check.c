@@ -71,6 +71,13 @@ static ikd_code goal_error(ikd_error *err, size_t g, const char *leaf, const cha
     return ikd_error_set(err, IKD_E_INVALID, field, "%s", msg);
 }
 
+/* Finite, and every coordinate below IKD_MAX_EXTENT in size (as the
+ * skeleton's joints are: squared distances stay finite). */
+static int within_extent(ikd_vec3 v)
+{
+    return fabs(v.x) < IKD_MAX_EXTENT && fabs(v.y) < IKD_MAX_EXTENT && fabs(v.z) < IKD_MAX_EXTENT;
+}
+
 static ikd_code check_goal(const ikd_multi_problem *p, ikd_goal *g, size_t i, ikd_error *err)
 {
     if (g->joint >= p->skeleton->count) return goal_error(err, i, "joint", "names no joint of the skeleton");
@@ -78,8 +85,8 @@ static ikd_code check_goal(const ikd_multi_problem *p, ikd_goal *g, size_t i, ik
         return goal_error(err, i, "", "needs position, rotation, aim or ground");
     if (g->has_ground && (g->has_position || g->has_rotation))
         return goal_error(err, i, "ground", "sets position and rotation itself: give ground alone");
-    if (g->has_position && !ikd_vec3_isfinite(g->position))
-        return goal_error(err, i, "position", "must be finite numbers");
+    if (g->has_position && !within_extent(g->position))
+        return goal_error(err, i, "position", "must be finite numbers below 1e150");
     if (g->has_rotation) {
         double ql = ikd_quat_len(g->rotation);
         if (!ikd_quat_isfinite(g->rotation) || !(fabs(ql - 1) <= 1e-3))
@@ -88,16 +95,17 @@ static ikd_code check_goal(const ikd_multi_problem *p, ikd_goal *g, size_t i, ik
     }
     if (g->has_aim) {
         if (!ikd__unit_dir(&g->aim_axis)) return goal_error(err, i, "aim.axis", "must be a finite, non-zero direction");
-        if (!ikd_vec3_isfinite(g->aim_at)) return goal_error(err, i, "aim.at", "must be finite numbers");
+        if (!within_extent(g->aim_at)) return goal_error(err, i, "aim.at", "must be finite numbers below 1e150");
     }
     if (g->has_ground) {
-        if (!ikd_vec3_isfinite(g->ground_point)) return goal_error(err, i, "ground.point", "must be finite numbers");
+        if (!within_extent(g->ground_point))
+            return goal_error(err, i, "ground.point", "must be finite numbers below 1e150");
         if (!ikd__unit_dir(&g->ground_normal))
             return goal_error(err, i, "ground.normal", "must be a finite, non-zero direction");
-        if (g->has_ground_height && !isfinite(g->ground_height))
-            return goal_error(err, i, "ground.height", "must be a finite number");
+        if (g->has_ground_height && !(fabs(g->ground_height) < IKD_MAX_EXTENT))
+            return goal_error(err, i, "ground.height", "must be a finite number below 1e150 in size");
     }
-    if (g->has_pole && !ikd_vec3_isfinite(g->pole)) return goal_error(err, i, "pole", "must be finite numbers");
+    if (g->has_pole && !within_extent(g->pole)) return goal_error(err, i, "pole", "must be finite numbers below 1e150");
     if (!(g->weight > 0) || !isfinite(g->weight)) return goal_error(err, i, "weight", "must be a number > 0");
     return IKD_E_OK;
 }
@@ -110,7 +118,7 @@ ikd_code ikd_multi_validate(ikd_multi_problem *p, ikd_goal *goals, ikd_error *er
     if (p->goal_count < 1 || !goals) return ikd_error_set(err, IKD_E_INVALID, "goals", "needs at least 1 goal");
     if (p->goal_count > n)
         return ikd_error_set(err, IKD_E_INVALID, "goals", "more goals (%zu) than joints (%zu)", p->goal_count, n);
-    if (!ikd_vec3_isfinite(p->root)) return ikd_error_set(err, IKD_E_INVALID, "pose.root", "must be finite numbers");
+    if (!within_extent(p->root)) return ikd_error_set(err, IKD_E_INVALID, "pose.root", "must be finite numbers below 1e150");
     if (!ikd__unit_dir(&p->up)) return ikd_error_set(err, IKD_E_INVALID, "up", "must be a finite, non-zero direction");
     for (size_t i = 0; i < sizeof multi_options / sizeof multi_options[0]; i++) {
         const ikd_option_info *o = &multi_options[i];

@@ -124,6 +124,12 @@ const char *rest, *field;
 {NULL, "\"goals\":[{\"joint\":\"foot_r\",\"ground\":{\"point\":[0,0,0]}}],\"up\":[0,0,0]", "up"},
 {NULL, "\"goals\":[{\"joint\":\"foot_r\",\"aim\":{\"axis\":[0,0,0],\"at\":[0,0,1]}}]", "goals[0].aim.axis"},
 {NULL, "\"goals\":[{\"joint\":\"foot_r\",\"position\":[0,0,0],\"weight\":0}]", "goals[0].weight"},
+{NULL, "\"goals\":[{\"joint\":\"foot_r\",\"position\":[1e300,0,0]}]", "goals[0].position"},
+{NULL, "\"goals\":[{\"joint\":\"foot_r\",\"ground\":{\"point\":[0,-1e150,0]}}]", "goals[0].ground.point"},
+{NULL, "\"goals\":[{\"joint\":\"foot_r\",\"ground\":{\"point\":[0,0,0],\"height\":1e300}}]", "goals[0].ground.height"},
+{NULL, "\"goals\":[{\"joint\":\"foot_r\",\"aim\":{\"axis\":[0,1,0],\"at\":[0,0,1e300]}}]", "goals[0].aim.at"},
+{NULL, "\"goals\":[{\"joint\":\"foot_r\",\"position\":[0,0,0],\"pole\":[1e300,0,0]}]", "goals[0].pole"},
+{NULL, "\"pose\":{\"root\":[1e300,0,0]},\"goals\":[{\"joint\":\"foot_r\",\"position\":[0,0,0]}]", "pose.root"},
 };
 
 /* Every bad skeleton request of issue 15 gets 400 with its exact field. */
