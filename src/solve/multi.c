@@ -39,6 +39,7 @@ static void finish_goals(const multi_ws *w, const ikd_multi_problem *p, ikd_goal
         int met = gr[i].error <= p->tolerance && gr[i].rotation_error_deg <= p->rotation_tolerance_deg;
         gr[i].status = met ? IKD_GOAL_REACHED : IKD_GOAL_NOT_REACHED;
         if (!met && ikd__multi_out_of_reach(w, p, i)) gr[i].status = IKD_GOAL_UNREACHABLE;
+        if (met && ikd__multi_softened_beyond(w, p, i)) gr[i].status = IKD_GOAL_UNREACHABLE, met = 0;
         if (!met) *all = 0;
     }
 }

@@ -127,6 +127,7 @@ void ikd__multi_joint_frames(multi_ws *w, const ikd_skeleton *s, const ikd_quat 
 int ikd__multi_limb_of(const multi_ws *w, const ikd_multi_problem *p, size_t i, long *m, long *u);
 double ikd__multi_limb_reach(const ikd_skeleton *s, size_t j, long m);
 int ikd__multi_out_of_reach(const multi_ws *w, const ikd_multi_problem *p, size_t i);
+int ikd__multi_softened_beyond(const multi_ws *w, const ikd_multi_problem *p, size_t i);
 void ikd__multi_mark_far(multi_ws *w, const ikd_multi_problem *p);
 ikd_vec3 ikd__multi_limb_target(const multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i);
 int ikd__multi_build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, ikd_goal_result *gr, int jac);

@@ -120,20 +120,36 @@ double ikd__multi_limb_reach(const ikd_skeleton *s, size_t j, long m)
 }
 
 /* 1 when goal i is a position farther from a fixed root than the bones
+ * between them reach, lengthened by `extra`. */
+static int beyond_bones(const multi_ws *w, const ikd_multi_problem *p, size_t i, double extra)
+{
+    if (p->root_free || !(w->want[i] & 1)) return 0;
+    return ikd_vec3_dist(w->tpos[i], p->root) > w->reach[p->goals[i].joint] + extra + p->tolerance;
+}
+
+/* 1 when goal i is a position farther from a fixed root than the bones
  * between them reach (a stretching limb's lengthened): no pose meets it. */
 int ikd__multi_out_of_reach(const multi_ws *w, const ikd_multi_problem *p, size_t i)
 {
-    if (p->root_free || !(w->want[i] & 1)) return 0;
-    size_t j = p->goals[i].joint;
     double extra = 0;
     long m, u;
     if (((w->want[i] & 8) || p->soften < 1) && ikd__multi_limb_of(w, p, i, &m, &u)) {
         /* softened without stretching: aimed within the limb's reach from
-         * wherever its upper joint is, so met there ("reached") */
+         * wherever its upper joint is, so met there (see softened_beyond) */
         if (p->soften < 1 && !(p->stretch > 1)) return 0;
-        extra = (p->stretch - 1) * ikd__multi_limb_reach(p->skeleton, j, m); /* lengthened by stretch_limbs */
+        extra = (p->stretch - 1) * ikd__multi_limb_reach(p->skeleton, p->goals[i].joint, m); /* lengthened by stretch_limbs */
     }
-    return ikd_vec3_dist(w->tpos[i], p->root) > w->reach[j] + extra + p->tolerance;
+    return beyond_bones(w, p, i, extra);
+}
+
+/* 1 when goal i is a softened limb goal (options.soften, no stretch)
+ * whose target itself lies beyond the bones' reach from a fixed root: met
+ * where softening aims it, but reported unreachable, as two_bone's soften
+ * reports a target beyond the limb's reach. */
+int ikd__multi_softened_beyond(const multi_ws *w, const ikd_multi_problem *p, size_t i)
+{
+    long m, u;
+    return p->soften < 1 && !(p->stretch > 1) && ikd__multi_limb_of(w, p, i, &m, &u) && beyond_bones(w, p, i, 0);
 }
 
 /* Marks the goals out of reach (w->far, w->fbase, w->fstraight; far -1
