@@ -214,6 +214,37 @@ ikd_vec3 ikd__multi_limb_target(const multi_ws *w, const ikd_multi_problem *p, c
     return ikd_vec3_mad(pose[u].position, to, a / d);
 }
 
+/* M x (3 x 3, row-major) */
+static ikd_vec3 mat3_mul(const double M[9], ikd_vec3 x)
+{
+    return ikd_vec3_make(M[0] * x.x + M[1] * x.y + M[2] * x.z, M[3] * x.x + M[4] * x.y + M[5] * x.z,
+                         M[6] * x.x + M[7] * x.y + M[8] * x.z);
+}
+
+/* options.soften: goal i's aim (limb_target) as it moves with the limb's
+ * upper joint h = pose[*u] (the spine and clavicle move a shoulder, the
+ * pelvis a hip): aim = h + (t - h) e(d) / d, e the soft curve, d = |t - h|,
+ * so d(aim)/dh = I - N with N = e'(d) n n^T + (e(d) / d) (I - n n^T), n the
+ * unit (t - h); I - N, row-major, in G. 0 (the aim is the target, or no
+ * softened limb) when nothing moves it. Without this term the rows took
+ * the aim as fixed, and the joints above the limb chased it: half of the
+ * humanoid's softened solves ended unmet after every restart. */
+static int soft_aim_rate(const multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i, double G[9],
+                         long *u)
+{
+    long m;
+    if (!(p->soften < 1) || (w->want[i] & 8) || w->far[i] >= 0 || !ikd__multi_limb_of(w, p, i, &m, u)) return 0;
+    double reach = ikd__multi_limb_reach(p->skeleton, p->goals[i].joint, m), da = p->soften * reach, ds = reach - da;
+    ikd_vec3 to = ikd_vec3_sub(w->tpos[i], pose[*u].position);
+    double d = ikd_vec3_len(to);
+    if (!(ds > 0) || !(d > da)) return 0;
+    double x = exp(-(d - da) / ds), e = da + ds * (1 - x), de = x; /* e(d) and e'(d) */
+    const double n[3] = {to.x / d, to.y / d, to.z / d};
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) G[3 * a + b] = (a == b ? 1 - e / d : 0) - (de - e / d) * n[a] * n[b];
+    return 1;
+}
+
 /* Far goal i's position error (its joint at pj): the chord from fbase[i]
  * pointed at the target, as the move that turns it there, normal to it
  * (*along gets the chord's direction: its length is not this goal's, so
@@ -291,6 +322,10 @@ int ikd__multi_build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pos
             continue;
         }
         if (!jac) continue;
+        double G[9];
+        long up = -1;
+        int above = (w->want[i] & 1) && soft_aim_rate(w, p, pose, i, G, &up); /* the joints above `up` move the aim */
+        ikd_vec3 hu = above ? pose[up].position : pj;
         /* compact columns: a free root's translation, then the path's joints
          * (the goal joint itself turns only its rotation) */
         size_t nr, cm = w->cmax, c = 0;
@@ -298,19 +333,22 @@ int ikd__multi_build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pos
         for (size_t r = 0; r < nr; r++) memset(&w->J[(r0 + r) * cm], 0, (size_t)w->glen[i] * sizeof(double));
         double *Jp = &w->J[r0 * cm], *Jr = &w->J[r1 * cm];
         if (p->root_free) {
-            if (w->want[i] & 1)
-                for (size_t a = 0; a < 3; a++) Jp[a * cm + a] = wt;
+            if (w->want[i] & 1) /* the end, less the aim it moves along (I - G) */
+                for (size_t a = 0; a < 3; a++)
+                    for (size_t b = 0; b < 3; b++) Jp[a * cm + b] = wt * ((a == b) - (above ? G[3 * a + b] : 0));
             c = 3;
         }
         for (int t = 0; t < w->gdepth[i]; t++) {
             size_t k = (size_t)w->gpath[i * w->n + (size_t)t];
             ikd_vec3 ax[3];
             int na = multi_joint_axes(w, k, ax);
-            ikd_vec3 arm = ikd_vec3_sub(pj, pose[k].position);
+            ikd_vec3 arm = ikd_vec3_sub(pj, pose[k].position), harm = ikd_vec3_sub(hu, pose[k].position);
+            above &= (long)k != up;
             for (int a = 0; a < na; a++, c++) {
                 if ((int)c < w->far[i]) continue; /* a far goal's shared prefix: not its to turn */
                 if ((w->want[i] & 1) && k != j) {
                     ikd_vec3 v = ikd_vec3_cross(ax[a], arm);
+                    if (above) v = ikd_vec3_sub(v, mat3_mul(G, ikd_vec3_cross(ax[a], harm)));
                     if (far && !w->fstraight[i]) /* normal to its chord */
                         v = ikd_vec3_sub(v, ikd_vec3_scale(along, ikd_vec3_dot(v, along)));
                     else if (far && (long)k == s->joints[j].parent) /* the hinge straightens, the upper joint points */
