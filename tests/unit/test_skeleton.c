@@ -399,16 +399,24 @@ typedef struct solved {
     ikd_multi_result res;
 } solved;
 
-static void solve_hp(const humanoid_problem *hp, const ikd_quat *start, ikd_vec3 root, solved *out)
+/* solve_hp with options.soften and options.stretch set */
+static void solve_hp_as(const humanoid_problem *hp, const ikd_quat *start, ikd_vec3 root, double soften, double stretch,
+                        solved *out)
 {
     ikd_multi_problem p;
     ikd_error err;
     ikd_goal goals[HUMANOID_MAX_GOALS];
     memcpy(goals, hp->goals, sizeof goals);
     ck_assert_int_eq(humanoid_setup(&p, hp, goals, hp->goal_count, start, root, &err), IKD_E_OK);
+    p.soften = soften, p.stretch = stretch;
     ck_assert_uint_le(ikd_multi_workspace_size(hp->skeleton.count, hp->goal_count), sizeof work_mem);
     ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, out->local, out->pose, out->gr, &out->res, &err),
                      IKD_E_OK);
+}
+
+static void solve_hp(const humanoid_problem *hp, const ikd_quat *start, ikd_vec3 root, solved *out)
+{
+    solve_hp_as(hp, start, root, 1, 1, out);
 }
 
 /* What must hold of every solve, whatever its goals: every limit kept (by
@@ -1121,15 +1129,7 @@ START_TEST(soften_on_the_humanoid_eases_each_limb)
     for (int k = 0; k < total; k++) {
         humanoid_make(&r, k < total / 2 ? HSET_POSITIONS : HSET_FREE_ROOT, 0, &hp);
         const ikd_skeleton *s = &hp.skeleton;
-        ikd_multi_problem p;
-        ikd_error err;
-        ikd_goal goals[HUMANOID_MAX_GOALS];
-        memcpy(goals, hp.goals, sizeof goals);
-        ck_assert_int_eq(humanoid_setup(&p, &hp, goals, hp.goal_count, hp.has_start ? hp.start : NULL, hp.root, &err),
-                         IKD_E_OK);
-        p.soften = 0.9;
-        ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, soft.local, soft.pose, soft.gr, &soft.res, &err),
-                         IKD_E_OK);
+        solve_hp_as(&hp, hp.has_start ? hp.start : NULL, hp.root, 0.9, 1, &soft);
         check_solution(&hp, &soft);
         for (size_t i = 0; i < hp.goal_count; i++) {
             size_t j = hp.goals[i].joint;
