@@ -240,6 +240,22 @@ static void restart_pose(const ikd_skeleton *s, const int *idle, int r, ikd_quat
     }
 }
 
+/* options.soften with a free root: the first descent asks for the targets
+ * themselves with the limbs' extension penalised (soft_penalty), which
+ * places the root; where the goals pull the root different ways its least
+ * squares converge slowly, and such a descent that ends unmet hands over
+ * here: the root held where it stands, each softened limb eased from its
+ * upper joint (the fixed root's rows). Returns 1 when it did. */
+static int hand_off_soft(multi_ws *w)
+{
+    int any = 0;
+    for (size_t i = 0; i < w->g; i++) any |= w->want[i] & 16, w->want[i] &= (unsigned char)~16;
+    if (!any) return 0;
+    ikd__multi_layout_rows(w);
+    w->hold_root = 1;
+    return 1;
+}
+
 /* options.stretch without soften: marks (want bit 8) the limb goals that
  * `pose` leaves unmet (gr: its errors) beyond their limb's reach; returns
  * how many. */
@@ -339,7 +355,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     int stretching = 0; /* options.stretch: 1 in the descent after limb goals were marked, 2 after it */
     int kept = 0;       /* 1 while pose and gr are the kept pose's */
     for (int r = 0; r <= MULTI_RESTARTS; r++) {
-        ikd_vec3 rt = p->root;
+        ikd_vec3 rt = w.hold_root ? keep_root : p->root;
         if (stretching == 1) rt = keep_root, memcpy(local, w.keep, s->count * sizeof *local); /* on from the best */
         else if (r) restart_pose(s, w.idle, r, local);
         int budget = p->max_iterations - it;
@@ -359,6 +375,10 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
          * (counted out of reach or not) are aimed into it; the bones
          * lengthen at the end (stretch_limbs) */
         if (r == 0 && p->stretch > 1 && p->soften >= 1 && !timed_out && mark_stretch(&w, p, pose, gr)) {
+            stretching = 1;
+            continue;
+        }
+        if (r == 0 && keep_score > 0 && !timed_out && hand_off_soft(&w)) {
             stretching = 1;
             continue;
         }

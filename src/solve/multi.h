@@ -6,7 +6,7 @@
 
 #include "ikd/skeleton.h"
 
-#define MULTI_ROWS_PER_GOAL 6 /* at most: position 3 + rotation 3 (an aim: 2) */
+#define MULTI_ROWS_PER_GOAL 7 /* at most: position 3 (+ 1: soft_penalty) + rotation 3 (an aim: 2) */
 #define MULTI_MAX_STEP 0.5    /* radians a joint turns at most in one iteration ... */
 #define MULTI_FAR_STEP 1.0    /* ... and while the goals are far (error over MULTI_FAR x the skeleton's size) */
 #define MULTI_FAR 0.2
@@ -41,7 +41,8 @@ typedef struct multi_ws {
     ikd_vec3 *tpos;     /* [g] position targets (ground goals resolved) */
     ikd_quat *trot;     /* [g] rotation targets */
     ikd_vec3 *aim_local;/* [g] aim axes in the joint's rest frame */
-    unsigned char *want;/* [g] bit 1 position, 2 rotation, 4 aim, 8 stretching (aimed into the limb's reach) */
+    unsigned char *want;/* [g] bit 1 position, 2 rotation, 4 aim, 8 stretching (aimed into the limb's reach),
+                           16 softened with a free root (the target itself, and soft_penalty's row) */
     int *row0;          /* [g] first row of each goal's position rows (its rotation rows follow) */
     int *row_goal;      /* [rows] the goal of each row */
     /* A goal out of reach of a fixed root (out_of_reach) turns only joints
@@ -59,6 +60,7 @@ typedef struct multi_ws {
                            the elbow cycled; a pole's pull fades as the limb straightens) */
     double *rdamp;      /* [rows] the damping each row's diagonal gets (primary_step) */
     int only_far;       /* 1: build_rows leaves the reachable goals' rows empty (far_refine) */
+    int hold_root;      /* 1: a free root's translation columns stay empty (held where it is) */
     int *nzr;           /* [rows] scratch: the rows a locked column moves (zero_locked) */
     /* A goal's rows are stored compactly over the columns that move it: a
      * free root's translation, then the joints from the root down to the
@@ -96,7 +98,7 @@ typedef struct multi_ws {
 /* The rows of goal i: the first, and in *nr how many. */
 static inline size_t multi_goal_rows(const multi_ws *w, size_t i, size_t *nr)
 {
-    *nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 2 ? 3 : w->want[i] & 4 ? 2 : 0);
+    *nr = (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 16 ? 1 : 0) + (w->want[i] & 2 ? 3 : w->want[i] & 4 ? 2 : 0);
     return (size_t)w->row0[i];
 }
 
@@ -118,6 +120,7 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g);
 void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s);
 void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start);
 void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p);
+void ikd__multi_layout_rows(multi_ws *w);
 ikd_quat ikd__multi_within_limit(const ikd_skeleton *s, size_t k, ikd_quat q);
 ikd_vec3 ikd__multi_rot_vec(ikd_quat q);
 void ikd__multi_snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local);

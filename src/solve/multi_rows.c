@@ -233,7 +233,7 @@ static int soft_aim_rate(const multi_ws *w, const ikd_multi_problem *p, const ik
                          long *u)
 {
     long m;
-    if (!(p->soften < 1) || (w->want[i] & 8) || w->far[i] >= 0 || !ikd__multi_limb_of(w, p, i, &m, u)) return 0;
+    if (!(p->soften < 1) || (w->want[i] & 24) || w->far[i] >= 0 || !ikd__multi_limb_of(w, p, i, &m, u)) return 0;
     double reach = ikd__multi_limb_reach(p->skeleton, p->goals[i].joint, m), da = p->soften * reach, ds = reach - da;
     ikd_vec3 to = ikd_vec3_sub(w->tpos[i], pose[*u].position);
     double d = ikd_vec3_len(to);
@@ -243,6 +243,36 @@ static int soft_aim_rate(const multi_ws *w, const ikd_multi_problem *p, const ik
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) G[3 * a + b] = (a == b ? 1 - e / d : 0) - (de - e / d) * n[a] * n[b];
     return 1;
+}
+
+/* options.soften with a free root (want bit 16): measured from the limb's
+ * upper joint wherever it is, an eased aim is met wherever the root
+ * stands, so it never moved the root (a foot placed on the ground with a
+ * free pelvis floated a mean 0.29 of the skeleton's size above it). Such
+ * a goal's rows ask for the target itself, and one more row penalises the
+ * limb's extension r (end to upper joint) beyond soften x its reach by
+ * phi(r), phi'(r) = 2 (g(r) - r), g the soft curve's inverse: with the
+ * upper joint held, |t - f|^2 + phi(r) is least exactly where the curve
+ * eases the end, and a free root moves until the limb need not reach so
+ * far. Returns sqrt(phi(r)) (the row's error is its negative); *rate gets
+ * its derivative in r, *u the upper joint; 0 and *rate 0 within soften x
+ * the reach. */
+static double soft_penalty(const multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i, double *rate,
+                           long *u)
+{
+    long m;
+    *rate = 0;
+    if (!ikd__multi_limb_of(w, p, i, &m, u)) return 0;
+    double L = ikd__multi_limb_reach(p->skeleton, p->goals[i].joint, m), da = p->soften * L, ds = L - da;
+    double r = ikd_vec3_dist(pose[p->goals[i].joint].position, pose[*u].position);
+    if (!(ds > 0) || !(r > da)) return 0;
+    double left = fmax(L - r, 1e-12 * ds), lg = log(left / ds); /* a straight limb: ln's argument kept above 0 */
+    double phi = 2 * (da * (r - da) + ds * (left * lg + r - da) - 0.5 * (r * r - da * da));
+    double dphi = 2 * (da - ds * lg - r);
+    if (!(phi > 1e-30 * L * L)) return 0;
+    double rho = sqrt(phi);
+    *rate = dphi / (2 * rho);
+    return rho;
 }
 
 /* Far goal i's position error (its joint at pj): the chord from fbase[i]
@@ -264,104 +294,144 @@ static ikd_vec3 far_pointing(const multi_ws *w, const ikd_pose_joint *pose, size
     return ikd_vec3_mad(turn, *along, fmax(w->reach[j] - w->reach[w->fbase[i]] - ll, 0));
 }
 
+/* Where goal i's rows go and what its Jacobian rows need of its errors. */
+typedef struct goal_rows {
+    size_t r0, r1;    /* its first position row, its first rotation row */
+    double wt, Lr;    /* its weight; what one radian of its rotation rows weighs */
+    int far;          /* out of reach of a fixed root (w->far[i] >= 0) */
+    ikd_vec3 b1, b2;  /* an aim's rows: a basis of the plane normal to its axis */
+    ikd_vec3 along;   /* a far goal's chord (far_pointing) */
+    double pen;       /* want bit 16: the extension row's rate, dsqrt(phi)/dr (soft_penalty) */
+    long up;          /* ... and the limb's upper joint, whose moves leave its extension */
+} goal_rows;
+
+/* Goal i's task error rows (w->e) and its errors (gr[i]); *raw gets the
+ * weighted squares of a reachable goal's errors. 1 when it is met. */
+static int goal_errors(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i, ikd_goal_result *gr,
+                       goal_rows *x, double *raw)
+{
+    const ikd_goal *g = &p->goals[i];
+    double L = p->skeleton->size;
+    size_t j = g->joint;
+    int met = 1;
+    x->r0 = (size_t)w->row0[i], x->r1 = x->r0 + (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 16 ? 1 : 0);
+    x->wt = g->weight, x->pen = 0, x->up = -1;
+    /* a goal out of reach of a fixed root yields to the others ("the other
+     * goals are still met"): it turns only joints of its own (mark_far),
+     * and neither its error nor whether it is met counts */
+    x->far = w->far[i] >= 0;
+    x->Lr = x->far ? MULTI_FAR_ROTATION * L : L;
+    ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv;
+    x->b1 = x->b2 = x->along = rv;
+    gr[i].error = 0, gr[i].rotation_error_deg = 0;
+    if (w->want[i] & 1) {
+        ikd_vec3 d = x->far && !(p->soften < 1 || (w->want[i] & 8)) /* softened or stretching: limb_target's aim */
+                         ? far_pointing(w, pose, i, j, L, &x->along)
+                         : ikd_vec3_sub(ikd__multi_limb_target(w, p, pose, i), pj);
+        double dl = ikd_vec3_len(d);
+        gr[i].error = x->far ? ikd_vec3_dist(w->tpos[i], pj) : dl;
+        if (!x->far) *raw += x->wt * x->wt * dl * dl;
+        if (w->want[i] & 16) { /* the target itself, and the limb's extension penalised (soft_penalty) */
+            d = ikd_vec3_sub(w->tpos[i], pj), dl = ikd_vec3_len(d);
+            w->e[x->r0 + 3] = -x->wt * soft_penalty(w, p, pose, i, &x->pen, &x->up);
+        }
+        if (dl > 0.4 * L) d = ikd_vec3_scale(d, 0.4 * L / dl); /* one step aims this far at most */
+        w->e[x->r0] = x->wt * d.x, w->e[x->r0 + 1] = x->wt * d.y, w->e[x->r0 + 2] = x->wt * d.z;
+        if (gr[i].error > p->tolerance && !x->far) met = 0;
+    }
+    if (w->want[i] & 2) rv = ikd__multi_rot_vec(ikd_quat_mul(w->trot[i], ikd_quat_conj(pose[j].rotation)));
+    if (w->want[i] & 4) {
+        aim = ikd_quat_rotate(pose[j].rotation, w->aim_local[i]);
+        ikd_vec3 to = ikd_vec3_norm_or(ikd_vec3_sub(g->aim_at, pj), aim), c = ikd_vec3_cross(aim, to);
+        rv = ikd_vec3_scale(unit_or_perp(c, aim), atan2(ikd_vec3_len(c), ikd_vec3_dot(aim, to)));
+        /* an aim is two rows: its error and rates normal to the axis (the
+         * axis' own turn moves no aim), in a basis b1, b2 of that plane */
+        x->b1 = ikd_vec3_any_perp(aim), x->b2 = ikd_vec3_cross(aim, x->b1);
+    }
+    if (w->want[i] & 6) {
+        double wl = x->wt * x->Lr;
+        gr[i].rotation_error_deg = ikd_vec3_len(rv) * IKD_RAD2DEG;
+        if (!x->far) *raw += x->wt * x->wt * L * L * ikd_vec3_dot(rv, rv);
+        if (ikd_vec3_len(rv) > 1.0) rv = ikd_vec3_scale(rv, 1.0 / ikd_vec3_len(rv));
+        if (w->want[i] & 4) w->e[x->r1] = wl * ikd_vec3_dot(rv, x->b1), w->e[x->r1 + 1] = wl * ikd_vec3_dot(rv, x->b2);
+        else w->e[x->r1] = wl * rv.x, w->e[x->r1 + 1] = wl * rv.y, w->e[x->r1 + 2] = wl * rv.z;
+        if (ikd_vec3_len(rv) > p->rotation_tolerance_deg * IKD_DEG2RAD && !x->far) met = 0;
+    }
+    return met;
+}
+
+/* Goal i's Jacobian rows over its compact columns: a free root's
+ * translation, then the path's joints (the goal joint itself turns only
+ * its rotation). */
+static void goal_jacobian(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i, const goal_rows *x)
+{
+    size_t j = p->goals[i].joint, nr, cm = w->cmax, c = 0;
+    ikd_vec3 pj = pose[j].position;
+    double wt = x->wt, G[9];
+    long up = -1;
+    int above = (w->want[i] & 1) && soft_aim_rate(w, p, pose, i, G, &up); /* the joints above `up` move the aim */
+    int pen = x->pen != 0; /* the extension row: the joints above x->up move the limb's upper joint */
+    ikd_vec3 hu = above ? pose[up].position : pj, n = ikd_vec3_make(0, 0, 0), hp = pj;
+    if (pen) hp = pose[x->up].position, n = ikd_vec3_norm_or(ikd_vec3_sub(pj, hp), n);
+    multi_goal_rows(w, i, &nr);
+    for (size_t r = 0; r < nr; r++) memset(&w->J[(x->r0 + r) * cm], 0, (size_t)w->glen[i] * sizeof(double));
+    double *Jp = &w->J[x->r0 * cm], *Jr = &w->J[x->r1 * cm], *Je = Jp + 3 * cm;
+    if (p->root_free) {
+        if ((w->want[i] & 1) && !w->hold_root) /* the end, less the aim it moves along (I - G) */
+            for (size_t a = 0; a < 3; a++)
+                for (size_t b = 0; b < 3; b++) Jp[a * cm + b] = wt * ((a == b) - (above ? G[3 * a + b] : 0));
+        c = 3;
+    }
+    for (int t = 0; t < w->gdepth[i]; t++) {
+        size_t k = (size_t)w->gpath[i * w->n + (size_t)t];
+        ikd_vec3 ax[3];
+        int na = multi_joint_axes(w, k, ax);
+        ikd_vec3 arm = ikd_vec3_sub(pj, pose[k].position), harm = ikd_vec3_sub(hu, pose[k].position);
+        ikd_vec3 parm = ikd_vec3_sub(hp, pose[k].position);
+        above &= (long)k != up;
+        pen &= (long)k != x->up;
+        for (int a = 0; a < na; a++, c++) {
+            if ((int)c < w->far[i]) continue; /* a far goal's shared prefix: not its to turn */
+            if ((w->want[i] & 1) && k != j) {
+                ikd_vec3 v = ikd_vec3_cross(ax[a], arm);
+                if (w->want[i] & 16) /* the extension's rate: the end's, less the upper joint's when k moves it */
+                    Je[c] = wt * x->pen * ikd_vec3_dot(n, pen ? ikd_vec3_sub(v, ikd_vec3_cross(ax[a], parm)) : v);
+                if (above) v = ikd_vec3_sub(v, mat3_mul(G, ikd_vec3_cross(ax[a], harm)));
+                if (x->far && !w->fstraight[i]) /* normal to its chord */
+                    v = ikd_vec3_sub(v, ikd_vec3_scale(x->along, ikd_vec3_dot(v, x->along)));
+                else if (x->far && (long)k == p->skeleton->joints[j].parent) /* the hinge straightens, the upper joint points */
+                    v = ikd_vec3_scale(x->along, ikd_vec3_dot(v, x->along));
+                Jp[c] = wt * v.x, Jp[cm + c] = wt * v.y, Jp[2 * cm + c] = wt * v.z;
+            }
+            if (w->want[i] & 2) {
+                Jr[c] = wt * x->Lr * ax[a].x, Jr[cm + c] = wt * x->Lr * ax[a].y, Jr[2 * cm + c] = wt * x->Lr * ax[a].z;
+            } else if (w->want[i] & 4) {
+                Jr[c] = wt * x->Lr * ikd_vec3_dot(ax[a], x->b1), Jr[cm + c] = wt * x->Lr * ikd_vec3_dot(ax[a], x->b2);
+            }
+        }
+    }
+}
+
 /* The task error and (with `jac`: joint_frames must be current) Jacobian
  * rows of every goal; returns 1 when every goal is met. Rotation rows are
  * scaled by the skeleton's size (one radian weighs one skeleton size). */
 int ikd__multi_build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, ikd_goal_result *gr, int jac)
 {
-    const ikd_skeleton *s = p->skeleton;
-    double L = s->size, rot_tol = p->rotation_tolerance_deg * IKD_DEG2RAD;
     int all = 1;
     double raw = 0;
     memset(w->e, 0, w->rows * sizeof(double));
     for (size_t i = 0; i < w->g; i++) {
-        const ikd_goal *g = &p->goals[i];
-        size_t j = g->joint, r0 = (size_t)w->row0[i], r1 = r0 + (w->want[i] & 1 ? 3 : 0);
-        double wt = g->weight;
-        /* a goal out of reach of a fixed root yields to the others ("the other
-         * goals are still met"): it turns only joints of its own (mark_far),
-         * and neither its error nor whether it is met counts */
-        int far = w->far[i] >= 0;
-        double Lr = far ? MULTI_FAR_ROTATION * L : L; /* what one radian of its rotation rows weighs */
-        ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv, b1 = rv, b2 = rv, along = rv;
-        gr[i].error = 0, gr[i].rotation_error_deg = 0;
-        if (w->want[i] & 1) {
-            ikd_vec3 d = far && !(p->soften < 1 || (w->want[i] & 8)) /* softened or stretching: limb_target's aim */
-                             ? far_pointing(w, pose, i, j, L, &along)
-                             : ikd_vec3_sub(ikd__multi_limb_target(w, p, pose, i), pj);
-            double dl = ikd_vec3_len(d);
-            gr[i].error = far ? ikd_vec3_dist(w->tpos[i], pj) : dl;
-            if (!far) raw += wt * wt * dl * dl;
-            if (dl > 0.4 * L) d = ikd_vec3_scale(d, 0.4 * L / dl); /* one step aims this far at most */
-            w->e[r0] = wt * d.x, w->e[r0 + 1] = wt * d.y, w->e[r0 + 2] = wt * d.z;
-            if (gr[i].error > p->tolerance && !far) all = 0;
-        }
-        if (w->want[i] & 2) rv = ikd__multi_rot_vec(ikd_quat_mul(w->trot[i], ikd_quat_conj(pose[j].rotation)));
-        if (w->want[i] & 4) {
-            aim = ikd_quat_rotate(pose[j].rotation, w->aim_local[i]);
-            ikd_vec3 to = ikd_vec3_norm_or(ikd_vec3_sub(g->aim_at, pj), aim), c = ikd_vec3_cross(aim, to);
-            rv = ikd_vec3_scale(unit_or_perp(c, aim), atan2(ikd_vec3_len(c), ikd_vec3_dot(aim, to)));
-            /* an aim is two rows: its error and rates normal to the axis (the
-             * axis' own turn moves no aim), in a basis b1, b2 of that plane */
-            b1 = ikd_vec3_any_perp(aim), b2 = ikd_vec3_cross(aim, b1);
-        }
-        if (w->want[i] & 6) {
-            gr[i].rotation_error_deg = ikd_vec3_len(rv) * IKD_RAD2DEG;
-            if (!far) raw += wt * wt * L * L * ikd_vec3_dot(rv, rv);
-            if (ikd_vec3_len(rv) > 1.0) rv = ikd_vec3_scale(rv, 1.0 / ikd_vec3_len(rv));
-            if (w->want[i] & 4) w->e[r1] = wt * Lr * ikd_vec3_dot(rv, b1), w->e[r1 + 1] = wt * Lr * ikd_vec3_dot(rv, b2);
-            else w->e[r1] = wt * Lr * rv.x, w->e[r1 + 1] = wt * Lr * rv.y, w->e[r1 + 2] = wt * Lr * rv.z;
-            if (ikd_vec3_len(rv) > rot_tol && !far) all = 0;
-        }
-        if (w->only_far && !far) { /* far_refine: this goal asks nothing */
+        goal_rows x;
+        all &= goal_errors(w, p, pose, i, gr, &x, &raw);
+        if (w->only_far && !x.far) { /* far_refine: this goal asks nothing */
             size_t nr;
             multi_goal_rows(w, i, &nr);
-            for (size_t r = r0; r < r0 + nr; r++) w->e[r] = 0;
+            for (size_t r = x.r0; r < x.r0 + nr; r++) w->e[r] = 0;
             if (jac)
-                for (size_t r = r0; r < r0 + nr; r++) memset(&w->J[r * w->cmax], 0, (size_t)w->glen[i] * sizeof(double));
+                for (size_t r = x.r0; r < x.r0 + nr; r++) memset(&w->J[r * w->cmax], 0, (size_t)w->glen[i] * sizeof(double));
             continue;
         }
-        if (!jac) continue;
-        double G[9];
-        long up = -1;
-        int above = (w->want[i] & 1) && soft_aim_rate(w, p, pose, i, G, &up); /* the joints above `up` move the aim */
-        ikd_vec3 hu = above ? pose[up].position : pj;
-        /* compact columns: a free root's translation, then the path's joints
-         * (the goal joint itself turns only its rotation) */
-        size_t nr, cm = w->cmax, c = 0;
-        multi_goal_rows(w, i, &nr);
-        for (size_t r = 0; r < nr; r++) memset(&w->J[(r0 + r) * cm], 0, (size_t)w->glen[i] * sizeof(double));
-        double *Jp = &w->J[r0 * cm], *Jr = &w->J[r1 * cm];
-        if (p->root_free) {
-            if (w->want[i] & 1) /* the end, less the aim it moves along (I - G) */
-                for (size_t a = 0; a < 3; a++)
-                    for (size_t b = 0; b < 3; b++) Jp[a * cm + b] = wt * ((a == b) - (above ? G[3 * a + b] : 0));
-            c = 3;
-        }
-        for (int t = 0; t < w->gdepth[i]; t++) {
-            size_t k = (size_t)w->gpath[i * w->n + (size_t)t];
-            ikd_vec3 ax[3];
-            int na = multi_joint_axes(w, k, ax);
-            ikd_vec3 arm = ikd_vec3_sub(pj, pose[k].position), harm = ikd_vec3_sub(hu, pose[k].position);
-            above &= (long)k != up;
-            for (int a = 0; a < na; a++, c++) {
-                if ((int)c < w->far[i]) continue; /* a far goal's shared prefix: not its to turn */
-                if ((w->want[i] & 1) && k != j) {
-                    ikd_vec3 v = ikd_vec3_cross(ax[a], arm);
-                    if (above) v = ikd_vec3_sub(v, mat3_mul(G, ikd_vec3_cross(ax[a], harm)));
-                    if (far && !w->fstraight[i]) /* normal to its chord */
-                        v = ikd_vec3_sub(v, ikd_vec3_scale(along, ikd_vec3_dot(v, along)));
-                    else if (far && (long)k == s->joints[j].parent) /* the hinge straightens, the upper joint points */
-                        v = ikd_vec3_scale(along, ikd_vec3_dot(v, along));
-                    Jp[c] = wt * v.x, Jp[cm + c] = wt * v.y, Jp[2 * cm + c] = wt * v.z;
-                }
-                if (w->want[i] & 2) {
-                    Jr[c] = wt * Lr * ax[a].x, Jr[cm + c] = wt * Lr * ax[a].y, Jr[2 * cm + c] = wt * Lr * ax[a].z;
-                } else if (w->want[i] & 4) {
-                    Jr[c] = wt * Lr * ikd_vec3_dot(ax[a], b1), Jr[cm + c] = wt * Lr * ikd_vec3_dot(ax[a], b2);
-                }
-            }
-        }
+        if (jac) goal_jacobian(w, p, pose, i, &x);
     }
     w->raw = sqrt(raw);
     return all;

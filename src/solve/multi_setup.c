@@ -19,7 +19,7 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
 {
     char *m = mem;
     w->n = n, w->g = g, w->cmax = w->cols = 3 * n + 3, w->rows = MULTI_ROWS_PER_GOAL * g;
-    w->only_far = 0;
+    w->only_far = 0, w->hold_root = 0;
     size_t rows = w->rows;
     w->reach = (double *)m, m += n * sizeof(double);
     w->tpos = (ikd_vec3 *)m, m += g * sizeof(ikd_vec3);
@@ -106,22 +106,35 @@ static void ground_targets(const ikd_multi_problem *p, const ikd_goal *g, const 
 
 void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start)
 {
-    int rows = 0;
     for (size_t i = 0; i < w->g; i++) {
         const ikd_goal *g = &p->goals[i];
         w->want[i] = (unsigned char)((g->has_position || g->has_ground ? 1 : 0) | (g->has_rotation || g->has_ground ? 2 : 0) |
                                      (g->has_aim && !g->has_rotation && !g->has_ground ? 4 : 0));
-        w->row0[i] = rows; /* only the rows a goal uses: 3 for a position, 3 for a rotation, 2 for an aim */
-        size_t nr;
-        multi_goal_rows(w, i, &nr);
-        rows += (int)nr;
+        long m, u;
+        if (p->root_free && p->soften < 1 && !(p->stretch > 1) && ikd__multi_limb_of(w, p, i, &m, &u)) w->want[i] |= 16;
         w->tpos[i] = g->position;
         w->trot[i] = g->rotation;
         if (g->has_ground) ground_targets(p, g, start, &w->tpos[i], &w->trot[i]);
         if (g->has_aim)
             w->aim_local[i] = ikd_quat_rotate(ikd_quat_conj(p->skeleton->joints[g->joint].rotation), g->aim_axis);
     }
-    w->rows = (size_t)rows;
+    ikd__multi_layout_rows(w);
+}
+
+/* Each goal's first row (only the rows it uses: 3 for a position, 1 more
+ * softened with a free root, 3 for a rotation, 2 for an aim), the row
+ * count and each row's goal, from w->want. */
+void ikd__multi_layout_rows(multi_ws *w)
+{
+    size_t rows = 0;
+    for (size_t i = 0; i < w->g; i++) {
+        size_t nr;
+        w->row0[i] = (int)rows;
+        multi_goal_rows(w, i, &nr);
+        for (size_t r = rows; r < rows + nr; r++) w->row_goal[r] = (int)i;
+        rows += nr;
+    }
+    w->rows = rows;
 }
 
 /* Each goal's path (the joints that move it, root first), its compact
@@ -146,8 +159,6 @@ void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p)
         for (int t = 0; t < d; t++)
             for (int a = 0; a < w->dof[path[t]]; a++) gc[c++] = w->col[path[t]] + a;
         w->gdepth[i] = d, w->glen[i] = c;
-        size_t nr, r0 = multi_goal_rows(w, i, &nr);
-        for (size_t r = r0; r < r0 + nr; r++) w->row_goal[r] = (int)i;
     }
     for (size_t a = 0; a < w->g; a++)
         for (size_t b = 0; b <= a; b++) {

@@ -1113,42 +1113,59 @@ START_TEST(soften_eases_a_knee_near_full_extension)
 }
 END_TEST
 
-/* options.soften on the humanoid's 4 position goals, 150 problems with a
- * fixed root and 150 with the pelvis free: every goal met, its end where
+/* options.soften 0.9 on the humanoid, 100 problems of each: 4 position
+ * goals with a fixed root, the same with the pelvis free, both feet on
+ * tilted ground with the pelvis free. Every goal met, its end where
  * DESIGN.md's curve (computed here) puts it from the limb's upper joint,
- * toward the target. (The rows took the aim as fixed while the spine moved
- * a shoulder, and the aim with it: half of the fixed-root problems ended
- * unmet after every restart.) */
+ * toward the target; with a free root the root moves so the limbs need not
+ * reach so far: the ends are near the targets themselves (a mean within
+ * 0.03 of the size over the position goals, measured 0.016; on the
+ * ground within 1e-3, measured 1e-5). (The rows took the aim as fixed
+ * while the spine moved a shoulder, and the aim with it: half of the
+ * fixed-root problems ended unmet after every restart; eased from
+ * wherever the upper joint was, a free root never moved for a softened
+ * goal and slid along its line: a mean of 0.15 of the size off, feet
+ * floating above the ground.) */
 START_TEST(soften_on_the_humanoid_eases_each_limb)
 {
     static humanoid_problem hp;
     static solved soft;
+    static const hset_kind kinds[] = {HSET_POSITIONS, HSET_FREE_ROOT, HSET_GROUND};
     tu_rng r;
     tu_seed(&r, 1090);
-    int met = 0, total = 300;
-    for (int k = 0; k < total; k++) {
-        humanoid_make(&r, k < total / 2 ? HSET_POSITIONS : HSET_FREE_ROOT, 0, &hp);
-        const ikd_skeleton *s = &hp.skeleton;
-        solve_hp_as(&hp, hp.has_start ? hp.start : NULL, hp.root, 0.9, 1, &soft);
-        check_solution(&hp, &soft);
-        for (size_t i = 0; i < hp.goal_count; i++) {
-            size_t j = hp.goals[i].joint;
-            long m = s->joints[j].parent, u = s->joints[m].parent;
-            double reach = ikd_vec3_len(s->joints[j].offset) + ikd_vec3_len(s->joints[m].offset);
-            ikd_vec3 h = soft.pose[u].position, to = ikd_vec3_sub(hp.goals[i].position, h);
-            double d = ikd_vec3_len(to), da = 0.9 * reach, ds = reach - da;
-            double eased = d > da ? da + ds * (1 - exp(-(d - da) / ds)) : d;
-            ikd_vec3 want = ikd_vec3_mad(h, to, eased / d);
-            if (soft.gr[i].status == IKD_GOAL_REACHED)
-                ck_assert_msg(ikd_vec3_dist(soft.pose[j].position, want) <= 2e-4 * s->size, "problem %d goal %zu: %g off", k,
-                              i, ikd_vec3_dist(soft.pose[j].position, want));
-            else if (getenv("IKD_DEBUG"))
-                fprintf(stderr, "problem %d goal %zu (%s): status %d error %g, %d iterations\n", k, i,
-                        humanoid_names[j], soft.gr[i].status, soft.gr[i].error, soft.res.iterations);
+    for (size_t kind = 0; kind < 3; kind++) {
+        int met = 0, n = 100, goals = 0;
+        double off = 0;
+        for (int k = 0; k < n; k++) {
+            humanoid_make(&r, kinds[kind], 0, &hp);
+            const ikd_skeleton *s = &hp.skeleton;
+            solve_hp_as(&hp, hp.has_start ? hp.start : NULL, hp.root, 0.9, 1, &soft);
+            check_solution(&hp, &soft);
+            met += soft.res.status == IKD_MULTI_REACHED;
+            for (size_t i = 0; i < hp.goal_count; i++, goals++) {
+                size_t j = hp.goals[i].joint;
+                off += soft.gr[i].error / s->size; /* the distance to the target itself */
+                if (kinds[kind] == HSET_GROUND) {
+                    ck_assert_double_le(soft.gr[i].error, 1e-3 * s->size);
+                    continue;
+                }
+                long m = s->joints[j].parent, u = s->joints[m].parent;
+                double reach = ikd_vec3_len(s->joints[j].offset) + ikd_vec3_len(s->joints[m].offset);
+                ikd_vec3 h = soft.pose[u].position, to = ikd_vec3_sub(hp.goals[i].position, h);
+                double d = ikd_vec3_len(to), da = 0.9 * reach, ds = reach - da;
+                double eased = d > da ? da + ds * (1 - exp(-(d - da) / ds)) : d;
+                ikd_vec3 want = ikd_vec3_mad(h, to, eased / d);
+                if (soft.gr[i].status == IKD_GOAL_REACHED)
+                    ck_assert_msg(ikd_vec3_dist(soft.pose[j].position, want) <= 2e-4 * s->size, "%s %d goal %zu: %g off",
+                                  hset_name(kinds[kind]), k, i, ikd_vec3_dist(soft.pose[j].position, want));
+            }
         }
-        met += soft.res.status == IKD_MULTI_REACHED;
+        if (getenv("IKD_DEBUG"))
+            fprintf(stderr, "soften %s: %d of %d met, ends %.4f of the size from their targets\n", hset_name(kinds[kind]), met,
+                    n, off / goals);
+        ck_assert_msg(met >= n * 99 / 100, "%s: %d of %d problems met", hset_name(kinds[kind]), met, n);
+        if (hp.root_free) ck_assert_msg(off / goals <= 0.03, "%s: ends %g of the size off", hset_name(kinds[kind]), off / goals);
     }
-    ck_assert_msg(met >= total * 99 / 100, "%d of %d problems met", met, total);
 }
 END_TEST
 
