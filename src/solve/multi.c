@@ -149,6 +149,10 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         if (met || en < progress * (1 - MULTI_PROGRESS) - 1e-12 * L) {
             progress = en, stall = 0;
         } else if (++stall >= MULTI_STALL) {
+            if (lost) { /* the goals lost by a settling step and not met again: the met pose it left */
+                memcpy(w->best, w->held, s->count * sizeof *local);
+                best_root = held_root, *fresh = 0;
+            }
             break; /* no progress: held by limits, reach or the pull (a restart may do better) */
         } else if (stall == 4 && !nudged && nudge_hinges(w, p, gr, local)) {
             nudged = 1;

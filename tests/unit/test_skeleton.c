@@ -1129,19 +1129,23 @@ END_TEST
 START_TEST(soften_on_the_humanoid_eases_each_limb)
 {
     static humanoid_problem hp;
-    static solved soft;
+    static solved soft, again;
     static const hset_kind kinds[] = {HSET_POSITIONS, HSET_FREE_ROOT, HSET_GROUND};
     tu_rng r;
     tu_seed(&r, 1090);
     for (size_t kind = 0; kind < 3; kind++) {
-        int met = 0, n = 100, goals = 0;
-        double off = 0;
+        int met = 0, n = 100, goals = 0, moved = 0;
+        double off = 0, worst_back = 0;
         for (int k = 0; k < n; k++) {
             humanoid_make(&r, kinds[kind], 0, &hp);
             const ikd_skeleton *s = &hp.skeleton;
             solve_hp_as(&hp, hp.has_start ? hp.start : NULL, hp.root, 0.9, 1, &soft);
             check_solution(&hp, &soft);
             met += soft.res.status == IKD_MULTI_REACHED;
+            solve_hp_as(&hp, soft.local, soft.res.root, 0.9, 1, &again); /* fed back */
+            double back = 0;
+            for (size_t j = 0; j < s->count; j++) back = fmax(back, ikd_quat_angle_between(soft.local[j], again.local[j]));
+            worst_back = fmax(worst_back, back * IKD_RAD2DEG), moved += back * IKD_RAD2DEG > 0.25;
             for (size_t i = 0; i < hp.goal_count; i++, goals++) {
                 size_t j = hp.goals[i].joint;
                 off += soft.gr[i].error / s->size; /* the distance to the target itself */
@@ -1161,8 +1165,10 @@ START_TEST(soften_on_the_humanoid_eases_each_limb)
             }
         }
         if (getenv("IKD_DEBUG"))
-            fprintf(stderr, "soften %s: %d of %d met, ends %.4f of the size from their targets\n", hset_name(kinds[kind]), met,
-                    n, off / goals);
+            fprintf(stderr, "soften %s: %d of %d met, ends %.4f of the size from their targets, fed back %d over 0.25 deg (%.3f)\n",
+                    hset_name(kinds[kind]), met, n, off / goals, moved, worst_back);
+        ck_assert_msg(moved <= n / 50 && worst_back <= 1, "%s: fed back, %d turned over 0.25 deg (up to %g)", hset_name(kinds[kind]),
+                      moved, worst_back);
         ck_assert_msg(met >= n * 99 / 100, "%s: %d of %d problems met", hset_name(kinds[kind]), met, n);
         if (hp.root_free) ck_assert_msg(off / goals <= 0.03, "%s: ends %g of the size off", hset_name(kinds[kind]), off / goals);
     }
