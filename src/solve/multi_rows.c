@@ -214,6 +214,18 @@ ikd_vec3 ikd__multi_limb_target(const multi_ws *w, const ikd_multi_problem *p, c
     return ikd_vec3_mad(pose[u].position, to, a / d);
 }
 
+/* Goal i's two-bone limb as options.soften eases it: its reach (0: no
+ * limb, or soften leaves it rigid), the distance the curve starts at
+ * (*da = soften x reach) and the rest (*ds), *u the upper joint. */
+static double soft_limb(const multi_ws *w, const ikd_multi_problem *p, size_t i, long *u, double *da, double *ds)
+{
+    long m;
+    if (!ikd__multi_limb_of(w, p, i, &m, u)) return 0;
+    double reach = ikd__multi_limb_reach(p->skeleton, p->goals[i].joint, m);
+    *da = p->soften * reach, *ds = reach - *da;
+    return *ds > 0 ? reach : 0;
+}
+
 /* M x (3 x 3, row-major) */
 static ikd_vec3 mat3_mul(const double M[9], ikd_vec3 x)
 {
@@ -232,12 +244,11 @@ static ikd_vec3 mat3_mul(const double M[9], ikd_vec3 x)
 static int soft_aim_rate(const multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i, double G[9],
                          long *u)
 {
-    long m;
-    if (!(p->soften < 1) || (w->want[i] & 24) || w->far[i] >= 0 || !ikd__multi_limb_of(w, p, i, &m, u)) return 0;
-    double reach = ikd__multi_limb_reach(p->skeleton, p->goals[i].joint, m), da = p->soften * reach, ds = reach - da;
+    double da, ds;
+    if (!(p->soften < 1) || (w->want[i] & 24) || w->far[i] >= 0 || !soft_limb(w, p, i, u, &da, &ds)) return 0;
     ikd_vec3 to = ikd_vec3_sub(w->tpos[i], pose[*u].position);
     double d = ikd_vec3_len(to);
-    if (!(ds > 0) || !(d > da)) return 0;
+    if (!(d > da)) return 0;
     double x = exp(-(d - da) / ds), e = da + ds * (1 - x), de = x; /* e(d) and e'(d) */
     const double n[3] = {to.x / d, to.y / d, to.z / d};
     for (int a = 0; a < 3; a++)
@@ -260,12 +271,11 @@ static int soft_aim_rate(const multi_ws *w, const ikd_multi_problem *p, const ik
 static double soft_penalty(const multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i, double *rate,
                            long *u)
 {
-    long m;
+    double da, ds, L;
     *rate = 0;
-    if (!ikd__multi_limb_of(w, p, i, &m, u)) return 0;
-    double L = ikd__multi_limb_reach(p->skeleton, p->goals[i].joint, m), da = p->soften * L, ds = L - da;
+    if (!(L = soft_limb(w, p, i, u, &da, &ds))) return 0;
     double r = ikd_vec3_dist(pose[p->goals[i].joint].position, pose[*u].position);
-    if (!(ds > 0) || !(r > da)) return 0;
+    if (!(r > da)) return 0;
     double left = fmax(L - r, 1e-12 * ds), lg = log(left / ds); /* a straight limb: ln's argument kept above 0 */
     double phi = 2 * (da * (r - da) + ds * (left * lg + r - da) - 0.5 * (r * r - da * da));
     double dphi = 2 * (da - ds * lg - r);
