@@ -301,6 +301,22 @@ static void set_stream(ikd_call *c, const char *accept)
     }
 }
 
+/* 415 naming the Content-Type received (its media type, up to 64
+ * characters) and the header to send instead: `curl -d` alone sends
+ * application/x-www-form-urlencoded. */
+static ikd_call_next media_type_error(ikd_call *c, const char *type)
+{
+    static const char want[] = "send Content-Type: application/json (or application/msgpack)";
+    if (!type || !*type) return answer_error(c, IKD_E_MEDIA_TYPE, "no Content-Type: %s", want);
+    char got[65];
+    size_t n = strcspn(type, "; \t");
+    if (n > 64) n = 64;
+    for (size_t k = 0; k < n; k++) got[k] = type[k] > 0x20 && type[k] < 0x7f ? type[k] : '?'; /* printable ASCII only */
+    got[n] = 0;
+    const char *curl = strcasecmp(got, "application/x-www-form-urlencoded") == 0 ? " (curl -d's default)" : "";
+    return answer_error(c, IKD_E_MEDIA_TYPE, "Content-Type %s%s is not accepted: %s", got, curl, want);
+}
+
 ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
 {
     ikd_service *s = c->svc;
@@ -323,7 +339,7 @@ ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
     int enc = ikd_encoding_from_content_type(h->content_type);
     if (enc < 0) {
         c->close = 1; /* the body is not read */
-        return answer_error(c, IKD_E_MEDIA_TYPE, NULL);
+        return media_type_error(c, h->content_type);
     }
     c->in_enc = (ikd_encoding)enc;
     c->out_enc = ikd_encoding_from_accept(h->accept, c->in_enc);

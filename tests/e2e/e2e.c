@@ -95,6 +95,9 @@ START_TEST(http_errors)
     free(r.body);
     r = request(d.port, "POST", "/v1/solve", "application/x-www-form-urlencoded", SOLVE);
     assert_error(&r, 415, "unsupported_media_type", "");
+    /* what curl -d alone sends: the message names it and the header to send */
+    ck_assert_ptr_nonnull(strstr(r.body, "Content-Type application/x-www-form-urlencoded (curl -d's default)"));
+    ck_assert_ptr_nonnull(strstr(r.body, "send Content-Type: application/json"));
     free(r.body);
 
     /* body over --max-body: declared by Content-Length, and streamed chunked */
