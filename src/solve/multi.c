@@ -199,8 +199,10 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
     return it;
 }
 
-/* How far w->best (at `root`) is from meeting the reachable goals: 0 when
- * every one is met (goals known out of reach left out); gr gets the goals'
+/* How far w->best (at `root`) is from meeting the reachable goals: the
+ * weighted squares of the unmet ones' errors (what the descents minimise,
+ * so goals that cannot all be met keep the best compromise), 0 when every
+ * one is met (goals known out of reach left out); gr gets the goals'
  * errors (and pose the best pose's), evaluated anew unless `fresh` says
  * they already are. */
 static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root, ikd_pose_joint *pose,
@@ -214,8 +216,9 @@ static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root,
     double sc = 0;
     for (size_t i = 0; i < w->g; i++) {
         if (ikd__multi_out_of_reach(w, p, i)) continue;
-        if (gr[i].error > p->tolerance) sc += gr[i].error;
-        if (gr[i].rotation_error_deg > p->rotation_tolerance_deg) sc += gr[i].rotation_error_deg * IKD_DEG2RAD * s->size;
+        double wt = p->goals[i].weight, e = gr[i].error, r = gr[i].rotation_error_deg * IKD_DEG2RAD * s->size;
+        if (e > p->tolerance) sc += wt * wt * e * e;
+        if (gr[i].rotation_error_deg > p->rotation_tolerance_deg) sc += wt * wt * r * r;
     }
     return sc;
 }
