@@ -301,15 +301,16 @@ static void set_stream(ikd_call *c, const char *accept)
     }
 }
 
-/* 415 naming the Content-Type received (its media type, up to 64
- * characters) and the header to send instead: `curl -d` alone sends
- * application/x-www-form-urlencoded. */
+/* 415 naming the Content-Type received (`type`, present: an absent one is
+ * read as JSON; its media type, up to 64 characters) and the header to
+ * send instead: `curl -d` alone sends application/x-www-form-urlencoded. */
 static ikd_call_next media_type_error(ikd_call *c, const char *type)
 {
     static const char want[] = "send Content-Type: application/json (or application/msgpack)";
-    if (!type || !*type) return answer_error(c, IKD_E_MEDIA_TYPE, "no Content-Type: %s", want);
+    type += strspn(type, " \t"); /* as ikd_encoding_from_content_type reads it */
     char got[65];
     size_t n = strcspn(type, "; \t");
+    if (n == 0) return answer_error(c, IKD_E_MEDIA_TYPE, "the Content-Type is empty: %s", want);
     if (n > 64) n = 64;
     for (size_t k = 0; k < n; k++) got[k] = type[k] > 0x20 && type[k] < 0x7f ? type[k] : '?'; /* printable ASCII only */
     got[n] = 0;

@@ -90,8 +90,13 @@ START_TEST(http_errors)
     assert_error(&r, 405, "method_not_allowed", "");
     ck_assert_ptr_nonnull(strcasestr(r.headers, "\r\nAllow: GET, HEAD"));
     free(r.body);
-    r = request(d.port, "POST", "/v1/solve", "text/plain", SOLVE);
+    r = request(d.port, "POST", "/v1/solve", "text/plain; charset=utf-8", SOLVE);
     assert_error(&r, 415, "unsupported_media_type", "");
+    ck_assert_ptr_nonnull(strstr(r.body, "\"Content-Type text/plain is not accepted: send Content-Type: application/json"));
+    free(r.body);
+    r = request(d.port, "POST", "/v1/solve", "", SOLVE); /* present and empty (absent is read as JSON) */
+    assert_error(&r, 415, "unsupported_media_type", "");
+    ck_assert_ptr_nonnull(strstr(r.body, "the Content-Type is empty"));
     free(r.body);
     r = request(d.port, "POST", "/v1/solve", "application/x-www-form-urlencoded", SOLVE);
     assert_error(&r, 415, "unsupported_media_type", "");
