@@ -38,7 +38,7 @@ static void finish_goals(const multi_ws *w, const ikd_multi_problem *p, ikd_goal
     for (size_t i = 0; i < w->g; i++) {
         int met = gr[i].error <= p->tolerance && gr[i].rotation_error_deg <= p->rotation_tolerance_deg;
         gr[i].status = met ? IKD_GOAL_REACHED : IKD_GOAL_NOT_REACHED;
-        if (!met && ikd__multi_out_of_reach(w, p, i)) gr[i].status = IKD_GOAL_UNREACHABLE;
+        if (!met && ikd__multi_unreachable(w, p, i)) gr[i].status = IKD_GOAL_UNREACHABLE;
         if (met && ikd__multi_softened_beyond(w, p, i)) gr[i].status = IKD_GOAL_UNREACHABLE, met = 0;
         if (!met) *all = 0;
     }
@@ -201,10 +201,10 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
 
 /* How far w->best (at `root`) is from meeting the reachable goals: the
  * weighted squares of the unmet ones' errors (what the descents minimise,
- * so goals that cannot all be met keep the best compromise), 0 when every
- * one is met (goals known out of reach left out); gr gets the goals'
- * errors (and pose the best pose's), evaluated anew unless `fresh` says
- * they already are. */
+ * so goals that cannot all be met keep the best compromise; a goal inside
+ * its bones by its distance from where it is aimed), 0 when every one is
+ * met (goals out of reach left out); gr gets the goals' errors (and pose
+ * the best pose's), evaluated anew unless `fresh` says they already are. */
 static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root, ikd_pose_joint *pose,
                          ikd_goal_result *gr, int fresh)
 {
@@ -217,6 +217,8 @@ static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root,
     for (size_t i = 0; i < w->g; i++) {
         if (ikd__multi_out_of_reach(w, p, i)) continue;
         double wt = p->goals[i].weight, e = gr[i].error, r = gr[i].rotation_error_deg * IKD_DEG2RAD * s->size;
+        if (w->want[i] & 32) /* inside its bones: how far from where it is aimed */
+            e = ikd_vec3_dist(ikd__multi_limb_target(w, p, pose, i), pose[p->goals[i].joint].position);
         if (e > p->tolerance) sc += wt * wt * e * e;
         if (gr[i].rotation_error_deg > p->rotation_tolerance_deg) sc += wt * wt * r * r;
     }
@@ -316,7 +318,7 @@ static int stretch_limbs(multi_ws *w, const ikd_multi_problem *p, ikd_pose_joint
         gr[i].error = ikd_vec3_dist(pose[j].position, w->tpos[i]);
         moved[j] |= 2; /* this goal's status is settled here */
         if (!met || d > p->stretch * a * (1 + 1e-12)) /* not met where aimed, or aimed beyond the stretched reach */
-            gr[i].status = ikd__multi_out_of_reach(w, p, i) ? IKD_GOAL_UNREACHABLE : IKD_GOAL_NOT_REACHED;
+            gr[i].status = ikd__multi_unreachable(w, p, i) ? IKD_GOAL_UNREACHABLE : IKD_GOAL_NOT_REACHED;
     }
     int all = 1;
     for (size_t i = 0; i < w->g; i++) {

@@ -10,6 +10,7 @@
 #define MULTI_MAX_STEP 0.5    /* radians a joint turns at most in one iteration ... */
 #define MULTI_FAR_STEP 1.0    /* ... and while the goals are far (error over MULTI_FAR x the skeleton's size) */
 #define MULTI_FAR 0.2
+#define MULTI_INSIDE 0.01     /* a goal inside its bones is aimed this far (x size) past where they fold */
 #define MULTI_PULL 0.003
 #define MULTI_NEAR 0.1        /* goals this near (x the skeleton's size) ... */
 #define MULTI_NEAR_PULL 0.9   /* ... let the pull take at least this share of its step (see primary_step) */
@@ -42,7 +43,8 @@ typedef struct multi_ws {
     ikd_quat *trot;     /* [g] rotation targets */
     ikd_vec3 *aim_local;/* [g] aim axes in the joint's rest frame */
     unsigned char *want;/* [g] bit 1 position, 2 rotation, 4 aim, 8 stretching (aimed into the limb's reach),
-                           16 softened with a free root (the target itself, and soft_penalty's row) */
+                           16 softened with a free root (the target itself, and soft_penalty's row),
+                           32 inside its bones (aimed at their fold: limb_target; unreachable) */
     int *row0;          /* [g] first row of each goal's position rows (its rotation rows follow) */
     int *row_goal;      /* [rows] the goal of each row */
     /* A goal out of reach of a fixed root (out_of_reach) turns only joints
@@ -131,6 +133,8 @@ int ikd__multi_limb_of(const multi_ws *w, const ikd_multi_problem *p, size_t i, 
 double ikd__multi_limb_reach(const ikd_skeleton *s, size_t j, long m);
 int ikd__multi_out_of_reach(const multi_ws *w, const ikd_multi_problem *p, size_t i);
 int ikd__multi_softened_beyond(const multi_ws *w, const ikd_multi_problem *p, size_t i);
+int ikd__multi_inside_bones(const multi_ws *w, const ikd_multi_problem *p, size_t i);
+int ikd__multi_unreachable(const multi_ws *w, const ikd_multi_problem *p, size_t i);
 void ikd__multi_mark_far(multi_ws *w, const ikd_multi_problem *p);
 ikd_vec3 ikd__multi_limb_target(const multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i);
 int ikd__multi_build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, ikd_goal_result *gr, int jac);

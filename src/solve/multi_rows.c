@@ -142,6 +142,34 @@ int ikd__multi_out_of_reach(const multi_ws *w, const ikd_multi_problem *p, size_
     return beyond_bones(w, p, i, extra);
 }
 
+/* How near goal i's joint comes to a fixed root at most, its path's bones
+ * folded: the longest bone's excess over the others together (an upper
+ * arm of 1 and a forearm of 0.3 reach no nearer than 0.7), else 0. Limits
+ * are not weighed (as beyond_bones). */
+static double fold_reach(const multi_ws *w, const ikd_multi_problem *p, size_t i)
+{
+    const ikd_skeleton *s = p->skeleton;
+    size_t j = p->goals[i].joint;
+    double longest = 0;
+    for (size_t k = j; k > 0; k = (size_t)s->joints[k].parent) longest = fmax(longest, ikd_vec3_len(s->joints[k].offset));
+    return fmax(2 * longest - w->reach[j], 0);
+}
+
+/* 1 when goal i is a position nearer a fixed root than its path's bones
+ * fold (fold_reach): no pose meets it. */
+int ikd__multi_inside_bones(const multi_ws *w, const ikd_multi_problem *p, size_t i)
+{
+    if (p->root_free || !(w->want[i] & 1)) return 0;
+    return ikd_vec3_dist(w->tpos[i], p->root) < fold_reach(w, p, i) - p->tolerance;
+}
+
+/* 1 when no pose meets goal i's position: out of reach (beyond its bones,
+ * ikd__multi_out_of_reach) or inside them (want bit 32). */
+int ikd__multi_unreachable(const multi_ws *w, const ikd_multi_problem *p, size_t i)
+{
+    return ikd__multi_out_of_reach(w, p, i) || (w->want[i] & 32);
+}
+
 /* 1 when goal i is a softened limb goal (options.soften, no stretch)
  * whose target itself lies beyond the bones' reach from a fixed root: met
  * where softening aims it, but reported unreachable, as two_bone's soften
@@ -198,6 +226,10 @@ ikd_vec3 ikd__multi_limb_target(const multi_ws *w, const ikd_multi_problem *p, c
 {
     ikd_vec3 t = w->tpos[i];
     long m, u;
+    if (w->want[i] & 32) { /* inside its bones: aimed MULTI_INSIDE x size past where they fold, toward the target */
+        ikd_vec3 dir = ikd_vec3_norm_or(ikd_vec3_sub(t, p->root), ikd_vec3_norm_or(ikd_vec3_sub(pose[p->goals[i].joint].position, p->root), ikd_vec3_make(0, 1, 0)));
+        return ikd_vec3_mad(p->root, dir, fold_reach(w, p, i) + MULTI_INSIDE * p->skeleton->size);
+    }
     if (!(p->soften < 1 || (w->want[i] & 8)) || !ikd__multi_limb_of(w, p, i, &m, &u)) return t;
     double reach = ikd__multi_limb_reach(p->skeleton, p->goals[i].joint, m), k;
     ikd_vec3 to = ikd_vec3_sub(t, pose[u].position);
@@ -339,7 +371,7 @@ static int goal_errors(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_j
                          ? far_pointing(w, pose, i, j, L, &x->along)
                          : ikd_vec3_sub(ikd__multi_limb_target(w, p, pose, i), pj);
         double dl = ikd_vec3_len(d);
-        gr[i].error = x->far ? ikd_vec3_dist(w->tpos[i], pj) : dl;
+        gr[i].error = x->far || (w->want[i] & 32) ? ikd_vec3_dist(w->tpos[i], pj) : dl;
         if (!x->far) *raw += x->wt * x->wt * dl * dl;
         if (w->want[i] & 16) { /* the target itself, and the limb's extension penalised (soft_penalty) */
             d = ikd_vec3_sub(w->tpos[i], pj), dl = ikd_vec3_len(d);
@@ -355,7 +387,7 @@ static int goal_errors(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_j
          * this error) and MULTI_MAX_STEP / MULTI_FAR_STEP. */
         if (x->far && dl > 0.4 * L) d = ikd_vec3_scale(d, 0.4 * L / dl);
         w->e[x->r0] = x->wt * d.x, w->e[x->r0 + 1] = x->wt * d.y, w->e[x->r0 + 2] = x->wt * d.z;
-        if (gr[i].error > p->tolerance && !x->far) met = 0;
+        if (dl > p->tolerance && !x->far) met = 0; /* where it is aimed (limb_target) */
     }
     if (w->want[i] & 2) rv = ikd__multi_rot_vec(ikd_quat_mul(w->trot[i], ikd_quat_conj(pose[j].rotation)));
     if (w->want[i] & 4) {

@@ -115,6 +115,7 @@ void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd
         w->tpos[i] = g->position;
         w->trot[i] = g->rotation;
         if (g->has_ground) ground_targets(p, g, start, &w->tpos[i], &w->trot[i]);
+        if (ikd__multi_inside_bones(w, p, i)) w->want[i] |= 32;
         if (g->has_aim)
             w->aim_local[i] = ikd_quat_rotate(ikd_quat_conj(p->skeleton->joints[g->joint].rotation), g->aim_axis);
     }
