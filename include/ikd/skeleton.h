@@ -151,7 +151,8 @@ void ikd_skeleton_predict(const ikd_skeleton *s, const ikd_quat *before, const i
 /* ---- solving a skeleton toward several goals at once (multi.c) --------- */
 
 /* One goal on one joint. At least one of position, rotation, aim, ground;
- * ground excludes position and rotation. */
+ * ground excludes position and rotation, and aim excludes rotation and
+ * ground (each sets the rotation the aim would point). */
 typedef struct ikd_goal {
     size_t joint;              /* the joint's index */
     int has_position;

@@ -85,6 +85,9 @@ static ikd_code check_goal(const ikd_multi_problem *p, ikd_goal *g, size_t i, ik
         return goal_error(err, i, "", "needs position, rotation, aim or ground");
     if (g->has_ground && (g->has_position || g->has_rotation))
         return goal_error(err, i, "ground", "sets position and rotation itself: give ground alone");
+    if (g->has_aim && (g->has_rotation || g->has_ground)) /* a full rotation already points every axis */
+        return goal_error(err, i, "aim", g->has_ground ? "with ground (which sets the rotation): give one of them"
+                                                        : "with rotation (which points the axis too): give one of them");
     if (g->has_position && !within_extent(g->position))
         return goal_error(err, i, "position", "must be finite numbers below 1e150");
     if (g->has_rotation) {

@@ -109,7 +109,7 @@ void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd
     for (size_t i = 0; i < w->g; i++) {
         const ikd_goal *g = &p->goals[i];
         w->want[i] = (unsigned char)((g->has_position || g->has_ground ? 1 : 0) | (g->has_rotation || g->has_ground ? 2 : 0) |
-                                     (g->has_aim && !g->has_rotation && !g->has_ground ? 4 : 0));
+                                     (g->has_aim ? 4 : 0));
         long m, u;
         if (p->root_free && p->soften < 1 && !(p->stretch > 1) && ikd__multi_limb_of(w, p, i, &m, &u)) w->want[i] |= 16;
         w->tpos[i] = g->position;

@@ -87,6 +87,8 @@ const char *rest, *field;
 {NULL, "\"goals\":[{\"joint\":\"hand\",\"position\":[1,0,0]}]", "goals[0].joint"},
 {NULL, "\"goals\":[{\"joint\":3,\"position\":[1,0,0]},{\"joint\":99,\"position\":[1,0,0]}]", "goals[1].joint"},
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0],\"ground\":{\"point\":[0,0,0]}}]", "goals[0].ground"},
+{NULL, "\"goals\":[{\"joint\":\"foot_r\",\"rotation\":[0,0,0,1],\"aim\":{\"axis\":[0,0,1],\"at\":[0,2,1]}}]", "goals[0].aim"},
+{NULL, "\"goals\":[{\"joint\":\"foot_l\",\"ground\":{\"point\":[0,0,0]},\"aim\":{\"axis\":[0,0,1],\"at\":[0,0,1]}}]", "goals[0].aim"},
 {NULL, "\"goals\":[{\"joint\":\"foot_l\"}]", "goals[0]"},
 {"\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],{\"position\":[0,2,0],\"constraint\":{\"type\":\"ball\"}}]}",
  "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[2].constraint.axis"},
