@@ -32,7 +32,8 @@
 
 typedef struct multi_ws {
     size_t n, g, cols, rows, cmax;
-    double raw;         /* the weighted task error as build_rows found it, before the per-step clamps */
+    double wmax;        /* the largest goal weight: rows weigh weight / wmax (only the ratios count) */
+    double raw;         /* the weighted task error as build_rows found it (far goals' left out, unclamped) */
     int *col;           /* [n] first column of each joint, -1 when fixed */
     int *dof;           /* [n] 0, 1 or 3 */
     int *idle;          /* [n] 1: on no goal's path (no goal moves with it): left at rest, or where it starts

@@ -357,7 +357,7 @@ static int goal_errors(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_j
     size_t j = g->joint;
     int met = 1;
     x->r0 = (size_t)w->row0[i], x->r1 = x->r0 + (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 16 ? 1 : 0);
-    x->wt = g->weight, x->pen = 0, x->up = -1;
+    x->wt = g->weight / w->wmax, x->pen = 0, x->up = -1;
     /* a goal out of reach of a fixed root yields to the others ("the other
      * goals are still met"): it turns only joints of its own (mark_far),
      * and neither its error nor whether it is met counts */

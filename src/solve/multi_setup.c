@@ -106,6 +106,8 @@ static void ground_targets(const ikd_multi_problem *p, const ikd_goal *g, const 
 
 void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start)
 {
+    w->wmax = 0;
+    for (size_t i = 0; i < w->g; i++) w->wmax = fmax(w->wmax, p->goals[i].weight);
     for (size_t i = 0; i < w->g; i++) {
         const ikd_goal *g = &p->goals[i];
         w->want[i] = (unsigned char)((g->has_position || g->has_ground ? 1 : 0) | (g->has_rotation || g->has_ground ? 2 : 0) |

@@ -396,7 +396,9 @@ END_TEST
  * bones reach, each target itself within reach and outside the hole they
  * cannot fold into) put the end at m, the
  * weighted mean of the targets (sum w^2 t / sum w^2), within 1e-4 of the
- * size (measured: 5.2e-6 at most). Before, each goal's error was clamped to
+ * size (measured: 4e-5 at most), whatever scale the weights have (the
+ * same weights times 1e-200 or 1e200 give the same end within 1e-4; before,
+ * such weights under- or overflowed). Before, each goal's error was clamped to
  * 0.4 of the size on its own and the end stopped where the clamped pulls
  * cancelled: up to 0.39 of the size from m. */
 START_TEST(goals_that_conflict_meet_at_their_weighted_least_squares)
@@ -440,6 +442,16 @@ START_TEST(goals_that_conflict_meet_at_their_weighted_least_squares)
         ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, local, pose, gr, &res, &err), IKD_E_OK);
         ck_assert_int_eq(res.status, IKD_MULTI_PARTIAL);
         worst = fmax(worst, ikd_vec3_dist(pose[2].position, m) / s.size);
+        if (k % 10 == 0) /* only the weights' ratios count: scaled by 1e-200 or 1e200, the same end */
+            for (int e = -1; e <= 1; e += 2) {
+                ikd_goal h[2] = {goals[0], goals[1]};
+                h[0].weight = w0 * pow(10, 200 * e), h[1].weight = w1 * pow(10, 200 * e);
+                ikd_pose_joint pose2[3];
+                ikd_quat local2[3];
+                ck_assert_int_eq(ikd_multi_validate(&p, h, &err), IKD_E_OK);
+                ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, local2, pose2, gr, &res, &err), IKD_E_OK);
+                ck_assert_double_le(ikd_vec3_dist(pose2[2].position, pose[2].position), 1e-4 * s.size);
+            }
     }
     if (getenv("IKD_DEBUG")) fprintf(stderr, "conflicting goals: end %g of the size from the weighted mean at most\n", worst);
     ck_assert_double_le(worst, 1e-4);
