@@ -10,6 +10,7 @@
 #define MULTI_MAX_STEP 0.5    /* radians a joint turns at most in one iteration ... */
 #define MULTI_FAR_STEP 1.0    /* ... and while the goals are far (error over MULTI_FAR x the skeleton's size) */
 #define MULTI_FAR 0.2
+#define MULTI_ANCHOR 10.0     /* a foot-placement root's moves along the ground weigh this / size per unit */
 #define MULTI_INSIDE 0.01     /* a goal inside its bones is aimed this far (x size) past where they fold */
 #define MULTI_PULL 0.003
 #define MULTI_NEAR 0.1        /* goals this near (x the skeleton's size) ... */
@@ -64,6 +65,9 @@ typedef struct multi_ws {
     double *rdamp;      /* [rows] the damping each row's diagonal gets (primary_step) */
     int only_far;       /* 1: build_rows leaves the reachable goals' rows empty (far_refine) */
     int hold_root;      /* 1: a free root's translation columns stay empty (held where it is) */
+    int anchored;       /* 1: a free root with ground goals, pulled along the ground toward `anchor` */
+    ikd_vec3 anchor;    /* where the root stands over the ground goals' targets (setup_targets) */
+    double anchor_w;    /* ... its columns along the ground are the root's moves times this (multi_root_move) */
     int *nzr;           /* [rows] scratch: the rows a locked column moves (zero_locked) */
     /* A goal's rows are stored compactly over the columns that move it: a
      * free root's translation, then the joints from the root down to the
@@ -97,6 +101,17 @@ typedef struct multi_ws {
     ikd_quat *keep;     /* [n] the best pose of the descents so far (restarts) */
     ikd_quat *held;     /* [n] the met pose a settling step first lost the goals from (descend) */
 } multi_ws;
+
+/* A free root's move for its three columns' values: along the ground
+ * (normal to up) an anchored root's columns are its moves times
+ * w->anchor_w, so the step's metric and the rest pull weigh them that much
+ * more (a foot-placement pelvis lowers rather than slides); else as is. */
+static inline ikd_vec3 multi_root_move(const multi_ws *w, ikd_vec3 up, ikd_vec3 du)
+{
+    if (!w->anchored) return du;
+    double v = ikd_vec3_dot(du, up);
+    return ikd_vec3_add(ikd_vec3_scale(ikd_vec3_mad(du, up, -v), 1 / w->anchor_w), ikd_vec3_scale(up, v));
+}
 
 /* The rows of goal i: the first, and in *nr how many. */
 static inline size_t multi_goal_rows(const multi_ws *w, size_t i, size_t *nr)

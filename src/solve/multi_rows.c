@@ -430,6 +430,10 @@ static void goal_jacobian(multi_ws *w, const ikd_multi_problem *p, const ikd_pos
         if ((w->want[i] & 1) && !w->hold_root) /* the end, less the aim it moves along (I - G) */
             for (size_t a = 0; a < 3; a++)
                 for (size_t b = 0; b < 3; b++) Jp[a * cm + b] = wt * ((a == b) - (above ? G[3 * a + b] : 0));
+        for (size_t a = 0; a < 3 && w->anchored; a++) { /* the rows' rates per column value (multi_root_move) */
+            ikd_vec3 r = multi_root_move(w, p->up, ikd_vec3_make(Jp[a * cm], Jp[a * cm + 1], Jp[a * cm + 2]));
+            Jp[a * cm] = r.x, Jp[a * cm + 1] = r.y, Jp[a * cm + 2] = r.z;
+        }
         c = 3;
     }
     for (int t = 0; t < w->gdepth[i]; t++) {

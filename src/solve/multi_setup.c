@@ -121,6 +121,19 @@ void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd
         if (g->has_aim)
             w->aim_local[i] = ikd_quat_rotate(ikd_quat_conj(p->skeleton->joints[g->joint].rotation), g->aim_axis);
     }
+    /* foot placement: a free root is drawn, along the ground, over its
+     * ground goals' targets as it stands over their joints at rest
+     * (secondary), and its moves along the ground weigh MULTI_ANCHOR / size
+     * per unit (multi_root_move): the pelvis lowers so both feet reach
+     * rather than sliding toward the lower one (docs/solvers.md) */
+    ikd_vec3 at = ikd_vec3_make(0, 0, 0), rest = at;
+    int n = 0;
+    for (size_t i = 0; i < w->g; i++)
+        if (p->goals[i].has_ground)
+            at = ikd_vec3_add(at, w->tpos[i]), rest = ikd_vec3_add(rest, p->skeleton->joints[p->goals[i].joint].position), n++;
+    w->anchored = p->root_free && n > 0;
+    if (n) w->anchor = ikd_vec3_add(p->skeleton->joints[0].position, ikd_vec3_scale(ikd_vec3_sub(at, rest), 1.0 / n));
+    w->anchor_w = MULTI_ANCHOR / p->skeleton->size;
     ikd__multi_layout_rows(w);
 }
 

@@ -62,6 +62,11 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
         ikd_vec3 turn = ikd_vec3_scale(axis, ikd_vec3_signed_angle(have, want, axis) * 0.5 * fmin(1, bend / MULTI_POLE_BEND));
         w->zw[up] = ikd_vec3_add(w->zw[up], turn);
     }
+    if (w->anchored && p->rest_pull > 0 && !w->hold_root) { /* the root along the ground, the whole way */
+        ikd_vec3 d = ikd_vec3_sub(w->anchor, pose[0].position);
+        d = ikd_vec3_scale(ikd_vec3_mad(d, p->up, -ikd_vec3_dot(d, p->up)), w->anchor_w); /* in column values */
+        w->z[w->cols - 3] = d.x, w->z[w->cols - 2] = d.y, w->z[w->cols - 1] = d.z;
+    }
     for (size_t k = 0; k < s->count; k++) {
         if (w->dof[k] == 3 && !w->idle[k]) to_columns(w, s, k, w->zw[k]); /* an idle joint has no column frame: its z stays 0 */
         if (w->dof[k] == 1 && !w->idle[k] && p->rest_pull > 0) w->z[w->col[k]] = -w->cval[w->col[k]]; /* a hinge: back by its angle */
@@ -114,7 +119,7 @@ double ikd__multi_apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat 
         local[k] = ikd__multi_within_limit(s, k, local[k]);
     }
     if (p->root_free)
-        *root = ikd_vec3_add(*root, ikd_vec3_make(w->dq[w->cols - 3], w->dq[w->cols - 2], w->dq[w->cols - 1]));
+        *root = ikd_vec3_add(*root, multi_root_move(w, p->up, ikd_vec3_make(w->dq[w->cols - 3], w->dq[w->cols - 2], w->dq[w->cols - 1])));
     return worst * scale;
 }
 
