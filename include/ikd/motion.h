@@ -18,10 +18,13 @@
  *   turned on by its change since frame k-2 (ikd_skeleton_predict, at most
  *   predict_max_deg a joint; a free root likewise);
  * - frames after the first bound the rest pull by pull_max_deg a frame, so
- *   a jump of the pull's pose spreads over frames.
+ *   a jump of the pull's pose spreads over frames;
+ * - frames after the first take their ground goals' headings from frame
+ *   k-1's solution (the problem's `heading`), not from the predicted start,
+ *   which would carry the feet's turns on from frame to frame.
  *
  * Use: ikd_motion_init once; then for each frame ikd_motion_frame (sets the
- * problem's start, root and pull bound), ikd_multi_solve, ikd_motion_push
+ * problem's start, heading, root and pull bound), ikd_multi_solve, ikd_motion_push
  * (records the solution). Memory is the caller's (ikd_motion_memory_size);
  * nothing allocates. */
 
@@ -58,9 +61,9 @@ size_t ikd_motion_memory_size(size_t joints);
  * outlive the motion. Defaults as documented in ikd_motion. */
 void ikd_motion_init(ikd_motion *m, const ikd_skeleton *s, const ikd_quat *start, ikd_vec3 root, void *mem);
 
-/* Sets p->start, p->root and p->pull_max_deg for the next frame
- * (m->frames) by the rule above. p->start points into m's memory: solve
- * before the next ikd_motion_push. */
+/* Sets p->start, p->heading, p->root and p->pull_max_deg for the next
+ * frame (m->frames) by the rule above. p->start and p->heading point into
+ * m's memory: solve before the next ikd_motion_push. */
 void ikd_motion_frame(ikd_motion *m, ikd_multi_problem *p);
 
 /* Records the next frame's solution: its local rotations (normalised, as

@@ -190,6 +190,9 @@ typedef struct ikd_multi_problem {
     const ikd_skeleton *skeleton; /* validated */
     ikd_vec3 root;                /* the start pose's root position, world */
     const ikd_quat *start;        /* the start pose's local rotations; NULL = the rest pose */
+    const ikd_quat *heading;      /* ground goals' headings: this pose's (local rotations, unit);
+                                     NULL = the start pose's. ikd_motion_frame sets the frame
+                                     before's solution, which a predicted start is not */
     int root_free;                /* 1: the root may translate (a pelvis); default 0 */
     ikd_vec3 up;                  /* world up, for ground goals; default (0, 1, 0) */
     const ikd_goal *goals;

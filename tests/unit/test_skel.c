@@ -447,7 +447,10 @@ END_TEST
 
 /* A clip body: the LEGS skeleton, a free root, `n` frames of the left foot
  * moving along a circle (about 1% of the skeleton's size a frame), the
- * right foot on the ground; frame `bad` (if < n) names an unknown joint. */
+ * right foot on the ground (a ground goal; with bad == CLIP_PLANTED, a
+ * position goal where that puts it); frame `bad` (if < n) names an unknown
+ * joint. */
+enum { CLIP_PLANTED = 1000 };
 static char *clip_body(size_t n, size_t bad)
 {
     size_t cap = 256 + n * 200, at = 0;
@@ -457,8 +460,9 @@ static char *clip_body(size_t n, size_t bad)
         double a = 2 * IKD_PI * (double)k / 120.0;
         at += (size_t)snprintf(b + at, cap - at,
                                "%s{\"goals\":[{\"joint\":\"%s\",\"position\":[%.6f,%.6f,%.6f]},"
-                               "{\"joint\":\"foot_r\",\"ground\":{\"point\":[0,0.05,0]}}]}",
-                               k ? "," : "", k == bad ? "nobody" : "foot_l", 0.1 + 0.05 * cos(a), 0.25 + 0.05 * sin(a), 0.2);
+                               "{\"joint\":\"foot_r\",%s}]}",
+                               k ? "," : "", k == bad ? "nobody" : "foot_l", 0.1 + 0.05 * cos(a), 0.25 + 0.05 * sin(a), 0.2,
+                               bad == CLIP_PLANTED ? "\"position\":[-0.1,0.05,0]" : "\"ground\":{\"point\":[0,0.05,0]}");
     }
     snprintf(b + at, cap - at, "]}");
     return b;
@@ -501,7 +505,8 @@ static char *predicted_pose(const ikd_skeleton *s, json_t *before, json_t *last)
  * naming it before anything is solved; more frames than --max-frames is
  * 413; a good clip solves every frame, each from the one before (frame k
  * solved alone from the start predicted from frames k-2 and k-1, with the
- * clip's pull_max_deg, gives the same pose), the summary
+ * clip's pull_max_deg, gives the same pose when no goal is a ground goal,
+ * whose heading the clip takes from frame k-1 itself), the summary
  * adds up, MessagePack gives the same reply. */
 START_TEST(clips)
 {
@@ -529,7 +534,15 @@ START_TEST(clips)
     ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, many, strlen(many), &out, NULL), 413);
     ck_assert_ptr_nonnull(strstr(out.data, "\"field\":\"frames\""));
     free(many);
+    /* with its right foot on the ground: every frame met */
     char *body = clip_body(50, 99);
+    ikd_buf_reset(&out);
+    ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, body, strlen(body), &out, NULL), 200);
+    ck_assert_ptr_nonnull(strstr(out.data, "\"frames\":50,\"reached\":50,"));
+    free(body);
+    /* planted by a position goal (a ground goal takes its heading from frame
+     * k-1's pose, not the predicted start: alone it would differ) */
+    body = clip_body(50, CLIP_PLANTED);
     ikd_skel_request skel; /* the clip's skeleton, validated (for its size) */
     ikd_error perr;
     ck_assert_int_eq(ikd_clip_open(&lim, IKD_ENC_JSON, body, strlen(body), &skel, &perr), IKD_E_OK);
