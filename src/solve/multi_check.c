@@ -40,7 +40,8 @@ static const ikd_option_info multi_options[] = {
      "lengthening both bones alike, up to this factor (lengths change, by request); 1 = off"},
     {"pull_max_deg", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, pull_max_deg), 0, 0, 180, 0, 0, NULL, 0,
      "the most degrees the rest pull turns any joint in one solve; once spent the goals are met without it "
-     "and the solve stops (a clip's frames: a jump of the pull's pose spread over frames); 0 = no bound"},
+     "and the solve stops (a clip's frames: a jump of the pull's pose spread over frames); when set, a restart "
+     "replaces the first descent only if it meets every reachable goal; 0 = no bound"},
 };
 
 _Static_assert(sizeof multi_options / sizeof multi_options[0] == IKD_MULTI_OPTION_COUNT,
