@@ -370,7 +370,7 @@ static int goal_errors(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_j
         ikd_vec3 d = x->far && !(p->soften < 1 || (w->want[i] & 8)) /* softened or stretching: limb_target's aim */
                          ? far_pointing(w, pose, i, j, L, &x->along)
                          : ikd_vec3_sub(ikd__multi_limb_target(w, p, pose, i), pj);
-        double dl = ikd_vec3_len(d);
+        double dl = ikd_vec3_len(d), aimed = dl; /* from where it is aimed (limb_target) */
         gr[i].error = x->far || (w->want[i] & 32) ? ikd_vec3_dist(w->tpos[i], pj) : dl;
         if (!x->far) *raw += x->wt * x->wt * dl * dl;
         if (w->want[i] & 16) { /* the target itself, and the limb's extension penalised (soft_penalty) */
@@ -387,7 +387,7 @@ static int goal_errors(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_j
          * this error) and MULTI_MAX_STEP / MULTI_FAR_STEP. */
         if (x->far && dl > 0.4 * L) d = ikd_vec3_scale(d, 0.4 * L / dl);
         w->e[x->r0] = x->wt * d.x, w->e[x->r0 + 1] = x->wt * d.y, w->e[x->r0 + 2] = x->wt * d.z;
-        if (dl > p->tolerance && !x->far) met = 0; /* where it is aimed (limb_target) */
+        if (aimed > p->tolerance && !x->far) met = 0;
     }
     if (w->want[i] & 2) rv = ikd__multi_rot_vec(ikd_quat_mul(w->trot[i], ikd_quat_conj(pose[j].rotation)));
     if (w->want[i] & 4) {
