@@ -113,7 +113,7 @@ void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd
         w->want[i] = (unsigned char)((g->has_position || g->has_ground ? 1 : 0) | (g->has_rotation || g->has_ground ? 2 : 0) |
                                      (g->has_aim ? 4 : 0));
         long m, u;
-        if (p->root_free && p->soften < 1 && !(p->stretch > 1) && ikd__multi_limb_of(w, p, i, &m, &u)) w->want[i] |= 16;
+        if (p->root_free && p->soften < 1 && ikd__multi_limb_of(w, p, i, &m, &u)) w->want[i] |= 16;
         w->tpos[i] = g->position;
         w->trot[i] = g->rotation;
         if (g->has_ground) ground_targets(p, g, start, &w->tpos[i], &w->trot[i]);
