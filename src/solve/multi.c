@@ -350,10 +350,11 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     else ikd_skeleton_rest_pose(s, local);
     for (size_t k = 0; k < s->count; k++) local[k] = ikd__multi_within_limit(s, k, ikd_quat_norm(local[k])); /* the start pose */
     for (size_t k = 0; k < s->count; k++) w.eq[k] = ikd_quat_make(NAN, NAN, NAN, NAN); /* no angles kept yet */
-    if (p->heading) ikd_skeleton_fk(s, root, p->heading, pose); /* ground goals' headings from it */
-    else ikd_skeleton_fk(s, root, local, pose);
+    int heading = 0; /* ground goals take their headings from p->heading: its pose first */
+    for (size_t i = 0; p->heading && i < p->goal_count; i++) heading |= p->goals[i].has_ground;
+    ikd_skeleton_fk(s, root, heading ? p->heading : local, pose);
     ikd__multi_setup_targets(&w, p, pose);
-    if (p->heading) ikd_skeleton_fk(s, root, local, pose);
+    if (heading) ikd_skeleton_fk(s, root, local, pose);
     ikd__multi_setup_paths(&w, p);
     ikd__multi_snap_idle(&w, p, local);
     /* A descent from the start pose, then (while reachable goals stay unmet

@@ -106,21 +106,6 @@ static void ground_targets(const ikd_multi_problem *p, const ikd_goal *g, const 
 
 void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start)
 {
-    w->wmax = 0;
-    for (size_t i = 0; i < w->g; i++) w->wmax = fmax(w->wmax, p->goals[i].weight);
-    for (size_t i = 0; i < w->g; i++) {
-        const ikd_goal *g = &p->goals[i];
-        w->want[i] = (unsigned char)((g->has_position || g->has_ground ? 1 : 0) | (g->has_rotation || g->has_ground ? 2 : 0) |
-                                     (g->has_aim ? 4 : 0));
-        long m, u;
-        if (p->root_free && p->soften < 1 && ikd__multi_limb_of(w, p, i, &m, &u)) w->want[i] |= 16;
-        w->tpos[i] = g->position;
-        w->trot[i] = g->rotation;
-        if (g->has_ground) ground_targets(p, g, start, &w->tpos[i], &w->trot[i]);
-        if (ikd__multi_inside_bones(w, p, i)) w->want[i] |= 32;
-        if (g->has_aim)
-            w->aim_local[i] = ikd_quat_rotate(ikd_quat_conj(p->skeleton->joints[g->joint].rotation), g->aim_axis);
-    }
     /* foot placement: a free root is drawn, along the ground, over its
      * ground goals' targets as it stands over their joints at rest
      * (secondary), and its moves along the ground weigh MULTI_ANCHOR / size
@@ -128,9 +113,24 @@ void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd
      * rather than sliding toward the lower one (docs/solvers.md) */
     ikd_vec3 at = ikd_vec3_make(0, 0, 0), rest = at;
     int n = 0;
-    for (size_t i = 0; i < w->g; i++)
-        if (p->goals[i].has_ground)
-            at = ikd_vec3_add(at, w->tpos[i]), rest = ikd_vec3_add(rest, p->skeleton->joints[p->goals[i].joint].position), n++;
+    w->wmax = 0;
+    for (size_t i = 0; i < w->g; i++) {
+        const ikd_goal *g = &p->goals[i];
+        w->wmax = fmax(w->wmax, g->weight);
+        w->want[i] = (unsigned char)((g->has_position || g->has_ground ? 1 : 0) | (g->has_rotation || g->has_ground ? 2 : 0) |
+                                     (g->has_aim ? 4 : 0));
+        long m, u;
+        if (p->root_free && p->soften < 1 && ikd__multi_limb_of(w, p, i, &m, &u)) w->want[i] |= 16;
+        w->tpos[i] = g->position;
+        w->trot[i] = g->rotation;
+        if (g->has_ground) {
+            ground_targets(p, g, start, &w->tpos[i], &w->trot[i]);
+            at = ikd_vec3_add(at, w->tpos[i]), rest = ikd_vec3_add(rest, p->skeleton->joints[g->joint].position), n++;
+        }
+        if (ikd__multi_inside_bones(w, p, i)) w->want[i] |= 32;
+        if (g->has_aim)
+            w->aim_local[i] = ikd_quat_rotate(ikd_quat_conj(p->skeleton->joints[g->joint].rotation), g->aim_axis);
+    }
     w->anchored = p->root_free && n > 0;
     if (n) w->anchor = ikd_vec3_add(p->skeleton->joints[0].position, ikd_vec3_scale(ikd_vec3_sub(at, rest), 1.0 / n));
     w->anchor_w = MULTI_ANCHOR / p->skeleton->size;

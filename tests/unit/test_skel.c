@@ -447,11 +447,9 @@ END_TEST
 
 /* A clip body: the LEGS skeleton, a free root, `n` frames of the left foot
  * moving along a circle (about 1% of the skeleton's size a frame), the
- * right foot on the ground (a ground goal; with bad == CLIP_PLANTED, a
- * position goal where that puts it); frame `bad` (if < n) names an unknown
- * joint. */
-enum { CLIP_PLANTED = 1000 };
-static char *clip_body(size_t n, size_t bad)
+ * right foot on the ground (a ground goal, or with `planted` a position
+ * goal where that puts it); frame `bad` (if < n) names an unknown joint. */
+static char *clip_body(size_t n, size_t bad, int planted)
 {
     size_t cap = 256 + n * 200, at = 0;
     char *b = malloc(cap);
@@ -462,7 +460,7 @@ static char *clip_body(size_t n, size_t bad)
                                "%s{\"goals\":[{\"joint\":\"%s\",\"position\":[%.6f,%.6f,%.6f]},"
                                "{\"joint\":\"foot_r\",%s}]}",
                                k ? "," : "", k == bad ? "nobody" : "foot_l", 0.1 + 0.05 * cos(a), 0.25 + 0.05 * sin(a), 0.2,
-                               bad == CLIP_PLANTED ? "\"position\":[-0.1,0.05,0]" : "\"ground\":{\"point\":[0,0.05,0]}");
+                               planted ? "\"position\":[-0.1,0.05,0]" : "\"ground\":{\"point\":[0,0.05,0]}");
     }
     snprintf(b + at, cap - at, "]}");
     return b;
@@ -513,13 +511,13 @@ START_TEST(clips)
     ikd_api_limits lim = {64, 1000, 100, NULL, 50};
     ikd_buf out, one;
     ikd_buf_init(&out), ikd_buf_init(&one);
-    char *bad = clip_body(40, 12);
+    char *bad = clip_body(40, 12, 0);
     ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, bad, strlen(bad), &out, NULL), 400);
     ck_assert_ptr_nonnull(strstr(out.data, "\"field\":\"frames[12].goals[0].joint\""));
     free(bad);
     /* caught by validation (a weight of 0) rather than by the decoder:
      * still named with its frame */
-    char *good = clip_body(40, 99), *at = good;
+    char *good = clip_body(40, 99, 0), *at = good;
     for (int k = 0; k <= 7; k++) at = strstr(at + 1, "{\"goals\""); /* frame 7 */
     at = strstr(at, "\"ground\"");
     size_t head = (size_t)(at - good), len = strlen(good);
@@ -529,20 +527,20 @@ START_TEST(clips)
     ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, heavy, strlen(heavy), &out, NULL), 400);
     ck_assert_msg(strstr(out.data, "\"field\":\"frames[7].goals[1].weight\""), "%s", out.data);
     free(good), free(heavy);
-    char *many = clip_body(51, 99);
+    char *many = clip_body(51, 99, 0);
     ikd_buf_reset(&out);
     ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, many, strlen(many), &out, NULL), 413);
     ck_assert_ptr_nonnull(strstr(out.data, "\"field\":\"frames\""));
     free(many);
     /* with its right foot on the ground: every frame met */
-    char *body = clip_body(50, 99);
+    char *body = clip_body(50, 99, 0);
     ikd_buf_reset(&out);
     ck_assert_int_eq(ikd_api_clip(&lim, 0, IKD_ENC_JSON, IKD_ENC_JSON, body, strlen(body), &out, NULL), 200);
     ck_assert_ptr_nonnull(strstr(out.data, "\"frames\":50,\"reached\":50,"));
     free(body);
     /* planted by a position goal (a ground goal takes its heading from frame
      * k-1's pose, not the predicted start: alone it would differ) */
-    body = clip_body(50, CLIP_PLANTED);
+    body = clip_body(50, 99, 1);
     ikd_skel_request skel; /* the clip's skeleton, validated (for its size) */
     ikd_error perr;
     ck_assert_int_eq(ikd_clip_open(&lim, IKD_ENC_JSON, body, strlen(body), &skel, &perr), IKD_E_OK);
