@@ -216,7 +216,10 @@ static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root,
     double sc = 0;
     for (size_t i = 0; i < w->g; i++) {
         if (ikd__multi_out_of_reach(w, p, i)) continue;
-        double wt = p->goals[i].weight, e = gr[i].error, r = gr[i].rotation_error_deg * IKD_DEG2RAD * s->size;
+        /* weights as the rows weigh them (over the largest: a weight near
+         * the largest double squared would be infinite, and no descent's
+         * score would then beat the first's INFINITY) */
+        double wt = p->goals[i].weight / w->wmax, e = gr[i].error, r = gr[i].rotation_error_deg * IKD_DEG2RAD * s->size;
         if (w->want[i] & 32) /* inside its bones: how far from where it is aimed */
             e = ikd_vec3_dist(ikd__multi_limb_target(w, p, pose, i), pose[p->goals[i].joint].position);
         if (e > p->tolerance) sc += wt * wt * e * e;
@@ -384,7 +387,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
          * compromise far from the start, and frames whose goals could not all
          * be met jumped between such poses (docs/solvers.md) */
         int continuous = p->pull_max_deg > 0 && r > 0 && stretching != 1;
-        if (sc < keep_score && (!continuous || sc == 0)) {
+        if (r == 0 || (sc < keep_score && (!continuous || sc == 0))) { /* the first descent's pose at least */
             keep_score = sc, keep_root = rt, kept = 1;
             memcpy(w.keep, w.best, s->count * sizeof *local);
         }
