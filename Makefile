@@ -270,12 +270,13 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) $(wildcard include/ikd/*.h sr
 
 fuzz: deps-test
 	$(call install_missing,$(FUZZ_PKGS))
-	@$(MAKE) --no-print-directory build-fuzz/fuzz_api build-fuzz/fuzz_solvers build-fuzz/fuzz_strtod
+	@$(MAKE) --no-print-directory build-fuzz/fuzz_api build-fuzz/fuzz_solvers build-fuzz/fuzz_skeleton build-fuzz/fuzz_strtod
 	python3 tests/fuzz/seeds.py build-fuzz/corpus
 	./build-fuzz/fuzz_api -runs=0 tests/fuzz/regressions/api
 	./build-fuzz/fuzz_solvers -runs=0 tests/fuzz/regressions/solvers
+	./build-fuzz/fuzz_skeleton -runs=0 tests/fuzz/regressions/skeleton
 	./build-fuzz/fuzz_strtod -runs=0 tests/fuzz/regressions/strtod
-	@for f in api solvers strtod; do \
+	@for f in api solvers skeleton strtod; do \
 	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
 	  ./build-fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	    $$( [ $$f = api ] && echo -dict=tests/fuzz/json.dict ) -print_final_stats=1 \

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """seeds.py - the fuzzers' seed corpus, from the request fixtures: every fixture body as a
 solve request and inside a batch, in JSON (selector bytes 0 and 4), skeleton requests alone (8) and as batch items (4), clips of them (16), plus byte strings for the
-solver fuzzer and number strings for the strtod fuzzer; usage: seeds.py OUTDIR"""
+solver fuzzer, skeleton inputs for the skeleton fuzzer and number strings for the strtod fuzzer; usage: seeds.py OUTDIR"""
 import json
 import os
 import sys
@@ -45,6 +45,11 @@ for i, goals in enumerate(goal_sets):
     with open(os.path.join(api, f"batch-skeleton-{i}"), "wb") as f:
         batch = {"problems": [dict(legs, goals=goals), cases[0]["body"] if "body" in cases[0] else 1]}
         f.write(b"\x04" + json.dumps(batch, separators=(",", ":")).encode())
+# the two-bone options and the pull's bound on a free root (foot placement's anchor, soft rows)
+for i, opts in enumerate([{"soften": 0.9, "stretch": 1.2}, {"soften": 0.5}, {"stretch": 2, "pull_max_deg": 3}]):
+    with open(os.path.join(api, f"skeleton-options-{i}"), "wb") as f:
+        f.write(b"\x08" + json.dumps(dict(legs, goals=goal_sets[i % 2], root="free", options=opts),
+                                     separators=(",", ":")).encode())
 # clips (selector byte 16): the goal sets as frames of the legs, and a three-joint chain
 with open(os.path.join(api, "clip-legs"), "wb") as f:
     f.write(b"\x10" + json.dumps(dict(legs, frames=[{"goals": g} for g in goal_sets[:2]]), separators=(",", ":")).encode())
@@ -60,6 +65,47 @@ with open(os.path.join(api, "clip-chain-bounded"), "wb") as f:  # options.pull_m
 for i in range(16):
     with open(os.path.join(solvers, f"seed-{i:02d}"), "wb") as f:
         f.write(bytes([(i * 37 + k * 11) % 256 for k in range(400)]))
+# skeleton solver inputs (fuzz_skeleton.c's byte format): small valid legs and chains with every
+# constraint and goal kind, so mutations start from skeletons that validate and solve
+sk = os.path.join(out, "skeleton")
+os.makedirs(sk, exist_ok=True)
+
+
+def num(v):  # a small coordinate: v * 16 as a signed byte
+    return [0, int(round(v * 16)) & 0xFF]
+
+
+def vec(*v):
+    return sum((num(x) for x in v), [])
+
+
+def deg(d):  # degrees / 1.5 as a signed byte
+    return [0, int(round(d / 1.5)) & 0xFF]
+
+
+def joint(parent, pos, lim):
+    return [parent] + vec(*pos) + [0] + lim
+
+
+hinge = [2, 1] + vec(1, 0, 0) + deg(0) + deg(150)
+ball = [3, 0, 1] + deg(90) + [1] + deg(-30) + deg(30)
+euler = [4, 0, 4] + deg(-20) + deg(20) + deg(-30) + deg(30) + deg(-10) + deg(10)
+legs = ([5] + joint(0, (0, 1, 0), [0, 0]) + joint(0, (0.1, 0.95, 0), ball) + joint(1, (0.1, 0.5, 0.02), hinge)
+        + joint(2, (0.1, 0.05, 0), euler) + joint(0, (-0.1, 0.95, 0), ball) + joint(4, (-0.1, 0.5, 0.02), hinge))
+goal_pos = [3, 1] + vec(0.15, 0.2, 0.3)
+goal_rot = [3, 2] + [0] * 2 + [0] * 2 + [0] * 2 + num(1)
+goal_aim = [2, 4] + vec(0, -1, 0) + vec(1, 0, 1)
+goal_ground = [5, 8] + vec(0, 0.1, 0) + vec(0, 1, 0.2) + [0]
+goal_pole = [3, 17] + vec(0.1, 0.3, 0.4) + vec(0, 0.5, 1)
+# f byte, then: root (bit 2), max_iterations, soften and stretch (bit 64), pull_max_deg (bit 128)
+options = [[0, 100], [1, 100], [3 | 64] + vec(0, 0.9, 0) + [100, 230, 32], [1 | 128, 100, 6]]
+for i, goals in enumerate([[goal_pos], [goal_rot], [goal_aim, goal_pos], [goal_ground, goal_pole]]):
+    for o, opt in enumerate(options):
+        with open(os.path.join(sk, f"legs-{i}-{o}"), "wb") as f:
+            f.write(bytes(legs + [len(goals) - 1] + sum(goals, []) + opt))
+chain = [2] + joint(0, (0, 0, 0), [0, 0]) + joint(0, (0, 1, 0), hinge) + joint(1, (0, 2, 0), [0, 0])
+with open(os.path.join(sk, "chain"), "wb") as f:
+    f.write(bytes(chain + [0, 2, 1] + vec(1, 1, 0) + [0, 100]))
 # number strings for the strtod fuzzer: the shapes jansson passes, and corners around them
 numbers = os.path.join(out, "strtod")
 os.makedirs(numbers, exist_ok=True)
@@ -68,5 +114,5 @@ for i, t in enumerate(["0", "-0.0", "1.0691712523735522", "-0.30000000000000004"
                        "1.7976931348623157e308", "12345678.87654321e-5", "0x1p3", "inf", " 1", "1e", "7.5e+027"]):
     with open(os.path.join(numbers, f"seed-{i:02d}"), "w") as f:
         f.write(t)
-print(f"seeds: {len(os.listdir(api))} api inputs, {len(os.listdir(solvers))} solver inputs, "
+print(f"seeds: {len(os.listdir(api))} api inputs, {len(os.listdir(solvers))} solver inputs, {len(os.listdir(sk))} skeletons, "
       f"{len(os.listdir(numbers))} numbers in {out}")
