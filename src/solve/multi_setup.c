@@ -163,7 +163,11 @@ void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p)
         for (long k = (long)p->goals[i].joint; k > 0 && !w->need[k]; k = s->joints[k].parent) w->need[k] = 1;
     for (size_t i = 0; i < w->g; i++) {
         int *path = &w->gpath[i * w->n], *gc = &w->gcol[i * w->cmax], d = 0, c = 0;
-        for (long k = (long)p->goals[i].joint; k >= 0; k = s->joints[k].parent)
+        long j = (long)p->goals[i].joint;
+        /* a goal on the joint's position alone: its own rotation moves nothing
+         * the goal asks (a joint no goal moves: at rest, snap_idle) */
+        if (!(w->want[i] & 6)) j = s->joints[j].parent;
+        for (long k = j; k >= 0; k = s->joints[k].parent)
             if (w->dof[k]) path[d++] = (int)k;
         for (int a = 0, b = d - 1; a < b; a++, b--) {
             int t = path[a];
@@ -208,7 +212,8 @@ ikd_vec3 ikd__multi_rot_vec(ikd_quat q)
     return ikd_vec3_scale(v, 2 * atan2(s, q.w) / s);
 }
 
-/* Joints on no goal's path are left out of the iterations: with a rest
+/* Joints on no goal's path (a position goal's own joint is not on its
+ * path: ikd__multi_setup_paths) are left out of the iterations: with a rest
  * pull they go to their rest rotation (the nearest allowed one), where the
  * pull would take them, turning at most options.pull_max_deg when it is
  * set (a limb whose goal a clip drops between frames eases back); without

@@ -569,8 +569,10 @@ START_TEST(arms_meet_six_dof_goals)
 END_TEST
 
 /* Joints that move no goal (the neck, head and toes when only hands and
- * feet have goals) end at rest with a rest pull (where the pull takes
- * them), and where they started without one, from random start poses. */
+ * feet have goals, and the hands and feet themselves: a position goal's
+ * joint's own rotation does not move it) end at rest with a rest pull
+ * (where the pull takes them), and where they started without one, from
+ * random start poses. */
 START_TEST(joints_that_move_no_goal_rest_or_stay)
 {
     static humanoid_problem hp;
@@ -587,8 +589,11 @@ START_TEST(joints_that_move_no_goal_rest_or_stay)
             start[i] = ikd_quat_mul(s->joints[i].rest_local, ikd_limit_project(l, tu_unit_quat(&r)));
         }
         int moves_goal[HUMANOID_JOINTS] = {0};
-        for (size_t g = 0; g < hp.goal_count; g++)
-            for (long i = (long)hp.goals[g].joint; i >= 0; i = s->joints[i].parent) moves_goal[i] = 1;
+        for (size_t g = 0; g < hp.goal_count; g++) {
+            const ikd_goal *h = &hp.goals[g];
+            long from = h->has_rotation || h->has_aim || h->has_ground ? (long)h->joint : s->joints[h->joint].parent;
+            for (long i = from; i >= 0; i = s->joints[i].parent) moves_goal[i] = 1;
+        }
         ikd_multi_problem p;
         ikd_error err;
         ikd_goal goals[HUMANOID_MAX_GOALS];
@@ -606,7 +611,8 @@ START_TEST(joints_that_move_no_goal_rest_or_stay)
             checked++;
         }
     }
-    ck_assert_int_ge(checked, 600);
+    if (getenv("IKD_DEBUG")) fprintf(stderr, "joints that move no goal: %d checked\n", checked);
+    ck_assert_int_ge(checked, 200 * 11); /* 7 joints a problem on no path, and both hands and both feet */
 }
 END_TEST
 
