@@ -60,6 +60,13 @@ typedef struct ikd_pose_joint {
  * finite doubles below it. */
 #define IKD_MAX_EXTENT 1e150
 
+/* Smallest accepted chain length, and skeleton size when it is not 0 (the
+ * longest root-to-joint path through the bones): the squares of shorter
+ * distances fall below the smallest normal doubles, and lengths computed
+ * from them lose their digits (a fuzzed skeleton of size 4e-162 came back
+ * with a bone a fifth short). */
+#define IKD_MIN_EXTENT 1e-150
+
 /* Smallest accepted bone length relative to the longest bone of the chain;
  * shorter bones are refused as zero-length (coincident joints). */
 #define IKD_MIN_BONE_RATIO 1e-9
@@ -70,7 +77,7 @@ typedef struct ikd_pose_joint {
 
 /* Check a chain: at least `min_joints` joints (>= 2) and at most
  * IKD_MAX_JOINTS, finite positions, non-zero bones (see IKD_MIN_BONE_RATIO
- * and IKD_MIN_BONE_PRECISION), a total length below IKD_MAX_EXTENT,
+ * and IKD_MIN_BONE_PRECISION), a total length from IKD_MIN_EXTENT to below IKD_MAX_EXTENT,
  * unit rotations, well-formed constraints, none on the effector.
  * Normalises in place the rotations (accepted within 1e-3 of unit length)
  * and the constraint axes and reference directions (any non-zero length). On failure fills `err`

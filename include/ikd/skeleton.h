@@ -121,8 +121,9 @@ typedef struct ikd_skeleton {
                                    through the bones (the skeleton's reach from its root) */
 } ikd_skeleton;
 
-/* Check every field (paths "skeleton.joints[3].parent", ...) and fill the
- * derived fields; normalises rotations and axes in place. */
+/* Check every field (paths "skeleton.joints[3].parent", ...; coordinates
+ * below IKD_MAX_EXTENT, a size of 0 or at least IKD_MIN_EXTENT) and
+ * fill the derived fields; normalises rotations and axes in place. */
 ikd_code ikd_skeleton_validate(ikd_skeleton *s, ikd_error *err);
 
 /* Forward kinematics: from the root's world position and every joint's

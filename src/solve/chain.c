@@ -143,6 +143,9 @@ ikd_code ikd__chain_check(ikd_joint *joints, size_t count, size_t min_joints, in
         return short_bone_error(joints, count, longest, extent, err);
     if (!(total < IKD_MAX_EXTENT))
         return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "the chain is too long (bone lengths must add up to below 1e150)");
+    if (!(total >= IKD_MIN_EXTENT))
+        return ikd_error_set(err, IKD_E_INVALID, "chain.joints",
+                             "the chain is too short (bone lengths must add up to at least 1e-150: shorter distances do not square)");
     if (length) *length = total;
     return IKD_E_OK;
 }

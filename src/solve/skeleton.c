@@ -141,6 +141,9 @@ ikd_code ikd_skeleton_validate(ikd_skeleton *s, ikd_error *err)
         for (long k = (long)i; k > 0; k = s->joints[k].parent) len += ikd_vec3_len(s->joints[k].offset);
         if (len > s->size) s->size = len;
     }
+    if (s->size > 0 && s->size < IKD_MIN_EXTENT)
+        return ikd_error_set(err, IKD_E_INVALID, "skeleton.joints",
+                             "the bones must reach at least 1e-150 from the root (shorter distances do not square)");
     if (s->size == 0) s->size = 1; /* a single joint, or all at one point: a unit scale */
     return IKD_E_OK;
 }

@@ -132,6 +132,9 @@ const char *rest, *field;
 {NULL, "\"goals\":[{\"joint\":\"foot_r\",\"aim\":{\"axis\":[0,1,0],\"at\":[0,0,1e300]}}]", "goals[0].aim.at"},
 {NULL, "\"goals\":[{\"joint\":\"foot_r\",\"position\":[0,0,0],\"pole\":[1e300,0,0]}]", "goals[0].pole"},
 {NULL, "\"pose\":{\"root\":[1e300,0,0]},\"goals\":[{\"joint\":\"foot_r\",\"position\":[0,0,0]}]", "pose.root"},
+{"\"skeleton\":{\"joints\":[[0,0,0],[0,1e200,0]]}", "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints"},
+{"\"skeleton\":{\"joints\":[[0,0,0],[0,1e-160,0],[0,2e-160,0]]}", "\"goals\":[{\"joint\":2,\"position\":[0,0,0]}]",
+ "skeleton.joints"},
 };
 
 /* Every bad skeleton request of issue 15 gets 400 with its exact field. */
