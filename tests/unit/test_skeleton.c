@@ -397,7 +397,7 @@ END_TEST
  * cannot fold into) put the end at m, the
  * weighted mean of the targets (sum w^2 t / sum w^2), within 1e-4 of the
  * size (measured: 4e-5 at most), whatever scale the weights have (the
- * same weights times 1e-200 or 1e200 give the same end within 1e-4; before,
+ * same weights times 2^-600 or 2^600 give the same pose to the bit; before,
  * such weights under- or overflowed). Before, each goal's error was clamped to
  * 0.4 of the size on its own and the end stopped where the clamped pulls
  * cancelled: up to 0.39 of the size from m. */
