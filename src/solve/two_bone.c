@@ -56,11 +56,22 @@ double ikd__two_bone_reach(double l1, double l2, double dist, double *along, dou
          * set it exactly rather than through the ill-conditioned sqrt. */
         a = (dist >= dmax || l1 >= l2) ? l1 : -l1;
         h = 0.0;
-    } else {
-        a = d > 0.0 ? (l1 * l1 - l2 * l2 + d * d) / (2.0 * d) : 0.0; /* d = 0 only when l1 == l2 */
+    } else if (d > 0.0) {
+        /* a = (l1^2 - l2^2 + d^2) / 2d and h^2 = (l1 - a)(l1 + a), each
+         * factor formed without cancellation (Heron's product, as in Kahan's
+         * needle-like triangles): 2d (l1 - a) = (l2 - (d - l1))(l2 + (d - l1))
+         * and 2d (l1 + a) = (l1 + d - l2)(l1 + d + l2). From the squares, a
+         * bone 1e-5 of the other lost up to 1.2e-4 of its length to rounding
+         * (now 2.2e-10); square roots of the factors (not of their product)
+         * stay finite up to IKD_MAX_EXTENT. */
+        double dl = d - l1, lo = fmax(0.0, (l2 - dl) * (l2 + dl)), hi = fmax(0.0, (l1 + d - l2) * (l1 + d + l2));
+        a = l1 - lo / (2.0 * d);
         if (a > l1) a = l1;
         if (a < -l1) a = -l1;
-        h = sqrt(fmax(0.0, (l1 - a) * (l1 + a)));
+        h = sqrt(lo) * sqrt(hi) / (2.0 * d);
+    } else { /* d = 0 only when l1 == l2: folded onto the root */
+        a = 0.0;
+        h = l1;
     }
     *along = a;
     *height = h;
@@ -98,9 +109,21 @@ void ikd__two_bone_run(const ikd_problem *p, ikd_pose_joint *pose, ikd_result *r
 
     double a, h, d = ikd__two_bone_reach(k * l1, k * l2, aim, &a, &h);
 
+    /* Each joint placed at its bone's length from the one before, along the
+     * direction (a, h) and then toward the aimed point give: where the
+     * triangle is ill-conditioned (a target near |l1 - l2| from the root on
+     * bones of 4e13) (a, h) carries rounding far beyond the bones' own, and
+     * placing the joints at (a, h) and at the target changed a bone's
+     * length by a quarter of a thousandth; so the target may be missed by
+     * that rounding instead (reported in `error`), never a bone changed. */
+    ikd_vec3 el = ikd_vec3_add(ikd_vec3_scale(u, a), ikd_vec3_scale(w, h));
+    double n = ikd_vec3_len(el);
+    ikd_vec3 aimed = (d == dist) ? p->target : ikd_vec3_mad(root, u, d);
     pose[0].position = root;
-    pose[1].position = ikd_vec3_add(ikd_vec3_mad(root, u, a), ikd_vec3_scale(w, h));
-    pose[2].position = (d == dist) ? p->target : ikd_vec3_mad(root, u, d);
+    pose[1].position = n > 0 ? ikd_vec3_mad(root, el, k * l1 / n) : ikd_vec3_mad(root, u, k * l1);
+    ikd_vec3 lower = ikd_vec3_sub(aimed, pose[1].position);
+    double m = ikd_vec3_len(lower);
+    pose[2].position = m > 0 ? ikd_vec3_mad(pose[1].position, lower, k * l2 / m) : aimed;
     ikd_chain_pose_rotations(j, 3, p->has_target_rotation ? &p->target_rotation : NULL, pose);
 
     res->solver = IKD_SOLVER_TWO_BONE;

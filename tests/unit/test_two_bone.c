@@ -95,6 +95,34 @@ START_TEST(reachable_targets_are_hit)
 }
 END_TEST
 
+/* Needle-like limbs: one bone 1e-6 to 1e-2 of the other (either one),
+ * targets from forward kinematics of random poses. Each bone keeps its own
+ * length within 1e-9 of it (solve3) and the target is hit. The middle joint
+ * came from l1^2 - l2^2 + d^2, whose rounding at the long bone's scale is a
+ * large share of the short bone's square: over these problems a bone 1e-6
+ * to 1e-5 of the other ended up to 1.2e-4 of its length off (now 2.2e-10),
+ * 1e-4 to 1e-3 up to 1.5e-8 (now 2e-12); found by fuzz_solvers' rigidity
+ * check. */
+START_TEST(needle_limbs_keep_their_short_bone)
+{
+    tu_rng r;
+    tu_seed(&r, 20261125);
+    solved s;
+    for (int k = 0; k < N_PROBLEMS / 4; k++) {
+        double shrt = pow(10, tu_uniform(&r, -6, -2)), l1 = k % 2 ? shrt : 1, l2 = k % 2 ? 1 : shrt;
+        ikd_vec3 a = ikd_vec3_make(tu_uniform(&r, -1, 1), tu_uniform(&r, -1, 1), tu_uniform(&r, -1, 1));
+        ikd_vec3 b = ikd_vec3_mad(a, tu_unit_vec(&r), l1);
+        set_chain(&s, a, b, ikd_vec3_mad(b, tu_unit_vec(&r), l2));
+        ikd_quat world[3];
+        ikd_pose_joint fk[3];
+        for (int i = 0; i < 3; i++) world[i] = tu_unit_quat(&r);
+        ikd_chain_fk_world(s.j, 3, world, fk);
+        solve3(&s, fk[2].position, NULL);
+        ck_assert_msg(s.res.error <= 1e-9 * chain_len(&s), "problem %d: error %g", k, s.res.error);
+    }
+}
+END_TEST
+
 START_TEST(far_targets_get_a_straight_chain)
 {
     tu_rng r;
@@ -405,6 +433,7 @@ int main(void)
     TCase *props = tcase_create("properties");
     tcase_set_timeout(props, 120);
     tcase_add_test(props, reachable_targets_are_hit);
+    tcase_add_test(props, needle_limbs_keep_their_short_bone);
     tcase_add_test(props, far_targets_get_a_straight_chain);
     tcase_add_test(props, near_targets_fold_to_the_shortest_reach);
     tcase_add_test(props, deterministic);
