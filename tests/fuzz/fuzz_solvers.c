@@ -4,7 +4,7 @@
  * NaN, Infinity, 1e300 and denormals all occur), constraints, a target, a pole
  * and options. Whatever ikd_validate accepts must solve to a finite pose with
  * the root in place, unit quaternions and no limit violated, without
- * allocating or crashing. */
+ * allocating or crashing, and every bone keeps its length. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -94,6 +94,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (fabs(ikd_quat_len(pose[i].rotation) - 1) > 1e-9) abort();
     }
     if (!isfinite(res.error) || res.error < 0) abort();
+    /* rigid bones, relative to the chain's length and its coordinates' size */
+    double total = 0, extent = 0;
+    for (size_t i = 0; i < n; i++) {
+        extent = fmax(extent, ikd_vec3_len(j[i].position));
+        if (i) total += ikd_vec3_dist(j[i - 1].position, j[i].position);
+    }
+    for (size_t i = 1; i < n; i++) {
+        double want = ikd_vec3_dist(j[i - 1].position, j[i].position), have = ikd_vec3_dist(pose[i - 1].position, pose[i].position);
+        if (fabs(have - want) > 1e-9 * (total + extent)) abort();
+    }
     if (ikd_chain_max_violation(j, n, pose) > 1e-6) abort();
     return 0;
 }
