@@ -109,13 +109,14 @@ void ikd__two_bone_run(const ikd_problem *p, ikd_pose_joint *pose, ikd_result *r
 
     double a, h, d = ikd__two_bone_reach(k * l1, k * l2, aim, &a, &h);
 
-    /* Each joint placed at its bone's length from the one before, along the
-     * direction (a, h) and then toward the aimed point give: where the
-     * triangle is ill-conditioned (a target near |l1 - l2| from the root on
-     * bones of 4e13) (a, h) carries rounding far beyond the bones' own, and
-     * placing the joints at (a, h) and at the target changed a bone's
-     * length by a quarter of a thousandth; so the target may be missed by
-     * that rounding instead (reported in `error`), never a bone changed. */
+    /* The middle joint at the first bone's length along (a, h); the
+     * effector on the aimed point when that is the second bone's length
+     * away to rounding (1e-12 of the reach: so a target in reach is met
+     * exactly, even with tolerance 0), else at that length toward it. Where
+     * the triangle is ill-conditioned (a target near |l1 - l2| from the
+     * root on bones of 4e13) (a, h) carries more rounding than the bones'
+     * own, and the effector on the target changed a bone by 2.6e-4 of its
+     * length; that rounding is in `error` now, never in a bone. */
     ikd_vec3 el = ikd_vec3_add(ikd_vec3_scale(u, a), ikd_vec3_scale(w, h));
     double n = ikd_vec3_len(el);
     ikd_vec3 aimed = (d == dist) ? p->target : ikd_vec3_mad(root, u, d);
@@ -123,7 +124,7 @@ void ikd__two_bone_run(const ikd_problem *p, ikd_pose_joint *pose, ikd_result *r
     pose[1].position = n > 0 ? ikd_vec3_mad(root, el, k * l1 / n) : ikd_vec3_mad(root, u, k * l1);
     ikd_vec3 lower = ikd_vec3_sub(aimed, pose[1].position);
     double m = ikd_vec3_len(lower);
-    pose[2].position = m > 0 ? ikd_vec3_mad(pose[1].position, lower, k * l2 / m) : aimed;
+    pose[2].position = fabs(m - k * l2) <= 1e-12 * k * scale || !(m > 0) ? aimed : ikd_vec3_mad(pose[1].position, lower, k * l2 / m);
     ikd_chain_pose_rotations(j, 3, p->has_target_rotation ? &p->target_rotation : NULL, pose);
 
     res->solver = IKD_SOLVER_TWO_BONE;
