@@ -264,7 +264,7 @@ FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
 	-std=c11 -D_GNU_SOURCE -Iinclude -Isrc
 FUZZ_SRC := $(LIB_SRC) $(CODEC_SRC) $(SERVICE_SRC)
 
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) $(wildcard include/ikd/*.h src/*/*.h)
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/reader.h $(FUZZ_SRC) $(wildcard include/ikd/*.h src/*/*.h)
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) $(SERVER_CFLAGS) -o $@ $< $(FUZZ_SRC) $(SERVER_LIBS) -lm -pthread
 

@@ -12,30 +12,7 @@
 
 #include "ikd/constraint.h"
 #include "ikd/ikd.h"
-
-typedef struct reader {
-    const uint8_t *p;
-    size_t n;
-} reader;
-
-static uint8_t byte(reader *r)
-{
-    if (!r->n) return 0;
-    r->n--;
-    return *r->p++;
-}
-
-/* A double: mostly small coordinates, sometimes raw bit patterns. */
-static double num(reader *r)
-{
-    uint8_t mode = byte(r);
-    if (mode < 200) return ((double)(int8_t)byte(r)) / 16.0;
-    uint64_t bits = 0;
-    for (int i = 0; i < 8; i++) bits = (bits << 8) | byte(r);
-    double v;
-    memcpy(&v, &bits, sizeof v);
-    return v;
-}
+#include "reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
