@@ -40,6 +40,10 @@ static inline ikd_vec3 ikd_vec3_norm_or(ikd_vec3 a, ikd_vec3 fallback)
 {
     double l = ikd_vec3_len(a);
     if (!(l > 0.0) || !isfinite(l)) return fallback;
+    /* shorter than 2^-500: its squares fall below the normal doubles and the
+     * length loses digits (a 2e-159 bone direction came out 1.8e-7 short of
+     * unit); scaled by 2^600 first, exactly */
+    if (l < 0x1p-500) a = ikd_vec3_scale(a, 0x1p600), l = ikd_vec3_len(a);
     return ikd_vec3_scale(a, 1.0 / l);
 }
 

@@ -16,7 +16,7 @@ static inline int ikd__unit_dir(ikd_vec3 *v)
 {
     double l = ikd_vec3_len(*v);
     if (!ikd_vec3_isfinite(*v) || !(l > 1e-300) || !isfinite(l)) return 0;
-    *v = ikd_vec3_scale(*v, 1.0 / l);
+    *v = ikd_vec3_norm_or(*v, *v); /* exact for the tiniest too */
     return 1;
 }
 
