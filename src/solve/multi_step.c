@@ -64,7 +64,7 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
     }
     if (w->anchored && p->rest_pull > 0 && !w->hold_root) { /* the root along the ground, the whole way */
         ikd_vec3 d = ikd_vec3_sub(w->anchor, pose[0].position);
-        d = ikd_vec3_scale(ikd_vec3_mad(d, p->up, -ikd_vec3_dot(d, p->up)), w->anchor_w); /* in column values */
+        d = ikd_vec3_scale(ikd_vec3_reject(d, p->up), w->anchor_w); /* along the ground, in column values */
         w->z[w->cols - 3] = d.x, w->z[w->cols - 2] = d.y, w->z[w->cols - 1] = d.z;
     }
     for (size_t k = 0; k < s->count; k++) {
