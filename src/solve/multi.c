@@ -348,6 +348,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     multi_ws w;
     ikd__multi_ws_carve(&w, work, s->count, p->goal_count);
     ikd__multi_setup_columns(&w, s);
+    memset(w.locked, 0, w.cols);
     ikd_vec3 root = p->root;
     if (p->start) memcpy(local, p->start, s->count * sizeof *local);
     else ikd_skeleton_rest_pose(s, local);

@@ -8,11 +8,11 @@ static size_t align8(size_t b) { return (b + 7) & ~(size_t)7; }
 size_t ikd_multi_workspace_size(size_t joints, size_t goals)
 {
     size_t cols = 3 * joints + 3, rows = MULTI_ROWS_PER_GOAL * goals;
-    size_t ints = 4 * joints + 7 * goals + 2 * rows + goals * cols + goals * joints + goals * goals;
+    size_t ints = 4 * joints + 7 * goals + 2 * rows + MULTI_PRELOCK + goals * cols + goals * joints + goals * goals;
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 12 * joints) * sizeof(double) + joints * sizeof(ikd_quat) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
-           (rows * cols + 2 * rows * rows + 5 * rows + 5 * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
+           (rows * cols + 2 * rows * rows + (5 + MULTI_PRELOCK) * rows + 5 * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
 }
 
 void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
@@ -36,6 +36,7 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->t = (double *)m, m += rows * sizeof(double);
     w->dinv = (double *)m, m += rows * sizeof(double);
     w->rdamp = (double *)m, m += rows * sizeof(double);
+    w->psave = (double *)m, m += MULTI_PRELOCK * rows * sizeof(double);
     w->dq = (double *)m, m += w->cols * sizeof(double);
     w->z = (double *)m, m += w->cols * sizeof(double);
     w->dqp = (double *)m, m += w->cols * sizeof(double);
@@ -61,6 +62,7 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->gdepth = (int *)m, m += g * sizeof(int);
     w->row_goal = (int *)m, m += rows * sizeof(int);
     w->nzr = (int *)m, m += rows * sizeof(int);
+    w->pcol = (int *)m, m += MULTI_PRELOCK * sizeof(int);
     w->gcol = (int *)m, m += g * w->cmax * sizeof(int);
     w->gpath = (int *)m, m += g * n * sizeof(int);
     w->pre = (int *)m, m += g * g * sizeof(int);

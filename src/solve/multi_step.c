@@ -157,6 +157,42 @@ static int column_leaves(const multi_ws *w, size_t c)
     return v - w->chi[c] > 0.25 * d + 1e-9 || w->clo[c] - v > 0.25 * d + 1e-9;
 }
 
+/* Columns at or past a bound of their range (a step clamped them there,
+ * and most steps that follow push on against it) are locked before the
+ * product is formed, at most MULTI_PRELOCK: their step is 0 and their
+ * entries go to w->psave; the first solve checks the guess
+ * (prelock_holds). Returns how many. */
+static int prelock(multi_ws *w, int bounded)
+{
+    int np = 0;
+    for (size_t col = 0; col < w->cols; col++) {
+        int was = w->locked[col] == 2;
+        w->locked[col] = 0;
+        if (!was || !bounded || np >= MULTI_PRELOCK) continue;
+        if (!(w->cval[col] >= w->chi[col] || w->cval[col] <= w->clo[col])) continue; /* inside (or unbounded) */
+        w->locked[col] = 2, w->fix[col] = 0;
+        w->pcol[np] = (int)col;
+        ikd__multi_take_column(w, col, &w->psave[(size_t)np++ * w->rows]);
+    }
+    return np;
+}
+
+/* 1 when every pre-locked column's lock holds at the solve in w->y: the
+ * step it would take on its own (J^T y + k z for that column: the
+ * objective's descent along it, the others as solved) points out of its
+ * range or is nil. */
+static int prelock_holds(const multi_ws *w, int np, double k)
+{
+    for (int a = 0; a < np; a++) {
+        size_t col = (size_t)w->pcol[a];
+        const double *t = &w->psave[(size_t)a * w->rows];
+        double d = k * w->z[col];
+        for (size_t r = 0; r < w->rows; r++) d += t[r] * w->y[r];
+        if (w->cval[col] >= w->chi[col] ? d < -1e-12 : d > 1e-12) return 0;
+    }
+    return 1;
+}
+
 /* The step in dq: damped least squares toward the goals, regularised
  * toward the rest pose (and the poles). With z the whole way back to rest,
  * it minimises |J dq - e|^2 + lambda^2 |dq|^2 + mu^2 |dq - z|^2:
@@ -184,7 +220,7 @@ int ikd__multi_primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_q
     else memset(w->z, 0, w->cols * sizeof(double));
     double c = lambda * lambda + mu * mu, k = c > 0 ? mu * mu / c : 0;
     if (mu > 0 && k < kmin) k = kmin; /* near the goals: settle while meeting them */
-    memset(w->locked, 0, w->cols);
+    int np = prelock(w, p->pull_max_deg > 0);
     ikd__multi_form_product(w);
     /* each row damped by c; a far goal's rows (a block of their own: no
      * column is both theirs and another goal's) by its own error instead */
@@ -200,6 +236,13 @@ int ikd__multi_primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_q
         if (!fresh && ikd__multi_factor(w) != 0) return -1;
         ikd__multi_residual(w, k); /* e - J x0 */
         ikd__multi_solve_factored(w, w->y, w->y);
+        if (round == 0 && np && !prelock_holds(w, np, k)) { /* a guess wrong: the step as if none were made */
+            for (int a = 0; a < np; a++) ikd__multi_put_column(w, (size_t)w->pcol[a], &w->psave[(size_t)a * w->rows]);
+            memset(w->locked, 0, w->cols);
+            np = 0, round = -1, fresh = 0;
+            ikd__multi_form_product(w);
+            continue;
+        }
         ikd__multi_jt(w, w->y, w->dq);
         for (size_t col = 0; col < w->cols; col++) w->dq[col] = w->locked[col] ? w->fix[col] : w->dq[col] + k * w->z[col];
         int locked = 0;
