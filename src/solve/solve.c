@@ -200,7 +200,7 @@ ikd_code ikd__problem_check(ikd_problem *p, int fix, ikd_error *err)
         return ikd_error_set(err, IKD_E_INVALID, "solver", "unknown solver");
     if (!p->joints && p->joint_count > 0) return ikd_error_set(err, IKD_E_INVALID, "chain.joints", "missing");
     size_t min_joints = p->solver == IKD_SOLVER_TWO_BONE ? 3 : 2;
-    double length;
+    double length = 0;
     ikd_code rc = ikd__chain_check(p->joints, p->joint_count, min_joints, fix, &length, err);
     if (rc != IKD_E_OK) return rc;
     if (!ikd_vec3_isfinite(p->target))
