@@ -15,7 +15,7 @@
 #define MULTI_PULL 0.003
 #define MULTI_NEAR 0.1        /* goals this near (x the skeleton's size) ... */
 #define MULTI_NEAR_PULL 0.9   /* ... let the pull take at least this share of its step (see primary_step) */
-#define MULTI_PRELOCK 8        /* columns at a bound locked before a step's product is formed, at most */
+#define MULTI_PRELOCK 8       /* columns at a bound locked before a step's product is formed, at most */
 #define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet */
 #define MULTI_RESTART_ITERATIONS 40 /* iterations of each restart at most */
 #define MULTI_PROGRESS 0.01  /* an unmet descent progresses while its error falls by this share ... */
@@ -82,7 +82,7 @@ typedef struct multi_ws {
     int *pre;           /* [g x g] compact columns two goals share */
     unsigned char *locked; /* [cols] columns taken out this iteration (a step that would leave a limit) */
     int *pcol;          /* [MULTI_PRELOCK] columns locked at their bound before the step (primary_step) ... */
-    double *psave;      /* [MULTI_PRELOCK x rows] ... and their entries over every row, as take_column took them */
+    double *psave;      /* [MULTI_PRELOCK x rows] ... and their entries over every row (move_column) */
     double *fix;        /* [cols] a locked column's step: to the bound it would leave (0: it stays) */
     double *zc;         /* [cols] scratch: one goal's compact entries of a column vector (residual, jt) */
     double *J;          /* [rows x cmax], compact rows */
@@ -165,8 +165,7 @@ void ikd__multi_solve_factored(const multi_ws *w, const double *b, double *x);
 void ikd__multi_jt(multi_ws *w, const double *v, double *out);
 void ikd__multi_residual(multi_ws *w, double k);
 int ikd__multi_zero_locked(multi_ws *w);
-void ikd__multi_take_column(multi_ws *w, size_t col, double *t);
-void ikd__multi_put_column(multi_ws *w, size_t col, const double *t);
+void ikd__multi_move_column(multi_ws *w, size_t col, double *t, int back);
 
 /* one step (multi_step.c); each is described where it is defined */
 double ikd__multi_apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, const ikd_pose_joint *pose,

@@ -204,11 +204,12 @@ void ikd__multi_residual(multi_ws *w, double k)
     }
 }
 
-/* Column col's entries over every row into t[0..rows) (0 where its
- * goals' rows have none), zeroed in J. */
-void ikd__multi_take_column(multi_ws *w, size_t col, double *t)
+/* Column col's entries over every row: taken out of J into t[0..rows)
+ * (0 where its goals' rows have none; J's entries zeroed), or with `back`
+ * put back into J from t. */
+void ikd__multi_move_column(multi_ws *w, size_t col, double *t, int back)
 {
-    memset(t, 0, w->rows * sizeof(double));
+    if (!back) memset(t, 0, w->rows * sizeof(double));
     for (size_t i = 0; i < w->g; i++) {
         size_t nr, r0 = multi_goal_rows(w, i, &nr);
         const int *gc = &w->gcol[i * w->cmax];
@@ -216,23 +217,9 @@ void ikd__multi_take_column(multi_ws *w, size_t col, double *t)
             if ((size_t)gc[c] == col) { /* at most once per goal */
                 for (size_t r = r0; r < r0 + nr; r++) {
                     double *x = &w->J[r * w->cmax + (size_t)c];
-                    t[r] = *x;
-                    *x = 0;
+                    if (back) *x = t[r];
+                    else t[r] = *x, *x = 0;
                 }
-                break;
-            }
-    }
-}
-
-/* Column col's entries put back into J from t (what take_column took). */
-void ikd__multi_put_column(multi_ws *w, size_t col, const double *t)
-{
-    for (size_t i = 0; i < w->g; i++) {
-        size_t nr, r0 = multi_goal_rows(w, i, &nr);
-        const int *gc = &w->gcol[i * w->cmax];
-        for (int c = 0; c < w->glen[i]; c++)
-            if ((size_t)gc[c] == col) {
-                for (size_t r = r0; r < r0 + nr; r++) w->J[r * w->cmax + (size_t)c] = t[r];
                 break;
             }
     }
@@ -249,7 +236,7 @@ int ikd__multi_zero_locked(multi_ws *w)
     for (size_t col = 0; col < w->cols; col++) {
         if (w->locked[col] != 1) continue;
         w->locked[col] = 2;
-        ikd__multi_take_column(w, col, w->t); /* the column over every row, then A0 -= v v^T */
+        ikd__multi_move_column(w, col, w->t, 0); /* the column over every row, then A0 -= v v^T */
         size_t nz = 0;
         for (size_t r = 0; r < m; r++)
             if (w->t[r] != 0) { /* the rows the column moves: the error and A0 change there only */

@@ -157,11 +157,12 @@ static int column_leaves(const multi_ws *w, size_t c)
     return v - w->chi[c] > 0.25 * d + 1e-9 || w->clo[c] - v > 0.25 * d + 1e-9;
 }
 
-/* Columns at or past a bound of their range (a step clamped them there,
- * and most steps that follow push on against it) are locked before the
- * product is formed, at most MULTI_PRELOCK: their step is 0 and their
- * entries go to w->psave; the first solve checks the guess
- * (prelock_holds). Returns how many. */
+/* Clears the last step's locks; with `bounded` (options.pull_max_deg set:
+ * a clip's frames after the first) the columns it locked that still sit at
+ * or past a bound of their range (most steps that follow push on against
+ * it) are locked again before the product is formed, at most
+ * MULTI_PRELOCK: their step is 0 and their entries go to w->psave; the
+ * first solve checks the guess (prelock_holds). Returns how many. */
 static int prelock(multi_ws *w, int bounded)
 {
     int np = 0;
@@ -172,7 +173,7 @@ static int prelock(multi_ws *w, int bounded)
         if (!(w->cval[col] >= w->chi[col] || w->cval[col] <= w->clo[col])) continue; /* inside (or unbounded) */
         w->locked[col] = 2, w->fix[col] = 0;
         w->pcol[np] = (int)col;
-        ikd__multi_take_column(w, col, &w->psave[(size_t)np++ * w->rows]);
+        ikd__multi_move_column(w, col, &w->psave[(size_t)np++ * w->rows], 0);
     }
     return np;
 }
@@ -237,7 +238,7 @@ int ikd__multi_primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_q
         ikd__multi_residual(w, k); /* e - J x0 */
         ikd__multi_solve_factored(w, w->y, w->y);
         if (round == 0 && np && !prelock_holds(w, np, k)) { /* a guess wrong: the step as if none were made */
-            for (int a = 0; a < np; a++) ikd__multi_put_column(w, (size_t)w->pcol[a], &w->psave[(size_t)a * w->rows]);
+            for (int a = 0; a < np; a++) ikd__multi_move_column(w, (size_t)w->pcol[a], &w->psave[(size_t)a * w->rows], 1);
             memset(w->locked, 0, w->cols);
             np = 0, round = -1, fresh = 0;
             ikd__multi_form_product(w);
