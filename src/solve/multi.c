@@ -86,7 +86,7 @@ static int far_refine(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, 
     memcpy(local, w->best, s->count * sizeof *local);
     w->only_far = 1;
     while (it < budget && it < MULTI_FAR_REFINE) {
-        ikd__skeleton_fk_some(s, root, local, pose, w->need);
+        ikd__skeleton_fk_some(s, root, local, pose, w->need, 0);
         ikd__multi_joint_frames(w, s, local, pose);
         ikd__multi_build_rows(w, p, pose, gr, 1);
         if (ikd__multi_primary_step(w, p, local, pose, 1e-9 * s->size, 0, 0) != 0) break;
@@ -116,7 +116,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
     double pull_left = multi_pull_bound(p);
     ikd__multi_mark_far(w, p);
     for (;;) {
-        ikd__skeleton_fk_some(s, *root, local, pose, w->need); /* the joints the iteration reads */
+        ikd__skeleton_fk_some(s, *root, local, pose, w->need, 0); /* the joints the iteration reads */
         if (!last) ikd__multi_joint_frames(w, s, local, pose);
         int met = ikd__multi_build_rows(w, p, pose, gr, !last);
         double en = w->raw; /* unclamped: a goal far off still shows progress */
@@ -210,7 +210,7 @@ static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root,
 {
     const ikd_skeleton *s = p->skeleton;
     if (!fresh) {
-        ikd__skeleton_fk_some(s, root, w->best, pose, w->need);
+        ikd__skeleton_fk_some(s, root, w->best, pose, w->need, 0);
         ikd__multi_build_rows(w, p, pose, gr, 0);
     }
     double sc = 0;
@@ -356,7 +356,9 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     for (size_t k = 0; k < s->count; k++) w.eq[k] = ikd_quat_make(NAN, NAN, NAN, NAN); /* no angles kept yet */
     int heading = 0; /* ground goals take their headings from p->heading: its pose first */
     for (size_t i = 0; p->heading && i < p->goal_count; i++) heading |= p->goals[i].has_ground;
-    ikd_skeleton_fk(s, root, heading ? p->heading : local, pose);
+    int ground = 0; /* ground goals' targets are set from the start pose (or p->heading's) */
+    for (size_t i = 0; i < p->goal_count; i++) ground |= p->goals[i].has_ground;
+    if (ground) ikd_skeleton_fk(s, root, heading ? p->heading : local, pose);
     ikd__multi_setup_targets(&w, p, pose);
     if (heading) ikd_skeleton_fk(s, root, local, pose);
     ikd__multi_setup_paths(&w, p);
@@ -409,12 +411,12 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     memcpy(local, w.keep, s->count * sizeof *local);
     root = keep_root;
     if (!kept) { /* pose and gr are another descent's */
-        ikd__skeleton_fk_some(s, root, local, pose, w.need);
+        ikd__skeleton_fk_some(s, root, local, pose, w.need, 0);
         ikd__multi_build_rows(&w, p, pose, gr, 0);
     }
     size_t needed = 0;
     for (size_t k = 0; k < s->count; k++) needed += (size_t)w.need[k];
-    if (needed < s->count) ikd_skeleton_fk(s, root, local, pose); /* the joints the iterations did not read too */
+    if (needed < s->count) ikd__skeleton_fk_some(s, root, local, pose, w.need, 1); /* the joints the iterations did not read */
     int all;
     finish_goals(&w, p, gr, &all);
     for (size_t i = 0; i < w.g; i++) gr[i].stretch = 1;

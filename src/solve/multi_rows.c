@@ -29,12 +29,12 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
 {
     const ikd_skeleton_joint *j = &s->joints[k];
     const ikd_limit *l = &j->limit;
-    ikd_quat F = ikd_quat_mul(k ? pose[j->parent].rotation : ikd_quat_identity(), j->rest_local);
     ikd_vec3 *ax = &w->axw[3 * k];
     int c = w->col[k];
     if (c < 0) return;
     for (int a = 0; a < w->dof[k]; a++) w->cval[c + a] = 0, w->clo[c + a] = -INFINITY, w->chi[c + a] = INFINITY;
-    if (w->idle[k]) return;
+    if (w->idle[k]) return; /* (its parent's pose may be stale: the iterations compute only the joints they read) */
+    ikd_quat F = ikd_quat_mul(k ? pose[j->parent].rotation : ikd_quat_identity(), j->rest_local);
     ikd_quat d = ikd_quat_mul(ikd_quat_conj(j->rest_local), local[k]);
     switch (l->type) {
     case IKD_LIMIT_HINGE: {

@@ -176,23 +176,27 @@ void ikd_skeleton_predict(const ikd_skeleton *s, const ikd_quat *before, const i
 }
 
 void ikd__skeleton_fk_some(const ikd_skeleton *s, ikd_vec3 root, const ikd_quat *local, ikd_pose_joint *out,
-                           const int *need)
+                           const int *need, int others)
 {
-    out[0].position = root;
-    out[0].rotation = local[0];
-    out[0].local_rotation = local[0];
+    if (!others) {
+        out[0].position = root;
+        out[0].rotation = local[0];
+        out[0].local_rotation = local[0];
+    }
     for (size_t i = 1; i < s->count; i++) {
-        if (need && !need[i]) continue;
+        if (need && (need[i] != 0) == others) continue;
         const ikd_pose_joint *p = &out[s->joints[i].parent];
         out[i].position = ikd_vec3_add(p->position, ikd_quat_rotate(p->rotation, s->joints[i].offset));
-        out[i].rotation = ikd_quat_norm(ikd_quat_mul(p->rotation, local[i]));
+        ikd_quat q = ikd_quat_mul(p->rotation, local[i]);
+        double n2 = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w, f = 1.5 - 0.5 * n2;
+        out[i].rotation = fabs(n2 - 1) < 1e-8 ? ikd_quat_make(q.x * f, q.y * f, q.z * f, q.w * f) : ikd_quat_norm(q);
         out[i].local_rotation = local[i];
     }
 }
 
 void ikd_skeleton_fk(const ikd_skeleton *s, ikd_vec3 root, const ikd_quat *local, ikd_pose_joint *out)
 {
-    ikd__skeleton_fk_some(s, root, local, out, NULL);
+    ikd__skeleton_fk_some(s, root, local, out, NULL, 0);
 }
 
 double ikd_skeleton_max_violation(const ikd_skeleton *s, const ikd_quat *local)
