@@ -69,7 +69,6 @@ typedef struct multi_ws {
     int anchored;       /* 1: a free root with ground goals, pulled along the ground toward `anchor` */
     ikd_vec3 anchor;    /* where the root stands over the ground goals' targets (setup_targets) */
     double anchor_w;    /* ... its columns along the ground are the root's moves times this (multi_root_move) */
-    int *nzr;           /* [rows] scratch: the rows a locked column moves (zero_locked) */
     /* A goal's rows are stored compactly over the columns that move it: a
      * free root's translation, then the joints from the root down to the
      * goal's joint. Two goals share their paths' common prefix (the joints

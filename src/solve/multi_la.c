@@ -226,28 +226,20 @@ void ikd__multi_move_column(multi_ws *w, size_t col, double *t, int back)
 }
 
 /* Zero the compact entries of every newly locked column, move its fixed
- * step (w->fix) into the task error, and take its contribution out of A0
- * and of its factor; returns 0, or -1 when a downdate failed (the factor
- * must be formed anew from A0). */
+ * step (w->fix) into the task error, and take its contribution out of the
+ * factor; returns 0, or -1 when a downdate failed: A0 is then formed anew
+ * from J without the locked columns, and the factor must be too. (A0 is
+ * read only to factor it: while the downdates hold it is left as it was.) */
 int ikd__multi_zero_locked(multi_ws *w)
 {
-    size_t m = w->rows;
     int rc = 0;
     for (size_t col = 0; col < w->cols; col++) {
         if (w->locked[col] != 1) continue;
         w->locked[col] = 2;
-        ikd__multi_move_column(w, col, w->t, 0); /* the column over every row, then A0 -= v v^T */
-        size_t nz = 0;
-        for (size_t r = 0; r < m; r++)
-            if (w->t[r] != 0) { /* the rows the column moves: the error and A0 change there only */
-                w->e[r] -= w->t[r] * w->fix[col]; /* what its step does is done */
-                w->nzr[nz++] = (int)r;
-            }
-        for (size_t a = 0; a < nz; a++) {
-            size_t r = (size_t)w->nzr[a];
-            for (size_t b = 0; b <= a; b++) w->A0[r * m + (size_t)w->nzr[b]] -= w->t[r] * w->t[w->nzr[b]];
-        }
+        ikd__multi_move_column(w, col, w->t, 0); /* the column over every row */
+        for (size_t r = 0; r < w->rows; r++) w->e[r] -= w->t[r] * w->fix[col]; /* what its step does is done */
         if (rc == 0) rc = downdate(w, w->t);
     }
+    if (rc != 0) ikd__multi_form_product(w);
     return rc;
 }

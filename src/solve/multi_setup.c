@@ -8,7 +8,7 @@ static size_t align8(size_t b) { return (b + 7) & ~(size_t)7; }
 size_t ikd_multi_workspace_size(size_t joints, size_t goals)
 {
     size_t cols = 3 * joints + 3, rows = MULTI_ROWS_PER_GOAL * goals;
-    size_t ints = 4 * joints + 7 * goals + 2 * rows + MULTI_PRELOCK + goals * cols + goals * joints + goals * goals;
+    size_t ints = 4 * joints + 7 * goals + rows + MULTI_PRELOCK + goals * cols + goals * joints + goals * goals;
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 12 * joints) * sizeof(double) + joints * sizeof(ikd_quat) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
@@ -61,7 +61,6 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->glen = (int *)m, m += g * sizeof(int);
     w->gdepth = (int *)m, m += g * sizeof(int);
     w->row_goal = (int *)m, m += rows * sizeof(int);
-    w->nzr = (int *)m, m += rows * sizeof(int);
     w->pcol = (int *)m, m += MULTI_PRELOCK * sizeof(int);
     w->gcol = (int *)m, m += g * w->cmax * sizeof(int);
     w->gpath = (int *)m, m += g * n * sizeof(int);
