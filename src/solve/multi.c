@@ -111,10 +111,13 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
     ikd_vec3 best_root = *root;
     int it = 0, stall = 0, nudged = 0, settle = 0, leapt = 0, was_met = 0, lost = 0, last = 0, cycled = 0;
     double prev_moved = 0, leap_rate = 0;
+    w->mixn = -1;
     ikd_vec3 held_root = *root;
     /* options.pull_max_deg: the turn the pull's steps may still take */
     double pull_left = multi_pull_bound(p);
     ikd__multi_mark_far(w, p);
+    int far = 0; /* a goal out of reach: its limb's steps stay whole while settling */
+    for (size_t i = 0; i < w->g; i++) far |= w->far[i] >= 0;
     for (;;) {
         ikd__skeleton_fk_some(s, *root, local, pose, w->need, 0); /* the joints the iteration reads */
         if (!last) ikd__multi_joint_frames(w, s, local, pose);
@@ -168,8 +171,27 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         if (ikd__multi_primary_step(w, p, local, pose, lambda, mu, en < MULTI_NEAR * L ? MULTI_NEAR_PULL : 0) != 0) break;
         it++;
         double leap = 0;
-        if (met && settle > 0 && !leapt) leap = extrapolate(w);
-        else memcpy(w->dqp, w->dq, w->cols * sizeof(double));
+        if (met) ikd__multi_mix_push(w);
+        else w->mixn = -1;
+        if (met && settle > 0 && !leapt) {
+            /* a step shorter than the last by a rate under MULTI_MIX_BELOW
+             * that would not end the settle as it is, no goal out of reach:
+             * mixed with the settle's last steps (ikd__multi_mix, Anderson;
+             * clip frames and cold solves settle in fewer steps); the next
+             * step's end test takes the plain steps' rate. Else (a settle
+             * that crawls or swings; a limb reaching for a far goal)
+             * extrapolate's leap, as before */
+            double turn = ikd__multi_step_turn(w), r = prev_moved > 0 ? fmin(turn / prev_moved, 0.95) : 0.95;
+            if (!far && r < MULTI_MIX_BELOW && turn * r / (1 - r) >= MULTI_SETTLED && ikd__multi_mix(w)) {
+                leap = fmax(r, 0.3);
+                memset(w->dqp, 0, w->cols * sizeof(double)); /* a mixed step starts no series */
+            } else {
+                leap = extrapolate(w);
+            }
+        } else {
+            memcpy(w->dqp, w->dq, w->cols * sizeof(double));
+        }
+        if (met) ikd__multi_mix_took(w);
         leapt = leap > 0;
         double most = en > MULTI_FAR * L ? MULTI_FAR_STEP : MULTI_MAX_STEP;
         if (pulling && pull_left < most) most = pull_left; /* the whole step shortened: the goals' part is small */
@@ -190,8 +212,6 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         if (settle >= MULTI_SETTLE_ITERATIONS) { cycled = 1; break; } /* the best (met) pose so far is kept */
     }
     *root = best_root;
-    int far = 0;
-    for (size_t i = 0; i < w->g; i++) far |= w->far[i] >= 0;
     if (cycled && far && !*timed_out) {
         it += far_refine(w, p, local, pose, best_root, gr, budget - it);
         *fresh = 0;

@@ -24,6 +24,9 @@
                                       last step is evaluated and kept: fed back, a pose moves less) */
 #define MULTI_SETTLE_ITERATIONS 60 /* iterations the rest pull goes on once the goals are met, at most */
 #define MULTI_LOSSES 2        /* settling steps that lose the goals before the settle ends at the met pose held */
+#define MULTI_MIX 3           /* settle steps Anderson mixing remembers (ikd__multi_mix) ... */
+#define MULTI_MIX_FIT 0.1     /* ... the share of the step's square the fit of their changes must explain ... */
+#define MULTI_MIX_BELOW 0.9   /* ... and the rate the plain steps must shrink at (crawls: extrapolate) */
 #define MULTI_POLE_BEND 0.05  /* a pole's pull is whole from this bend on (secondary) */
 #define MULTI_FAR_REFINE 8    /* far_refine's iterations at most */
 #define MULTI_FAR_ROTATION 0.03 /* a far goal's rotation rows against its pointing: the arm points
@@ -90,6 +93,12 @@ typedef struct multi_ws {
     double *dinv;       /* [rows] the reciprocals of the factor's diagonal */
     double *dq, *z;     /* [cols] */
     double *dqp;        /* [cols] the last step while settling (extrapolation) */
+    /* Anderson mixing of the settle (ikd__multi_mix): the changes of the last
+     * MULTI_MIX plain steps and the steps taken before them, a ring */
+    double *mixg, *mixq; /* [MULTI_MIX x cols] */
+    double *mixraw, *mixtook; /* [cols] the last step as primary_step gave it, and as it was taken */
+    int mixn;           /* pairs in the ring (-1: no step of this settle yet) */
+    int mixpos;         /* the ring's next slot */
     /* Each joint's columns are its constraint's own axes at the current
      * pose (see joint_frames), so a limit binds single columns: */
     ikd_vec3 *axw;      /* [3n] the world axes of each joint's columns */
@@ -164,9 +173,18 @@ void ikd__multi_solve_factored(const multi_ws *w, const double *b, double *x);
 void ikd__multi_jt(multi_ws *w, const double *v, double *out);
 void ikd__multi_residual(multi_ws *w, double k);
 int ikd__multi_zero_locked(multi_ws *w);
+/* Anderson mixing of a settle's steps (multi_la.c): the pair a settling
+ * step's w->dq makes with the last goes in (push); dq mixed with the
+ * pairs, 1 when it was (mix); the step as taken kept (took). */
+void ikd__multi_mix_push(multi_ws *w);
+int ikd__multi_mix(multi_ws *w);
+void ikd__multi_mix_took(multi_ws *w);
 void ikd__multi_move_column(multi_ws *w, size_t col, double *t, int back);
 
 /* one step (multi_step.c); each is described where it is defined */
+/* The largest turn of a joint in the step w->dq, radians (what apply
+ * turns before it scales the step). */
+double ikd__multi_step_turn(const multi_ws *w);
 double ikd__multi_apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, const ikd_pose_joint *pose,
                         ikd_vec3 *root, double max_step);
 double ikd__multi_damping_for(const ikd_multi_problem *p, double en);

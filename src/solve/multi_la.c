@@ -243,3 +243,85 @@ int ikd__multi_zero_locked(multi_ws *w)
     if (rc != 0) ikd__multi_form_product(w);
     return rc;
 }
+
+/* Anderson mixing (type II) of a settle's steps. Settling is a fixed-point
+ * iteration q -> q + g(q) that converges linearly, as slowly as 0.6 a step
+ * where the pull presses a limb against its goal (a knee near straight,
+ * pulled toward rest); the pose moves 1e-3 rad or less meanwhile, so the
+ * columns of successive steps are compared as they are. With the changes
+ * dG_i of the last plain steps g and the steps dQ_i taken before each,
+ * gamma minimises |g - dG gamma| and the step taken is
+ * g - (dQ + dG) gamma: where the linear model of the last steps converges.
+ * One pair is Aitken's extrapolation along the last step; three also
+ * cover the modes beside it. */
+
+/* A settling step's start: the pair its step (w->dq) makes with the last
+ * one goes into the ring (none at a settle's first step: w->mixn -1). */
+void ikd__multi_mix_push(multi_ws *w)
+{
+    size_t n = w->cols;
+    if (w->mixn >= 0) {
+        double *g = &w->mixg[(size_t)w->mixpos * n], *q = &w->mixq[(size_t)w->mixpos * n];
+        for (size_t c = 0; c < n; c++) g[c] = w->dq[c] - w->mixraw[c], q[c] = w->mixtook[c];
+        w->mixpos = (w->mixpos + 1) % MULTI_MIX;
+        if (w->mixn < MULTI_MIX) w->mixn++;
+    }
+    memcpy(w->mixraw, w->dq, n * sizeof(double));
+}
+
+/* The step as taken (w->dq after any mixing, leap or scaling) kept for the
+ * next pair. */
+void ikd__multi_mix_took(multi_ws *w)
+{
+    memcpy(w->mixtook, w->dq, w->cols * sizeof(double));
+    if (w->mixn < 0) w->mixn = 0;
+}
+
+int ikd__multi_mix(multi_ws *w)
+{
+    size_t n = w->cols;
+    int h = w->mixn;
+    if (h < 1) return 0;
+    const double *G[MULTI_MIX], *Q[MULTI_MIX];
+    double M[MULTI_MIX][MULTI_MIX], b[MULTI_MIX], gam[MULTI_MIX], gg = dot(w->dq, w->dq, n), tr = 0, fit = 0;
+    for (int i = 0; i < h; i++) { /* newest first */
+        size_t slot = (size_t)((w->mixpos - 1 - i + 2 * MULTI_MIX) % MULTI_MIX);
+        G[i] = &w->mixg[slot * n], Q[i] = &w->mixq[slot * n];
+    }
+    for (int i = 0; i < h; i++) {
+        for (int j = 0; j <= i; j++) M[i][j] = dot(G[i], G[j], n);
+        b[i] = dot(G[i], w->dq, n), tr += M[i][i];
+    }
+    if (!(tr > 0)) return 0;
+    for (int i = 0; i < h; i++) { /* dG^T dG (a little damped: pairs nearly parallel) = L L^T, in place */
+        M[i][i] += 1e-10 * tr;
+        for (int j = 0; j <= i; j++) {
+            double v = M[i][j];
+            for (int k = 0; k < j; k++) v -= M[i][k] * M[j][k];
+            if (i > j) M[i][j] = v / M[j][j];
+            else if (v > 0) M[i][i] = sqrt(v);
+            else return 0;
+        }
+    }
+    for (int i = 0; i < h; i++) {
+        double v = b[i];
+        for (int k = 0; k < i; k++) v -= M[i][k] * gam[k];
+        gam[i] = v / M[i][i];
+    }
+    for (int i = h; i-- > 0;) {
+        double v = gam[i];
+        for (int k = i + 1; k < h; k++) v -= M[k][i] * gam[k];
+        gam[i] = v / M[i][i];
+    }
+    for (int i = 0; i < h; i++) fit += b[i] * gam[i]; /* |dG gamma|^2: what the fit takes out of |g|^2 */
+    if (!(fit > MULTI_MIX_FIT * gg)) return 0;
+    double *x = w->zc, xx = 0;
+    for (size_t c = 0; c < n; c++) {
+        double v = w->dq[c];
+        for (int i = 0; i < h; i++) v -= gam[i] * (Q[i][c] + G[i][c]);
+        x[c] = v, xx += v * v;
+    }
+    if (!(xx <= 36 * gg)) return 0; /* at most 6 times the step, as extrapolate stretches */
+    memcpy(w->dq, x, n * sizeof(double));
+    return 1;
+}

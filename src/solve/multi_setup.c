@@ -12,14 +12,14 @@ size_t ikd_multi_workspace_size(size_t joints, size_t goals)
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 12 * joints) * sizeof(double) + joints * sizeof(ikd_quat) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
-           (rows * cols + 2 * rows * rows + (5 + MULTI_PRELOCK) * rows + 5 * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
+           (rows * cols + 2 * rows * rows + (5 + MULTI_PRELOCK) * rows + (7 + 2 * MULTI_MIX) * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
 }
 
 void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
 {
     char *m = mem;
     w->n = n, w->g = g, w->cmax = w->cols = 3 * n + 3, w->rows = MULTI_ROWS_PER_GOAL * g;
-    w->only_far = 0, w->hold_root = 0;
+    w->only_far = 0, w->hold_root = 0, w->mixn = -1, w->mixpos = 0;
     size_t rows = w->rows;
     w->reach = (double *)m, m += n * sizeof(double);
     w->tpos = (ikd_vec3 *)m, m += g * sizeof(ikd_vec3);
@@ -40,6 +40,10 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->dq = (double *)m, m += w->cols * sizeof(double);
     w->z = (double *)m, m += w->cols * sizeof(double);
     w->dqp = (double *)m, m += w->cols * sizeof(double);
+    w->mixg = (double *)m, m += MULTI_MIX * w->cols * sizeof(double);
+    w->mixq = (double *)m, m += MULTI_MIX * w->cols * sizeof(double);
+    w->mixraw = (double *)m, m += w->cols * sizeof(double);
+    w->mixtook = (double *)m, m += w->cols * sizeof(double);
     w->fix = (double *)m, m += w->cols * sizeof(double);
     w->zc = (double *)m, m += w->cols * sizeof(double);
     w->axw = (ikd_vec3 *)m, m += 3 * n * sizeof(ikd_vec3);

@@ -82,6 +82,18 @@ static double stepped(const multi_ws *w, size_t c, double scale)
     return a;
 }
 
+double ikd__multi_step_turn(const multi_ws *w)
+{
+    double worst = 0;
+    for (size_t k = 0; k < w->n; k++)
+        if (w->dof[k]) {
+            double q = 0;
+            for (int a = 0; a < w->dof[k]; a++) q += w->dq[w->col[k] + a] * w->dq[w->col[k] + a];
+            worst = fmax(worst, sqrt(q));
+        }
+    return worst;
+}
+
 /* Turn every joint by its step (world rotation vectors, scaled so none
  * turns more than MULTI_MAX_STEP), move a free root, then put every joint
  * back within its limits. Returns the largest turn. */
@@ -89,13 +101,7 @@ double ikd__multi_apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat 
                         ikd_vec3 *root, double max_step)
 {
     const ikd_skeleton *s = p->skeleton;
-    double worst = 0;
-    for (size_t k = 0; k < s->count; k++)
-        if (w->dof[k]) {
-            double q = 0;
-            for (int a = 0; a < w->dof[k]; a++) q += w->dq[w->col[k] + a] * w->dq[w->col[k] + a];
-            worst = fmax(worst, sqrt(q));
-        }
+    double worst = ikd__multi_step_turn(w);
     double scale = worst > max_step ? max_step / worst : 1;
     for (size_t k = 0; k < s->count; k++) {
         const ikd_skeleton_joint *j = &s->joints[k];
