@@ -15,6 +15,7 @@
 #define MULTI_PULL 0.003
 #define MULTI_NEAR 0.1        /* goals this near (x the skeleton's size) ... */
 #define MULTI_NEAR_PULL 0.9   /* ... let the pull take at least this share of its step (see primary_step) */
+#define MULTI_DOWNDATE 8      /* locked columns taken out of the factor in one pass over it, at most */
 #define MULTI_PRELOCK 8       /* columns at a bound locked before a step's product is formed, at most */
 #define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet */
 #define MULTI_RESTART_ITERATIONS 40 /* iterations of each restart at most */
@@ -89,7 +90,8 @@ typedef struct multi_ws {
     double *zc;         /* [cols] scratch: one goal's compact entries of a column vector (residual, jt) */
     double *J;          /* [rows x cmax], compact rows */
     double *A0, *A;     /* [rows x rows]: J J^T (lower), its Cholesky factor */
-    double *e, *y, *t;  /* [rows] */
+    double *e, *y;      /* [rows] */
+    double *t;          /* [MULTI_DOWNDATE x rows] locked columns' entries over every row (zero_locked) */
     double *dinv;       /* [rows] the reciprocals of the factor's diagonal */
     double *dq, *z;     /* [cols] */
     double *dqp;        /* [cols] the last step while settling (extrapolation) */

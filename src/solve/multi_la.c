@@ -143,23 +143,37 @@ int ikd__multi_factor(multi_ws *w)
     return 0;
 }
 
-/* The factor of A - v v^T from that of A (a rank-one downdate, O(m^2):
- * a locked column's contribution taken out); v is overwritten. 0, or -1
- * when the downdate loses definiteness (refactor then). */
-static int downdate(multi_ws *w, double *v)
+/* The factor of A - V V^T from that of A, V the nv columns of v (each of
+ * w->rows entries, one after the other): rank-one downdates, O(m^2) each
+ * (locked columns' contributions taken out), one after the other as far as
+ * each entry sees them, but column k of the factor is read and written
+ * once for all of them (it is strided: a row apart per entry). v is
+ * overwritten. 0, or -1 when a downdate loses definiteness (refactor
+ * then). */
+static int downdate(multi_ws *w, double *v, int nv)
 {
     size_t m = w->rows;
+    double c[MULTI_DOWNDATE], sn[MULTI_DOWNDATE], ic[MULTI_DOWNDATE];
+    double *vk[MULTI_DOWNDATE];
     for (size_t k = 0; k < m; k++) {
-        if (v[k] == 0) continue; /* this row's column entry is zero: L's column k stays */
-        double lkk = w->A[k * m + k], r2 = lkk * lkk - v[k] * v[k];
-        if (!(r2 > 1e-12 * lkk * lkk)) return -1;
-        double r = sqrt(r2), il = w->dinv[k], ir = 1 / r; /* one division: dinv holds 1 / lkk */
-        double c = r * il, s = v[k] * il, ic = lkk * ir;
-        w->A[k * m + k] = r, w->dinv[k] = ir;
+        int na = 0;
+        for (int j = 0; j < nv; j++) {
+            double *x = &v[(size_t)j * m];
+            if (x[k] == 0) continue; /* this row's column entry is zero: L's column k stays */
+            double lkk = w->A[k * m + k], r2 = lkk * lkk - x[k] * x[k];
+            if (!(r2 > 1e-12 * lkk * lkk)) return -1;
+            double r = sqrt(r2), il = w->dinv[k], ir = 1 / r; /* one division: dinv holds 1 / lkk */
+            c[na] = r * il, sn[na] = x[k] * il, ic[na] = lkk * ir, vk[na++] = x;
+            w->A[k * m + k] = r, w->dinv[k] = ir;
+        }
+        if (!na) continue;
         for (size_t i = k + 1; i < m; i++) {
-            double *l = &w->A[i * m + k];
-            *l = (*l - s * v[i]) * ic;
-            v[i] = c * v[i] - s * *l;
+            double l = w->A[i * m + k];
+            for (int a = 0; a < na; a++) {
+                l = (l - sn[a] * vk[a][i]) * ic[a];
+                vk[a][i] = c[a] * vk[a][i] - sn[a] * l;
+            }
+            w->A[i * m + k] = l;
         }
     }
     return 0;
@@ -232,14 +246,19 @@ void ikd__multi_move_column(multi_ws *w, size_t col, double *t, int back)
  * read only to factor it: while the downdates hold it is left as it was.) */
 int ikd__multi_zero_locked(multi_ws *w)
 {
-    int rc = 0;
+    int rc = 0, nv = 0;
     for (size_t col = 0; col < w->cols; col++) {
         if (w->locked[col] != 1) continue;
         w->locked[col] = 2;
-        ikd__multi_move_column(w, col, w->t, 0); /* the column over every row */
-        for (size_t r = 0; r < w->rows; r++) w->e[r] -= w->t[r] * w->fix[col]; /* what its step does is done */
-        if (rc == 0) rc = downdate(w, w->t);
+        double *t = &w->t[(size_t)nv++ * w->rows];
+        ikd__multi_move_column(w, col, t, 0); /* the column over every row */
+        for (size_t r = 0; r < w->rows; r++) w->e[r] -= t[r] * w->fix[col]; /* what its step does is done */
+        if (nv == MULTI_DOWNDATE) {
+            if (rc == 0) rc = downdate(w, w->t, nv);
+            nv = 0;
+        }
     }
+    if (rc == 0 && nv) rc = downdate(w, w->t, nv);
     if (rc != 0) ikd__multi_form_product(w);
     return rc;
 }
