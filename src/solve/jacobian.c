@@ -1,39 +1,9 @@
 /* jacobian.c - Jacobian IK: damped least squares (adaptive damping) or transpose; hinge limits saturate the step. */
 #include "iter.h"
 #include "solvers.h"
+#include "spd.h"
 
 #define JAC_MAX_ROWS 6
-
-/* Solve the m x m symmetric positive definite system a x = b (Cholesky);
- * returns -1 when it is not positive definite. */
-static int chol_solve(double a[JAC_MAX_ROWS][JAC_MAX_ROWS], int m, const double *b, double *x)
-{
-    double l[JAC_MAX_ROWS][JAC_MAX_ROWS] = {{0}};
-    for (int i = 0; i < m; i++) {
-        for (int k = 0; k <= i; k++) {
-            double s = a[i][k];
-            for (int t = 0; t < k; t++) s -= l[i][t] * l[k][t];
-            if (i == k) {
-                if (!(s > 0)) return -1;
-                l[i][i] = sqrt(s);
-            } else {
-                l[i][k] = s / l[k][k];
-            }
-        }
-    }
-    double y[JAC_MAX_ROWS];
-    for (int i = 0; i < m; i++) {
-        double s = b[i];
-        for (int t = 0; t < i; t++) s -= l[i][t] * y[t];
-        y[i] = s / l[i][i];
-    }
-    for (int i = m; i-- > 0;) {
-        double s = y[i];
-        for (int t = i + 1; t < m; t++) s -= l[t][i] * x[t];
-        x[i] = s / l[i][i];
-    }
-    return 0;
-}
 
 /* dq = J^T y over the active columns, where (J J^T + lambda^2 I) y = e (DLS)
  * or dq = alpha J^T e with the optimal alpha (transpose). */
@@ -69,7 +39,7 @@ static void jac_solve(const ikd__ws *ws, int ncols, int m, const unsigned char *
             a[r][r] += lambda * lambda;
             for (int k = 0; k < r; k++) a[k][r] = a[r][k];
         }
-        if (chol_solve(a, m, e, y) != 0)
+        if (ikd__spd_solve(&a[0][0], m, JAC_MAX_ROWS, e, y) != 0)
             for (int r = 0; r < m; r++) y[r] = 0;
     }
     for (int c = 0; c < ncols; c++) {

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "multi.h"
+#include "spd.h"
 
 /* Two doubles as one value (the GCC/clang vector extension: SSE2 on
  * x86-64, NEON on aarch64, pairs of scalars elsewhere), loaded from any
@@ -312,26 +313,8 @@ int ikd__multi_mix(multi_ws *w)
         b[i] = dot(G[i], w->dq, n), tr += M[i][i];
     }
     if (!(tr > 0)) return 0;
-    for (int i = 0; i < h; i++) { /* dG^T dG (a little damped: pairs nearly parallel) = L L^T, in place */
-        M[i][i] += 1e-10 * tr;
-        for (int j = 0; j <= i; j++) {
-            double v = M[i][j];
-            for (int k = 0; k < j; k++) v -= M[i][k] * M[j][k];
-            if (i > j) M[i][j] = v / M[j][j];
-            else if (v > 0) M[i][i] = sqrt(v);
-            else return 0;
-        }
-    }
-    for (int i = 0; i < h; i++) {
-        double v = b[i];
-        for (int k = 0; k < i; k++) v -= M[i][k] * gam[k];
-        gam[i] = v / M[i][i];
-    }
-    for (int i = h; i-- > 0;) {
-        double v = gam[i];
-        for (int k = i + 1; k < h; k++) v -= M[k][i] * gam[k];
-        gam[i] = v / M[i][i];
-    }
+    for (int i = 0; i < h; i++) M[i][i] += 1e-10 * tr; /* dG^T dG, a little damped: pairs nearly parallel */
+    if (ikd__spd_solve(&M[0][0], h, MULTI_MIX, b, gam) != 0) return 0;
     for (int i = 0; i < h; i++) fit += b[i] * gam[i]; /* |dG gamma|^2: what the fit takes out of |g|^2 */
     if (!(fit > MULTI_MIX_FIT * gg)) return 0;
     double *x = w->zc, xx = 0;
