@@ -116,8 +116,13 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
     /* options.pull_max_deg: the turn the pull's steps may still take */
     double pull_left = multi_pull_bound(p);
     ikd__multi_mark_far(w, p);
-    int far = 0; /* a goal out of reach: its limb's steps stay whole while settling */
+    int far = 0; /* a goal out of reach (mark_far): far_refine after a settle that cycles */
     for (size_t i = 0; i < w->g; i++) far |= w->far[i] >= 0;
+    /* settles mixed (ikd__multi_mix) only with every goal within reach and
+     * the pull unbounded: a limb reaching for a far goal cycles out of its
+     * settle by extrapolate's leaps, and mixed, the chain-ball clips'
+     * second loop ended 0.41 degrees from the first (0.12 unmixed) */
+    int mixing = !far && !(p->pull_max_deg > 0);
     for (;;) {
         ikd__skeleton_fk_some(s, *root, local, pose, w->need, 0); /* the joints the iteration reads */
         if (!last) ikd__multi_joint_frames(w, s, local, pose);
@@ -171,21 +176,17 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         if (ikd__multi_primary_step(w, p, local, pose, lambda, mu, en < MULTI_NEAR * L ? MULTI_NEAR_PULL : 0) != 0) break;
         it++;
         double leap = 0;
-        if (met) ikd__multi_mix_push(w);
+        if (met && mixing) ikd__multi_mix_push(w);
         else w->mixn = -1;
         if (met && settle > 0 && !leapt) {
             /* a step shorter than the last by a rate under MULTI_MIX_BELOW
-             * that would not end the settle as it is, no goal out of reach,
-             * the pull unbounded: mixed with the settle's last steps
-             * (ikd__multi_mix, Anderson: cold solves settle in fewer
-             * steps); the next step's end test takes the plain steps'
-             * rate. Else (a settle that crawls or swings, a limb reaching
-             * for a far goal, a clip's frame after the first) extrapolate's
-             * leap, as before: mixed, the chain-ball clips' second loop
-             * ended 0.41 degrees from the first (0.12 unmixed) */
-            double turn = ikd__multi_step_turn(w), r = prev_moved > 0 ? fmin(turn / prev_moved, 0.95) : 0.95;
-            if (!far && !(p->pull_max_deg > 0) && r < MULTI_MIX_BELOW && turn * r / (1 - r) >= MULTI_SETTLED &&
-                ikd__multi_mix(w)) {
+             * that would not end the settle as it is: mixed with the
+             * settle's last steps (Anderson: cold solves settle in fewer
+             * steps), and the next step's end test takes the plain steps'
+             * rate. Else (a settle that crawls or swings, or no mixing)
+             * extrapolate's leap, as before */
+            double turn = mixing ? ikd__multi_step_turn(w) : 0, r = prev_moved > 0 ? fmin(turn / prev_moved, 0.95) : 0.95;
+            if (mixing && r < MULTI_MIX_BELOW && turn * r / (1 - r) >= MULTI_SETTLED && ikd__multi_mix(w)) {
                 leap = fmax(r, 0.3);
                 memset(w->dqp, 0, w->cols * sizeof(double)); /* a mixed step starts no series */
             } else {
@@ -194,7 +195,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         } else {
             memcpy(w->dqp, w->dq, w->cols * sizeof(double));
         }
-        if (met) ikd__multi_mix_took(w);
+        if (met && mixing) ikd__multi_mix_took(w);
         leapt = leap > 0;
         double most = en > MULTI_FAR * L ? MULTI_FAR_STEP : MULTI_MAX_STEP;
         if (pulling && pull_left < most) most = pull_left; /* the whole step shortened: the goals' part is small */
@@ -377,10 +378,9 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     else ikd_skeleton_rest_pose(s, local);
     for (size_t k = 0; k < s->count; k++) local[k] = ikd__multi_within_limit(s, k, ikd_quat_norm(local[k])); /* the start pose */
     for (size_t k = 0; k < s->count; k++) w.eq[k] = ikd_quat_make(NAN, NAN, NAN, NAN); /* no angles kept yet */
-    int heading = 0; /* ground goals take their headings from p->heading: its pose first */
-    for (size_t i = 0; p->heading && i < p->goal_count; i++) heading |= p->goals[i].has_ground;
-    int ground = 0; /* ground goals' targets are set from the start pose (or p->heading's) */
+    int ground = 0; /* ground goals' targets are set from the start pose ... */
     for (size_t i = 0; i < p->goal_count; i++) ground |= p->goals[i].has_ground;
+    int heading = ground && p->heading; /* ... or p->heading's, when given */
     if (ground) ikd_skeleton_fk(s, root, heading ? p->heading : local, pose);
     ikd__multi_setup_targets(&w, p, pose);
     if (heading) ikd_skeleton_fk(s, root, local, pose);

@@ -289,14 +289,17 @@ void ikd__multi_mix_push(multi_ws *w)
     memcpy(w->mixraw, w->dq, n * sizeof(double));
 }
 
-/* The step as taken (w->dq after any mixing, leap or scaling) kept for the
- * next pair. */
+/* The step as it will be taken (w->dq after any mixing or leap; apply's
+ * cap on a turn is far above a settle's steps) kept for the next pair. */
 void ikd__multi_mix_took(multi_ws *w)
 {
     memcpy(w->mixtook, w->dq, w->cols * sizeof(double));
     if (w->mixn < 0) w->mixn = 0;
 }
 
+/* w->dq mixed with the ring's pairs; 1 when it was: the fit explains at
+ * least MULTI_MIX_FIT of |g|^2 and the mixed step is at most 6 |g| (else
+ * dq is left as it is, and 0). */
 int ikd__multi_mix(multi_ws *w)
 {
     size_t n = w->cols;
