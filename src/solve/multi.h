@@ -80,6 +80,7 @@ typedef struct multi_ws {
      * dot product over that prefix: J J^T costs the shared columns only. */
     int *glen;          /* [g] compact columns of each goal */
     int *gcol;          /* [g x cmax] the global column of each compact one */
+    int *gidx;          /* [g x cols] ... and the compact column of each global one (-1: not the goal's) */
     int *gdepth;        /* [g] joints on the path */
     int *gpath;         /* [g x n] the path's joints, root first */
     int *pre;           /* [g x g] compact columns two goals share */

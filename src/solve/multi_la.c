@@ -226,17 +226,14 @@ void ikd__multi_move_column(multi_ws *w, size_t col, double *t, int back)
 {
     if (!back) memset(t, 0, w->rows * sizeof(double));
     for (size_t i = 0; i < w->g; i++) {
+        int c = w->gidx[i * w->cols + col];
+        if (c < 0) continue;
         size_t nr, r0 = multi_goal_rows(w, i, &nr);
-        const int *gc = &w->gcol[i * w->cmax];
-        for (int c = 0; c < w->glen[i]; c++)
-            if ((size_t)gc[c] == col) { /* at most once per goal */
-                for (size_t r = r0; r < r0 + nr; r++) {
-                    double *x = &w->J[r * w->cmax + (size_t)c];
-                    if (back) *x = t[r];
-                    else t[r] = *x, *x = 0;
-                }
-                break;
-            }
+        for (size_t r = r0; r < r0 + nr; r++) {
+            double *x = &w->J[r * w->cmax + (size_t)c];
+            if (back) *x = t[r];
+            else t[r] = *x, *x = 0;
+        }
     }
 }
 

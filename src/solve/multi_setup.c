@@ -8,7 +8,7 @@ static size_t align8(size_t b) { return (b + 7) & ~(size_t)7; }
 size_t ikd_multi_workspace_size(size_t joints, size_t goals)
 {
     size_t cols = 3 * joints + 3, rows = MULTI_ROWS_PER_GOAL * goals;
-    size_t ints = 4 * joints + 7 * goals + rows + MULTI_PRELOCK + goals * cols + goals * joints + goals * goals;
+    size_t ints = 4 * joints + 7 * goals + rows + MULTI_PRELOCK + 2 * goals * cols + goals * joints + goals * goals;
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 12 * joints) * sizeof(double) + joints * sizeof(ikd_quat) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
@@ -67,6 +67,7 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->row_goal = (int *)m, m += rows * sizeof(int);
     w->pcol = (int *)m, m += MULTI_PRELOCK * sizeof(int);
     w->gcol = (int *)m, m += g * w->cmax * sizeof(int);
+    w->gidx = (int *)m, m += g * w->cols * sizeof(int);
     w->gpath = (int *)m, m += g * n * sizeof(int);
     w->pre = (int *)m, m += g * g * sizeof(int);
     m += g * sizeof(int); /* the spare int of the size's count */
@@ -184,6 +185,9 @@ void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p)
         for (int t = 0; t < d; t++)
             for (int a = 0; a < w->dof[path[t]]; a++) gc[c++] = w->col[path[t]] + a;
         w->gdepth[i] = d, w->glen[i] = c;
+        int *gx = &w->gidx[i * w->cols];
+        for (size_t col = 0; col < w->cols; col++) gx[col] = -1;
+        for (int t = 0; t < c; t++) gx[gc[t]] = t;
     }
     for (size_t a = 0; a < w->g; a++)
         for (size_t b = 0; b <= a; b++) {
