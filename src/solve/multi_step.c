@@ -84,14 +84,14 @@ static double stepped(const multi_ws *w, size_t c, double scale)
 
 double ikd__multi_step_turn(const multi_ws *w)
 {
-    double worst = 0;
+    double worst = 0; /* the largest square (sqrt is monotonic and rounds exactly: the same value) */
     for (size_t k = 0; k < w->n; k++)
         if (w->dof[k]) {
             double q = 0;
             for (int a = 0; a < w->dof[k]; a++) q += w->dq[w->col[k] + a] * w->dq[w->col[k] + a];
-            worst = fmax(worst, sqrt(q));
+            if (q > worst) worst = q;
         }
-    return worst;
+    return sqrt(worst);
 }
 
 /* Turn every joint by its step (world rotation vectors, scaled so none
