@@ -185,8 +185,6 @@ void ikd__multi_mix_took(multi_ws *w);
 void ikd__multi_move_column(multi_ws *w, size_t col, double *t, int back);
 
 /* one step (multi_step.c); each is described where it is defined */
-/* The largest turn of a joint in the step w->dq, radians (what apply
- * turns before it scales the step). */
 double ikd__multi_step_turn(const multi_ws *w);
 double ikd__multi_apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, const ikd_pose_joint *pose,
                         ikd_vec3 *root, double max_step);

@@ -82,6 +82,8 @@ static double stepped(const multi_ws *w, size_t c, double scale)
     return a;
 }
 
+/* The largest turn of a joint in the step w->dq, radians (what apply
+ * turns before it scales the step). */
 double ikd__multi_step_turn(const multi_ws *w)
 {
     double worst = 0; /* the largest square (sqrt is monotonic and rounds exactly: the same value) */
