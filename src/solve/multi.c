@@ -185,13 +185,14 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
              * steps), and the next step's end test takes the plain steps'
              * rate. Else (a settle that crawls or swings, or no mixing)
              * extrapolate's leap, as before */
-            double turn = mixing ? ikd__multi_step_turn(w) : 0, r = prev_moved > 0 ? fmin(turn / prev_moved, 0.95) : 0.95;
-            if (mixing && r < MULTI_MIX_BELOW && turn * r / (1 - r) >= MULTI_SETTLED && ikd__multi_mix(w)) {
-                leap = fmax(r, 0.3);
-                memset(w->dqp, 0, w->cols * sizeof(double)); /* a mixed step starts no series */
-            } else {
-                leap = extrapolate(w);
+            if (mixing) {
+                double turn = ikd__multi_step_turn(w), r = prev_moved > 0 ? fmin(turn / prev_moved, 0.95) : 0.95;
+                if (r < MULTI_MIX_BELOW && turn * r / (1 - r) >= MULTI_SETTLED && ikd__multi_mix(w)) {
+                    leap = fmax(r, 0.3);
+                    memset(w->dqp, 0, w->cols * sizeof(double)); /* a mixed step starts no series */
+                }
             }
+            if (!(leap > 0)) leap = extrapolate(w);
         } else {
             memcpy(w->dqp, w->dq, w->cols * sizeof(double));
         }

@@ -19,7 +19,7 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
 {
     char *m = mem;
     w->n = n, w->g = g, w->cmax = w->cols = 3 * n + 3, w->rows = MULTI_ROWS_PER_GOAL * g;
-    w->only_far = 0, w->hold_root = 0, w->mixn = -1, w->mixpos = 0;
+    w->only_far = 0, w->hold_root = 0, w->mixpos = 0; /* (mixn: each descent's start) */
     size_t rows = w->rows;
     w->reach = (double *)m, m += n * sizeof(double);
     w->tpos = (ikd_vec3 *)m, m += g * sizeof(ikd_vec3);
