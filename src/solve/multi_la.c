@@ -106,40 +106,27 @@ void ikd__multi_form_product(multi_ws *w)
 }
 
 /* A = A0 + diag(w->rdamp), factored in place (Cholesky, lower; w->dinv the
- * reciprocals of its diagonal); 0, or -1 when not positive definite. Rows
- * i and i + 1 against rows k and k + 1 at once (dot22 over the first k
- * entries, entry k of the second pair added after): each of the four rows
- * is read once for four entries. */
+ * reciprocals of its diagonal); 0, or -1 when not positive definite.
+ * Column by column: column k's entries below the diagonal are dots of
+ * their rows with row k over the first k entries, independent of one
+ * another (two rows at a time against row k, read once for both). */
 int ikd__multi_factor(multi_ws *w)
 {
-    size_t m = w->rows, i = 0;
+    size_t m = w->rows;
     const double *l2 = w->rdamp;
-    for (; i + 1 < m; i += 2) {
-        double *Ai = &w->A[i * m], *Aj = Ai + m, s;
-        const double *Bi = &w->A0[i * m], *Bj = Bi + m;
-        for (size_t k = 0; k < i; k += 2) { /* i is even: k + 1 < i */
-            const double *Ak = &w->A[k * m], *Al = Ak + m;
-            double q[4];
-            dot22(Ai, Aj, Ak, Al, k, q);
-            Ai[k] = (Bi[k] - q[0]) * w->dinv[k];
-            Aj[k] = (Bj[k] - q[1]) * w->dinv[k];
-            Ai[k + 1] = (Bi[k + 1] - (q[2] + Ai[k] * Al[k])) * w->dinv[k + 1];
-            Aj[k + 1] = (Bj[k + 1] - (q[3] + Aj[k] * Al[k])) * w->dinv[k + 1];
+    for (size_t k = 0; k < m; k++) {
+        double *Ak = &w->A[k * m];
+        double s = w->A0[k * m + k] + l2[k] - dot(Ak, Ak, k);
+        if (!(s > 0)) return -1;
+        double d = Ak[k] = sqrt(s), id = w->dinv[k] = 1 / d;
+        size_t i = k + 1;
+        for (; i + 1 < m; i += 2) {
+            double *Ai = &w->A[i * m], *Aj = Ai + m, r1, r2;
+            dot2(Ai, Aj, Ak, k, &r1, &r2);
+            Ai[k] = (w->A0[i * m + k] - r1) * id;
+            Aj[k] = (w->A0[(i + 1) * m + k] - r2) * id;
         }
-        s = Bi[i] + l2[i] - dot(Ai, Ai, i);
-        if (!(s > 0)) return -1;
-        Ai[i] = sqrt(s), w->dinv[i] = 1 / Ai[i];
-        Aj[i] = (Bj[i] - dot(Aj, Ai, i)) * w->dinv[i];
-        s = Bj[i + 1] + l2[i + 1] - dot(Aj, Aj, i + 1);
-        if (!(s > 0)) return -1;
-        Aj[i + 1] = sqrt(s), w->dinv[i + 1] = 1 / Aj[i + 1];
-    }
-    if (i < m) {
-        double *Ai = &w->A[i * m];
-        for (size_t k = 0; k < i; k++) Ai[k] = (w->A0[i * m + k] - dot(Ai, &w->A[k * m], k)) * w->dinv[k];
-        double s = w->A0[i * m + i] + l2[i] - dot(Ai, Ai, i);
-        if (!(s > 0)) return -1;
-        Ai[i] = sqrt(s), w->dinv[i] = 1 / Ai[i];
+        if (i < m) w->A[i * m + k] = (w->A0[i * m + k] - dot(&w->A[i * m], Ak, k)) * id;
     }
     return 0;
 }
