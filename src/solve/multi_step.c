@@ -38,14 +38,27 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
 {
     const ikd_skeleton *s = p->skeleton;
     memset(w->z, 0, w->cols * sizeof(double));
+    /* each 3-DoF joint's turn back to rest, in its rest frame: the rotation
+     * vector of its deviation's inverse (ikd__multi_rot_vec's arithmetic),
+     * in three passes so that the joints' atan2 calls follow one another
+     * (independent: each need not wait for the last joint's finish); the
+     * scratch zc holds each half angle's sine (-1: no pull) and cosine */
+    double *hs = w->zc, *hc = w->zc + s->count;
     for (size_t k = 0; k < s->count; k++) {
-        w->zw[k] = ikd_vec3_make(0, 0, 0);
+        w->zw[k] = ikd_vec3_make(0, 0, 0), hs[k] = -1;
         if (!w->dof[k] || w->idle[k] || p->rest_pull <= 0 || w->dof[k] == 1) continue; /* hinges: below */
+        ikd_quat q = ikd_quat_conj(ikd_quat_mul(ikd_quat_conj(s->joints[k].rest_local), local[k])); /* the deviation's inverse */
+        if (q.w < 0) q = ikd_quat_make(-q.x, -q.y, -q.z, -q.w);
+        w->zw[k] = ikd_vec3_make(q.x, q.y, q.z);
+        hs[k] = ikd_vec3_len(w->zw[k]), hc[k] = q.w;
+    }
+    for (size_t k = 0; k < s->count; k++)
+        if (!(hs[k] < 0)) hs[k] = hs[k] < 1e-15 ? 2.0 : 2 * atan2(hs[k], hc[k]) / hs[k];
+    for (size_t k = 0; k < s->count; k++) {
+        if (hs[k] < 0) continue;
         const ikd_skeleton_joint *j = &s->joints[k];
-        ikd_quat d = ikd_quat_mul(ikd_quat_conj(j->rest_local), local[k]);
-        ikd_vec3 back = ikd__multi_rot_vec(ikd_quat_conj(d)); /* in the joint's rest frame */
         ikd_quat frame = ikd_quat_mul(k ? pose[j->parent].rotation : ikd_quat_identity(), j->rest_local);
-        w->zw[k] = ikd_quat_rotate(frame, back); /* the whole way back to rest */
+        w->zw[k] = ikd_quat_rotate(frame, ikd_vec3_scale(w->zw[k], hs[k])); /* the whole way back to rest */
     }
     for (size_t i = 0; i < w->g; i++) { /* poles: turn the limb's upper joint so the middle joint moves toward it */
         const ikd_goal *g = &p->goals[i];
