@@ -72,15 +72,25 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
         ikd_vec3 e1 = ikd_vec3_make(oa[0] == 0, oa[0] == 1, oa[0] == 2), e3 = ikd_vec3_make(oa[2] == 0, oa[2] == 1, oa[2] == 2);
         ax[0] = ikd_quat_rotate(F, e1);
         ax[2] = ikd_quat_rotate(pose[k].rotation, e3);
-        int even = ikd__euler_even(l->order);
-        ax[1] = ikd_vec3_scale(unit_or_perp(ikd_vec3_cross(ax[0], ax[2]), ax[0]), even ? -1 : 1);
+        /* world vector -> rates: the inverse of [ax0 ax1 ax2] by cross
+         * products, over its determinant ax0 . (ax1 x ax2); with
+         * ax1 = sgn n / |n|, n = ax0 x ax2, that is -sgn |n| (one square
+         * root and one division for both) */
+        double sgn = ikd__euler_even(l->order) ? -1 : 1, inv = 0;
+        ikd_vec3 n = ikd_vec3_cross(ax[0], ax[2]);
+        double nl = ikd_vec3_len(n);
+        if (nl > 0 && isfinite(nl)) {
+            double il = 1 / nl;
+            ax[1] = ikd_vec3_scale(n, sgn * il);
+            if (nl > 1e-3) inv = -sgn * il;
+        } else {
+            ax[1] = ikd_vec3_scale(ikd_vec3_any_perp(ax[0]), sgn); /* the first and third axes coincide: no rates */
+        }
         for (int a = 0; a < 3; a++) {
             w->cval[c + a] = ang[a], w->clo[c + a] = l->euler_min_deg[a] * IKD_DEG2RAD;
             w->chi[c + a] = l->euler_max_deg[a] * IKD_DEG2RAD;
         }
-        /* world vector -> rates: the inverse of [ax0 ax1 ax2] by cross products */
-        ikd_vec3 r0 = ikd_vec3_cross(ax[1], ax[2]), r1 = ikd_vec3_cross(ax[2], ax[0]), r2 = ikd_vec3_cross(ax[0], ax[1]);
-        double det = ikd_vec3_dot(ax[0], r0), inv = fabs(det) > 1e-3 ? 1 / det : 0;
+        ikd_vec3 r0 = ikd_vec3_cross(ax[1], ax[2]), r1 = ikd_vec3_scale(n, -1), r2 = ikd_vec3_cross(ax[0], ax[1]);
         double *zi = &w->zinv[9 * k];
         zi[0] = r0.x * inv, zi[1] = r0.y * inv, zi[2] = r0.z * inv;
         zi[3] = r1.x * inv, zi[4] = r1.y * inv, zi[5] = r1.z * inv;
