@@ -57,6 +57,16 @@ LA_KERNEL void axpy(double *x, double a, const double *y, size_t n)
     if (k < n) x[k] += y[k] * a;
 }
 
+/* x[0..n) += a1 * y1[0..n), then += a2 * y2[0..n) (each entry as two
+ * axpy calls would add: the same bits, x read and written once). */
+LA_KERNEL void axpy2(double *x, double a1, const double *y1, double a2, const double *y2, size_t n)
+{
+    v2d av = {a1, a1}, bv = {a2, a2};
+    size_t k = 0;
+    for (; k + 2 <= n; k += 2) *(v2d *)(x + k) = (v2_load(x + k) + v2_load(y1 + k) * av) + v2_load(y2 + k) * bv;
+    if (k < n) x[k] = (x[k] + y1[k] * a1) + y2[k] * a2;
+}
+
 /* a1 . b1, a2 . b1, a1 . b2 and a2 . b2 over n entries at once (each as
  * dot2 adds it: the same bits), into r[0..3]. */
 LA_KERNEL void dot22(const double *a1, const double *a2, const double *b1, const double *b2, size_t n, double r[4])
@@ -167,15 +177,21 @@ static int downdate(multi_ws *w, double *v, int nv)
     return 0;
 }
 
-/* x = A^-1 b with the factor; b and x may be the same. */
+/* x = A^-1 b with the factor; b and x may be the same. L^T x = y by rows
+ * of L, two at a time: the entries above them updated once for both (in
+ * the order one row at a time would: the same bits), so each entry's
+ * next use waits on half as many stores. */
 void ikd__multi_solve_factored(const multi_ws *w, const double *b, double *x)
 {
-    size_t m = w->rows;
+    size_t m = w->rows, t = m;
     for (size_t i = 0; i < m; i++) x[i] = (b[i] - dot(&w->A[i * m], x, i)) * w->dinv[i];
-    for (size_t t = m; t-- > 0;) { /* L^T x = y by rows of L: no chain of dependent sums */
-        double xt = x[t] *= w->dinv[t];
-        axpy(x, -xt, &w->A[t * m], t);
+    for (; t >= 2; t -= 2) {
+        const double *L1 = &w->A[(t - 1) * m], *L0 = &w->A[(t - 2) * m];
+        double x1 = x[t - 1] *= w->dinv[t - 1];
+        double x0 = x[t - 2] = (x[t - 2] - x1 * L1[t - 2]) * w->dinv[t - 2];
+        axpy2(x, -x1, L1, -x0, L0, t - 2);
     }
+    if (t == 1) x[0] *= w->dinv[0];
 }
 
 /* out = J^T v over all columns (goal by goal: the goal's rows added into
