@@ -44,19 +44,38 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
         break;
     }
     case IKD_LIMIT_BALL: {
-        ikd_quat sw, tw;
-        ikd_limit_swing_twist(d, l->local_axis, &sw, &tw);
-        if (sw.w < 0) sw = ikd_quat_make(-sw.x, -sw.y, -sw.z, -sw.w);
-        ikd_vec3 b = ikd_quat_rotate(sw, l->local_axis), sv = ikd_vec3_make(sw.x, sw.y, sw.z);
-        ikd_vec3 n = unit_or_perp(sv, l->local_axis); /* the swing's own axis: radial */
+        /* d = swing x twist, the twist (p a, w) / |(p a, w)| about the twist
+         * axis a (p = d.xyz . a, w = d.w): the swing d x twist^-1 is, up to
+         * its length, (w v + p (a x v), p^2 + w^2) with v d.xyz less its
+         * part along a (no division before it is made unit); the twist's
+         * angle 2 atan2(p, w). A half-turn swing leaves no twist (p and w
+         * both 0: ikd_limit_swing_twist's identity twist). */
+        ikd_vec3 a = l->local_axis, v = ikd_vec3_make(d.x, d.y, d.z), sv;
+        double p = ikd_vec3_dot(v, a), sww, ty = p, tx = d.w;
+        if (p * p + d.w * d.w > 1e-24) {
+            sv = ikd_vec3_add(ikd_vec3_scale(ikd_vec3_mad(v, a, -p), d.w), ikd_vec3_scale(ikd_vec3_cross(a, v), p));
+            sww = p * p + d.w * d.w;
+        } else {
+            ikd_quat sq, tq;
+            ikd_limit_swing_twist(d, a, &sq, &tq);
+            if (sq.w < 0) sq = ikd_quat_make(-sq.x, -sq.y, -sq.z, -sq.w);
+            sv = ikd_vec3_make(sq.x, sq.y, sq.z), sww = sq.w;
+            ty = ikd_vec3_dot(ikd_vec3_make(tq.x, tq.y, tq.z), a), tx = tq.w;
+        }
+        double s2 = ikd_vec3_dot(sv, sv), sl = sqrt(s2), iq = 1 / sqrt(s2 + sww * sww);
+        ikd_quat sw = ikd_quat_make(sv.x * iq, sv.y * iq, sv.z * iq, sww * iq); /* unit, w >= 0 */
+        /* the bone's direction after the swing, and the swing's own axis
+         * (radial; normal to the twist axis when there is no swing) */
+        ikd_vec3 b = ikd_quat_rotate(sw, a);
+        ikd_vec3 n = sl > 0 && isfinite(sl) ? ikd_vec3_scale(sv, 1 / sl) : ikd_vec3_any_perp(a);
         ax[0] = ikd_quat_rotate(F, b);
         ax[1] = ikd_quat_rotate(F, n);
-        ax[2] = ikd_quat_rotate(F, ikd_vec3_cross(b, n));
-        w->cval[c] = ikd__twist_angle(tw, l->local_axis);
+        ax[2] = ikd_vec3_cross(ax[0], ax[1]); /* F (b x n): a rotation keeps cross products */
+        w->cval[c] = ikd__wrap_pi(2 * atan2(ty, tx));
         w->clo[c] = l->twist_min_deg * IKD_DEG2RAD, w->chi[c] = l->twist_max_deg * IKD_DEG2RAD;
         /* a swing past the twist axis is a swing the other way: the radial
          * range is symmetric */
-        w->cval[c + 1] = 2 * atan2(ikd_vec3_len(sv), sw.w), w->chi[c + 1] = l->max_deg * IKD_DEG2RAD;
+        w->cval[c + 1] = 2 * atan2(sl, sww), w->chi[c + 1] = l->max_deg * IKD_DEG2RAD;
         w->clo[c + 1] = -w->chi[c + 1];
         break;
     }
