@@ -187,8 +187,10 @@ void ikd__skeleton_fk_some(const ikd_skeleton *s, ikd_vec3 root, const ikd_quat 
         if (need && (need[i] != 0) == others) continue;
         const ikd_pose_joint *p = &out[s->joints[i].parent];
         out[i].position = ikd_vec3_add(p->position, ikd_quat_rotate(p->rotation, s->joints[i].offset));
+        /* |q|^2 = |parent|^2 |local|^2: formed beside the product, not
+         * after it (the chain down the skeleton waits on the product only) */
         ikd_quat q = ikd_quat_mul(p->rotation, local[i]);
-        double n2 = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w, f = 1.5 - 0.5 * n2;
+        double n2 = ikd_quat_dot(p->rotation, p->rotation) * ikd_quat_dot(local[i], local[i]), f = 1.5 - 0.5 * n2;
         out[i].rotation = fabs(n2 - 1) < 1e-8 ? ikd_quat_make(q.x * f, q.y * f, q.z * f, q.w * f) : ikd_quat_norm(q);
         out[i].local_rotation = local[i];
     }
