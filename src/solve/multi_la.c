@@ -184,7 +184,14 @@ static int downdate(multi_ws *w, double *v, int nv)
 void ikd__multi_solve_factored(const multi_ws *w, const double *b, double *x)
 {
     size_t m = w->rows, t = m;
-    for (size_t i = 0; i < m; i++) x[i] = (b[i] - dot(&w->A[i * m], x, i)) * w->dinv[i];
+    for (size_t i = 0; i < m; i++) { /* the last two entries after the dot over the rest (the chain from one
+                                         entry to the next: two products, not a dot's sums) */
+        const double *Li = &w->A[i * m];
+        double v = b[i];
+        if (i >= 2) v = (v - dot(Li, x, i - 2)) - Li[i - 2] * x[i - 2];
+        if (i >= 1) v -= Li[i - 1] * x[i - 1];
+        x[i] = v * w->dinv[i];
+    }
     for (; t >= 2; t -= 2) {
         const double *L1 = &w->A[(t - 1) * m], *L0 = &w->A[(t - 2) * m];
         double x1 = x[t - 1] *= w->dinv[t - 1];
