@@ -155,6 +155,9 @@ void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p);
 void ikd__multi_layout_rows(multi_ws *w);
 ikd_quat ikd__multi_within_limit(const ikd_skeleton *s, size_t k, ikd_quat q);
 ikd_vec3 ikd__multi_rot_vec(ikd_quat q);
+/* what ikd__multi_rot_vec scales a unit quaternion's vector part by, from
+ * its length s and its w = c >= 0: the angle over the half angle's sine */
+double ikd__multi_rot_scale(double s, double c);
 void ikd__multi_snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local);
 
 /* columns and rows (multi_rows.c); each is described where it is defined */

@@ -216,9 +216,12 @@ ikd_vec3 ikd__multi_rot_vec(ikd_quat q)
 {
     if (q.w < 0) q = ikd_quat_make(-q.x, -q.y, -q.z, -q.w);
     ikd_vec3 v = ikd_vec3_make(q.x, q.y, q.z);
-    double s = ikd_vec3_len(v);
-    if (s < 1e-15) return ikd_vec3_scale(v, 2.0);
-    return ikd_vec3_scale(v, 2 * atan2(s, q.w) / s);
+    return ikd_vec3_scale(v, ikd__multi_rot_scale(ikd_vec3_len(v), q.w));
+}
+
+double ikd__multi_rot_scale(double s, double c)
+{
+    return s < 1e-15 ? 2.0 : 2 * atan2(s, c) / s;
 }
 
 /* Joints on no goal's path (a position goal's own joint is not on its

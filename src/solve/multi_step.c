@@ -53,7 +53,7 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
         hs[k] = ikd_vec3_len(w->zw[k]), hc[k] = q.w;
     }
     for (size_t k = 0; k < s->count; k++)
-        if (!(hs[k] < 0)) hs[k] = hs[k] < 1e-15 ? 2.0 : 2 * atan2(hs[k], hc[k]) / hs[k];
+        if (!(hs[k] < 0)) hs[k] = ikd__multi_rot_scale(hs[k], hc[k]);
     for (size_t k = 0; k < s->count; k++) {
         if (hs[k] < 0) continue;
         const ikd_skeleton_joint *j = &s->joints[k];
