@@ -143,37 +143,34 @@ int ikd__multi_factor(multi_ws *w)
 
 /* The factor of A - V V^T from that of A, V the nv columns of v (each of
  * w->rows entries, one after the other): rank-one downdates, O(m^2) each
- * (locked columns' contributions taken out), one after the other as far as
- * each entry sees them, but column k of the factor is read and written
- * once for all of them (it is strided: a row apart per entry). v is
- * overwritten. 0, or -1 when a downdate loses definiteness (refactor
- * then). */
+ * (locked columns' contributions taken out). Downdate j's rotation at
+ * column k waits on downdate j - 1's at column k and on its own at column
+ * k - 1, so they go by anti-diagonals (time k + j): downdate j at column
+ * k beside downdate j + 1 at column k - 1, independent of each other (one
+ * after the other, each column's chain of square roots was as long as the
+ * matrix times nv). Each entry sees the downdates in the same order: the
+ * same bits. v is overwritten. 0, or -1 when a downdate loses
+ * definiteness (refactor then). */
 static int downdate(multi_ws *w, double *v, int nv)
 {
     size_t m = w->rows;
-    double c[MULTI_DOWNDATE], sn[MULTI_DOWNDATE], ic[MULTI_DOWNDATE];
-    double *vk[MULTI_DOWNDATE];
-    for (size_t k = 0; k < m; k++) {
-        int na = 0;
+    for (size_t t = 0; t + 1 < m + (size_t)nv; t++)
         for (int j = 0; j < nv; j++) {
+            if ((size_t)j > t || t - (size_t)j >= m) continue;
+            size_t k = t - (size_t)j;
             double *x = &v[(size_t)j * m];
             if (x[k] == 0) continue; /* this row's column entry is zero: L's column k stays */
             double lkk = w->A[k * m + k], r2 = lkk * lkk - x[k] * x[k];
             if (!(r2 > 1e-12 * lkk * lkk)) return -1;
             double r = sqrt(r2), il = w->dinv[k], ir = 1 / r; /* one division: dinv holds 1 / lkk */
-            c[na] = r * il, sn[na] = x[k] * il, ic[na] = lkk * ir, vk[na++] = x;
+            double c = r * il, sn = x[k] * il, ic = lkk * ir;
             w->A[k * m + k] = r, w->dinv[k] = ir;
-        }
-        if (!na) continue;
-        for (size_t i = k + 1; i < m; i++) {
-            double l = w->A[i * m + k];
-            for (int a = 0; a < na; a++) {
-                l = (l - sn[a] * vk[a][i]) * ic[a];
-                vk[a][i] = c[a] * vk[a][i] - sn[a] * l;
+            for (size_t i = k + 1; i < m; i++) {
+                double l = (w->A[i * m + k] - sn * x[i]) * ic;
+                x[i] = c * x[i] - sn * l;
+                w->A[i * m + k] = l;
             }
-            w->A[i * m + k] = l;
         }
-    }
     return 0;
 }
 
