@@ -80,10 +80,15 @@ void ikd_limit_euler_angles(ikd_euler_order order, ikd_quat d, double a[3])
 
 ikd_quat ikd_limit_euler_quat(ikd_euler_order order, const double a[3])
 {
+    return ikd_quat_norm(ikd__euler_quat_product(order, a));
+}
+
+ikd_quat ikd__euler_quat_product(ikd_euler_order order, const double a[3])
+{
     const int *ax = order_axes[order];
     ikd_quat q = ikd_quat_identity();
     for (int t = 0; t < 3; t++) q = ikd_quat_mul(q, ikd_quat_axis_angle(unit_axis(ax[t]), a[t]));
-    return ikd_quat_norm(q);
+    return q;
 }
 
 void ikd_limit_swing_twist(ikd_quat d, ikd_vec3 axis, ikd_quat *swing, ikd_quat *twist)

@@ -8,6 +8,11 @@
  * (-pi, pi]: 2 atan2(q.xyz . axis, q.w). */
 double ikd__twist_angle(ikd_quat q, ikd_vec3 axis);
 
+/* ikd_limit_euler_quat before it is made unit (a product of three unit
+ * quaternions: unit up to rounding), for callers that normalise a product
+ * it goes into anyway. */
+ikd_quat ikd__euler_quat_product(ikd_euler_order order, const double a[3]);
+
 /* An angle (radians, within a turn of (-pi, pi]) as (-pi, pi] holds it:
  * how twist and euler angles are given. */
 double ikd__wrap_pi(double a);
