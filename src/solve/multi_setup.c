@@ -206,7 +206,7 @@ ikd_quat ikd__multi_within_limit(const ikd_skeleton *s, size_t k, ikd_quat q)
 {
     const ikd_skeleton_joint *j = &s->joints[k];
     if (j->limit.type == IKD_LIMIT_NONE) return q;
-    ikd_quat d = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(j->rest_local), q));
+    ikd_quat d = ikd_quat_mul(ikd_quat_conj(j->rest_local), q); /* unit, as q and rest_local are (up to rounding) */
     if (ikd__limit_inside_by(&j->limit, j->limit.bounds, d)) return q;
     return ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_limit_project(&j->limit, d)));
 }
