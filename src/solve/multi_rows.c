@@ -5,12 +5,17 @@
 #include "solvers.h"
 #include "multi.h"
 
-/* v made unit, or when it has no direction a unit vector normal to u (the
- * normal computed only then). */
+/* v of length l made unit, or when it has no direction a unit vector
+ * normal to u (the normal computed only then). */
+static inline ikd_vec3 unit_of_len_or_perp(ikd_vec3 v, double l, ikd_vec3 u)
+{
+    return l > 0 && isfinite(l) ? ikd_vec3_scale(v, 1 / l) : ikd_vec3_any_perp(u);
+}
+
+/* v made unit, or when it has no direction a unit vector normal to u. */
 static ikd_vec3 unit_or_perp(ikd_vec3 v, ikd_vec3 u)
 {
-    double l = ikd_vec3_len(v);
-    return l > 0 && isfinite(l) ? ikd_vec3_scale(v, 1 / l) : ikd_vec3_any_perp(u);
+    return unit_of_len_or_perp(v, ikd_vec3_len(v), u);
 }
 
 /* 1 when w->ea holds joint k's angles at local[k] (apply set both). */
@@ -67,7 +72,7 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
         /* the bone's direction after the swing, and the swing's own axis
          * (radial; normal to the twist axis when there is no swing) */
         ikd_vec3 b = ikd_quat_rotate(sw, a);
-        ikd_vec3 n = sl > 0 && isfinite(sl) ? ikd_vec3_scale(sv, 1 / sl) : ikd_vec3_any_perp(a);
+        ikd_vec3 n = unit_of_len_or_perp(sv, sl, a);
         ax[0] = ikd_quat_rotate(F, b);
         ax[1] = ikd_quat_rotate(F, n);
         ax[2] = ikd_vec3_cross(ax[0], ax[1]); /* F (b x n): a rotation keeps cross products */
@@ -95,16 +100,10 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
          * products, over its determinant ax0 . (ax1 x ax2); with
          * ax1 = sgn n / |n|, n = ax0 x ax2, that is -sgn |n| (one square
          * root and one division for both) */
-        double sgn = ikd__euler_even(l->order) ? -1 : 1, inv = 0;
+        double sgn = ikd__euler_even(l->order) ? -1 : 1;
         ikd_vec3 n = ikd_vec3_cross(ax[0], ax[2]);
-        double nl = ikd_vec3_len(n);
-        if (nl > 0 && isfinite(nl)) {
-            double il = 1 / nl;
-            ax[1] = ikd_vec3_scale(n, sgn * il);
-            if (nl > 1e-3) inv = -sgn * il;
-        } else {
-            ax[1] = ikd_vec3_scale(ikd_vec3_any_perp(ax[0]), sgn); /* the first and third axes coincide: no rates */
-        }
+        double nl = ikd_vec3_len(n), inv = nl > 1e-3 && isfinite(nl) ? -sgn * (1 / nl) : 0; /* 0: (nearly) gimbal-locked */
+        ax[1] = ikd_vec3_scale(unit_of_len_or_perp(n, nl, ax[0]), sgn);
         for (int a = 0; a < 3; a++) {
             w->cval[c + a] = ang[a], w->clo[c + a] = l->euler_min_deg[a] * IKD_DEG2RAD;
             w->chi[c + a] = l->euler_max_deg[a] * IKD_DEG2RAD;
