@@ -155,9 +155,10 @@ static int downdate(multi_ws *w, double *v, int nv)
 {
     size_t m = w->rows;
     for (size_t t = 0; t + 1 < m + (size_t)nv; t++)
-        for (size_t j = t >= m ? t - m + 1 : 0; j < (size_t)nv && j <= t; j++) { /* column k = t - j < m */
-            size_t k = t - j;
-            double *x = &v[j * m];
+        for (int j = 0; j < nv; j++) {
+            if ((size_t)j > t || t - (size_t)j >= m) continue;
+            size_t k = t - (size_t)j;
+            double *x = &v[(size_t)j * m];
             if (x[k] == 0) continue; /* this row's column entry is zero: L's column k stays */
             double lkk = w->A[k * m + k], r2 = lkk * lkk - x[k] * x[k];
             if (!(r2 > 1e-12 * lkk * lkk)) return -1;
