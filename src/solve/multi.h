@@ -16,6 +16,7 @@
 #define MULTI_NEAR 0.1        /* goals this near (x the skeleton's size) ... */
 #define MULTI_NEAR_PULL 0.9   /* ... let the pull take at least this share of its step (see primary_step) */
 #define MULTI_DOWNDATE 8      /* locked columns taken out of the factor in one pass over it, at most */
+#define MULTI_GUESS_MOVED 1e-3 /* radians: a cold solve guesses locks while its last step turned this much */
 #define MULTI_PRELOCK 8       /* columns at a bound locked before a step's product is formed, at most */
 #define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet */
 #define MULTI_RESTART_ITERATIONS 40 /* iterations of each restart at most */
@@ -68,6 +69,8 @@ typedef struct multi_ws {
                            aim asked (far_pointing straightens it; against a rotation or an aim
                            the elbow cycled; a pole's pull fades as the limb straightens) */
     double *rdamp;      /* [rows] the damping each row's diagonal gets (primary_step) */
+    int guess;          /* 1: primary_step guesses locked columns (prelock) with the pull unbounded too:
+                           descend sets it while the last step turned a joint over MULTI_GUESS_MOVED */
     int only_far;       /* 1: build_rows leaves the reachable goals' rows empty (far_refine) */
     int hold_root;      /* 1: a free root's translation columns stay empty (held where it is) */
     int anchored;       /* 1: a free root with ground goals, pulled along the ground toward `anchor` */

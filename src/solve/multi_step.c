@@ -179,9 +179,10 @@ static int column_leaves(const multi_ws *w, size_t c)
 }
 
 /* Clears the last step's locks; with `bounded` (options.pull_max_deg set:
- * a clip's frames after the first) the columns it locked that still sit at
- * or past a bound of their range (most steps that follow push on against
- * it) are locked again before the product is formed, at most
+ * a clip's frames after the first; or w->guess: a cold solve's long
+ * steps) the columns it locked that still sit at or past a bound of their
+ * range (most steps that follow push on against it) are locked again
+ * before the product is formed, at most
  * MULTI_PRELOCK: their step is 0 and their entries go to w->psave; the
  * first solve checks the guess (prelock_holds). Returns how many. */
 static int prelock(multi_ws *w, int bounded)
@@ -242,7 +243,7 @@ int ikd__multi_primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_q
     else memset(w->z, 0, w->cols * sizeof(double));
     double c = lambda * lambda + mu * mu, k = c > 0 ? mu * mu / c : 0;
     if (mu > 0 && k < kmin) k = kmin; /* near the goals: settle while meeting them */
-    int np = prelock(w, p->pull_max_deg > 0);
+    int np = prelock(w, p->pull_max_deg > 0 || w->guess);
     ikd__multi_form_product(w);
     /* each row damped by c; a far goal's rows (a block of their own: no
      * column is both theirs and another goal's) by its own error instead */
