@@ -13,7 +13,7 @@
 #define MULTI_ANCHOR 10.0     /* a foot-placement root's moves along the ground weigh this / size per unit */
 #define MULTI_INSIDE 0.01     /* a goal inside its bones is aimed this far (x size) past where they fold */
 #define MULTI_PULL 0.003
-#define MULTI_NEAR 0.1        /* goals this near (x the skeleton's size) ... */
+#define MULTI_NEAR 0.3        /* goals this near (x the skeleton's size) ... */
 #define MULTI_NEAR_PULL 0.9   /* ... let the pull take at least this share of its step (see primary_step) */
 #define MULTI_DOWNDATE 8      /* locked columns taken out of the factor in one pass over it, at most */
 #define MULTI_GUESS_MOVED 1e-3 /* radians: a cold solve guesses locks while its last step turned this much */
