@@ -248,7 +248,7 @@ static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root,
         /* weights as the rows weigh them (over the largest: a weight near
          * the largest double squared would be infinite, and no descent's
          * score would then beat the first's INFINITY) */
-        double wt = p->goals[i].weight / w->wmax, e = gr[i].error, r = gr[i].rotation_error_deg * IKD_DEG2RAD * s->size;
+        double wt = p->goals[i].weight / w->wmax, e = gr[i].error, r = gr[i].rotation_error_deg * IKD_DEG2RAD * MULTI_ROTATION_WEIGHT * s->size;
         if (w->want[i] & 32) /* inside its bones: how far from where it is aimed */
             e = ikd_vec3_dist(ikd__multi_limb_target(w, p, pose, i), pose[p->goals[i].joint].position);
         if (e > p->tolerance) sc += wt * wt * e * e;

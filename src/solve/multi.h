@@ -30,6 +30,8 @@
 #define MULTI_MIX_FIT 0.1     /* ... the share of the step's square the fit of their changes must explain ... */
 #define MULTI_MIX_BELOW 0.9   /* ... and the rate the plain steps must shrink at (crawls: extrapolate) */
 #define MULTI_POLE_BEND 0.05  /* a pole's pull is whole from this bend on (secondary) */
+#define MULTI_ROTATION_WEIGHT 0.35 /* what one radian of a rotation or aim row weighs, in skeleton sizes (1:
+                                   full 6dof+aim 10.7 iterations, 6R arms 16.5; 0.35: 10.3 and 14.9) */
 #define MULTI_FAR_REFINE 8    /* far_refine's iterations at most */
 #define MULTI_FAR_ROTATION 0.03 /* a far goal's rotation rows against its pointing: the arm points
                                    first (weighed 1: up to 20 degrees off its target where the

@@ -390,7 +390,7 @@ static int goal_errors(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_j
      * goals are still met"): it turns only joints of its own (mark_far),
      * and neither its error nor whether it is met counts */
     x->far = w->far[i] >= 0;
-    x->Lr = x->far ? MULTI_FAR_ROTATION * L : L;
+    x->Lr = (x->far ? MULTI_FAR_ROTATION : MULTI_ROTATION_WEIGHT) * L;
     ikd_vec3 pj = pose[j].position, rv = ikd_vec3_make(0, 0, 0), aim = rv;
     x->b1 = x->b2 = x->along = rv;
     gr[i].error = 0, gr[i].rotation_error_deg = 0;
@@ -429,7 +429,7 @@ static int goal_errors(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_j
     if (w->want[i] & 6) {
         double wl = x->wt * x->Lr;
         gr[i].rotation_error_deg = ikd_vec3_len(rv) * IKD_RAD2DEG;
-        if (!x->far) *raw += x->wt * x->wt * L * L * ikd_vec3_dot(rv, rv);
+        if (!x->far) *raw += wl * wl * ikd_vec3_dot(rv, rv);
         if (x->far && ikd_vec3_len(rv) > 1.0) rv = ikd_vec3_scale(rv, 1.0 / ikd_vec3_len(rv)); /* as above */
         if (w->want[i] & 4) w->e[x->r1] = wl * ikd_vec3_dot(rv, x->b1), w->e[x->r1 + 1] = wl * ikd_vec3_dot(rv, x->b2);
         else w->e[x->r1] = wl * rv.x, w->e[x->r1 + 1] = wl * rv.y, w->e[x->r1 + 2] = wl * rv.z;
@@ -496,7 +496,8 @@ static void goal_jacobian(multi_ws *w, const ikd_multi_problem *p, const ikd_pos
 
 /* The task error and (with `jac`: joint_frames must be current) Jacobian
  * rows of every goal; returns 1 when every goal is met. Rotation rows are
- * scaled by the skeleton's size (one radian weighs one skeleton size). */
+ * scaled by the skeleton's size times MULTI_ROTATION_WEIGHT (one radian
+ * weighs 0.35 skeleton sizes). */
 int ikd__multi_build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, ikd_goal_result *gr, int jac)
 {
     int all = 1;
