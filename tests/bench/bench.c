@@ -308,6 +308,9 @@ static double solve_one(humanoid_problem *hp, hstats *st, const char *label, int
     ikd_multi_solve(&p, work, sizeof work, local, pose, gr, &res, &err);
     double us = (now_ns() - t0) / 1e3;
     hash_pose(local, hp->skeleton.count);
+    static int dump = -1; /* IKD_BENCH_DUMP=1: each problem's set, index, iterations and us to stderr */
+    if (dump < 0) dump = getenv("IKD_BENCH_DUMP") != NULL;
+    if (dump) fprintf(stderr, "%s\t%d\t%d\t%.2f\n", label, k, res.iterations, us);
     st->iters += res.iterations;
     st->worst = fmax(st->worst, ikd_skeleton_max_violation(&hp->skeleton, local));
     int ok = 1;
