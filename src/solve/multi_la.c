@@ -1,4 +1,4 @@
-/* multi_la.c - the skeleton solver's dense linear algebra: J J^T, its Cholesky factor, downdates, solves. */
+/* multi_la.c - the skeleton solver's dense linear algebra: J J^T, its Cholesky factor, locked columns (Woodbury), solves. */
 #include <string.h>
 
 #include "multi.h"
@@ -141,39 +141,6 @@ int ikd__multi_factor(multi_ws *w)
     return 0;
 }
 
-/* The factor of A - V V^T from that of A, V the nv columns of v (each of
- * w->rows entries, one after the other): rank-one downdates, O(m^2) each
- * (locked columns' contributions taken out). Downdate j's rotation at
- * column k waits on downdate j - 1's at column k and on its own at column
- * k - 1, so they go by anti-diagonals (time k + j): downdate j at column
- * k beside downdate j + 1 at column k - 1, independent of each other (one
- * after the other, each column's chain of square roots was as long as the
- * matrix times nv). Each entry sees the downdates in the same order: the
- * same bits. v is overwritten. 0, or -1 when a downdate loses
- * definiteness (refactor then). */
-static int downdate(multi_ws *w, double *v, int nv)
-{
-    size_t m = w->rows;
-    for (size_t t = 0; t + 1 < m + (size_t)nv; t++)
-        for (int j = 0; j < nv; j++) {
-            if ((size_t)j > t || t - (size_t)j >= m) continue;
-            size_t k = t - (size_t)j;
-            double *x = &v[(size_t)j * m];
-            if (x[k] == 0) continue; /* this row's column entry is zero: L's column k stays */
-            double lkk = w->A[k * m + k], r2 = lkk * lkk - x[k] * x[k];
-            if (!(r2 > 1e-12 * lkk * lkk)) return -1;
-            double r = sqrt(r2), il = w->dinv[k], ir = 1 / r; /* one division: dinv holds 1 / lkk */
-            double c = r * il, sn = x[k] * il, ic = lkk * ir;
-            w->A[k * m + k] = r, w->dinv[k] = ir;
-            for (size_t i = k + 1; i < m; i++) {
-                double l = (w->A[i * m + k] - sn * x[i]) * ic;
-                x[i] = c * x[i] - sn * l;
-                w->A[i * m + k] = l;
-            }
-        }
-    return 0;
-}
-
 /* x = A^-1 b with the factor; b and x may be the same. L^T x = y by rows
  * of L, two at a time: the entries above them updated once for both (in
  * the order one row at a time would: the same bits), so each entry's
@@ -244,28 +211,85 @@ void ikd__multi_move_column(multi_ws *w, size_t col, double *t, int back)
     }
 }
 
-/* Zero the compact entries of every newly locked column, move its fixed
- * step (w->fix) into the task error, and take its contribution out of the
- * factor; returns 0, or -1 when a downdate failed: A0 is then formed anew
- * from J without the locked columns, and the factor must be too. (A0 is
- * read only to factor it: while the downdates hold it is left as it was.) */
-int ikd__multi_zero_locked(multi_ws *w)
+/* Column col's compact entries zeroed and its fixed step moved into the
+ * task error (no copy kept). */
+static void drop_column(multi_ws *w, size_t col)
 {
-    int rc = 0, nv = 0;
+    for (size_t i = 0; i < w->g; i++) {
+        int c = w->gidx[i * w->cols + col];
+        if (c < 0) continue;
+        size_t nr, r0 = multi_goal_rows(w, i, &nr);
+        for (size_t r = r0; r < r0 + nr; r++) {
+            double *x = &w->J[r * w->cmax + (size_t)c];
+            w->e[r] -= *x * w->fix[col], *x = 0;
+        }
+    }
+}
+
+/* Every newly locked column out of the system (its compact entries
+ * zeroed, its fixed step moved into the task error, its z zeroed), and
+ * w->y solved again without them. The factor in w->A stays that of the
+ * round the lock rounds started from (A, with w->y0 = A^-1 r there); the
+ * columns locked since, T (w->t), go in by Woodbury's identity:
+ * (A - T T^T)^-1 = A^-1 + U C^-1 U^T, U = A^-1 T (w->tu), C = I - T^T U,
+ * and the residual is r - T f, f = fix - k z for each (w->tf). Each lock
+ * costs one solve with the factor; before, each was a rank-one downdate
+ * of the factor and the residual and solve were done again. Returns 0,
+ * or -1 when more than MULTI_LOCKS columns were locked since or C is
+ * not clearly positive definite (A - T T^T nearly singular): A0 is then
+ * formed anew from J without the locked columns and must be factored,
+ * and w->y is not solved. */
+int ikd__multi_lock_columns(multi_ws *w, double k)
+{
+    size_t m = w->rows;
+    int over = 0;
     for (size_t col = 0; col < w->cols; col++) {
         if (w->locked[col] != 1) continue;
         w->locked[col] = 2;
-        double *t = &w->t[(size_t)nv++ * w->rows];
-        ikd__multi_move_column(w, col, t, 0); /* the column over every row */
-        for (size_t r = 0; r < w->rows; r++) w->e[r] -= t[r] * w->fix[col]; /* what its step does is done */
-        if (nv == MULTI_DOWNDATE) {
-            if (rc == 0) rc = downdate(w, w->t, nv);
-            nv = 0;
+        if (w->nt < MULTI_LOCKS) {
+            double *t = &w->t[(size_t)w->nt * m];
+            ikd__multi_move_column(w, col, t, 0); /* the column over every row */
+            for (size_t r = 0; r < m; r++) w->e[r] -= t[r] * w->fix[col]; /* what its step does is done */
+            w->tf[w->nt] = w->fix[col] - k * w->z[col];
+            ikd__multi_solve_factored(w, t, &w->tu[(size_t)w->nt * m]);
+            w->nt++;
+        } else {
+            drop_column(w, col);
+            over = 1;
         }
+        w->z[col] = 0;
     }
-    if (rc == 0 && nv) rc = downdate(w, w->t, nv);
-    if (rc != 0) ikd__multi_form_product(w);
-    return rc;
+    int p = w->nt;
+    double *C = w->tc, *g = w->tc + MULTI_LOCKS * MULTI_LOCKS;
+    for (int a = 0; a < p && !over; a++) /* C = I - T^T U (lower), factored in place */
+        for (int b = 0; b <= a; b++) {
+            double s = (a == b) - dot(&w->t[(size_t)a * m], &w->tu[(size_t)b * m], m);
+            for (int q = 0; q < b; q++) s -= C[a * MULTI_LOCKS + q] * C[b * MULTI_LOCKS + q];
+            if (a == b) {
+                if (!(s > 1e-10)) over = 1;
+                else C[a * MULTI_LOCKS + a] = sqrt(s);
+            } else {
+                C[a * MULTI_LOCKS + b] = s / C[b * MULTI_LOCKS + b];
+            }
+        }
+    if (over) {
+        ikd__multi_form_product(w);
+        return -1;
+    }
+    memcpy(w->y, w->y0, m * sizeof(double)); /* v = A^-1 (r - T f) = y0 - U f */
+    for (int a = 0; a < p; a++) axpy(w->y, -w->tf[a], &w->tu[(size_t)a * m], m);
+    for (int a = 0; a < p; a++) { /* g = C^-1 T^T v: forward, then back */
+        double s = dot(&w->t[(size_t)a * m], w->y, m);
+        for (int q = 0; q < a; q++) s -= C[a * MULTI_LOCKS + q] * g[q];
+        g[a] = s / C[a * MULTI_LOCKS + a];
+    }
+    for (int a = p - 1; a >= 0; a--) {
+        double s = g[a];
+        for (int q = a + 1; q < p; q++) s -= C[q * MULTI_LOCKS + a] * g[q];
+        g[a] = s / C[a * MULTI_LOCKS + a];
+    }
+    for (int a = 0; a < p; a++) axpy(w->y, g[a], &w->tu[(size_t)a * m], m); /* y = v + U g */
+    return 0;
 }
 
 /* Anderson mixing (type II) of a settle's steps. Settling is a fixed-point

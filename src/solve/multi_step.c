@@ -254,17 +254,21 @@ int ikd__multi_primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_q
         double lf = ikd__multi_damping_for(p, sqrt(add_goal_sq(w, i, 0)));
         for (size_t r = r0; r < r0 + nr; r++) w->rdamp[r] = lf * lf + mu * mu;
     }
-    int fresh = 0; /* 1 while w->A is the factor of A0 + diag(rdamp) */
+    int direct = 1; /* 1: w->y from the residual and a new factor of A0 + diag(rdamp); 0: lock_columns solved it */
     for (int round = 0; round < 4; round++) {
-        if (!fresh && ikd__multi_factor(w) != 0) return -1;
-        ikd__multi_residual(w, k); /* e - J x0 */
-        ikd__multi_solve_factored(w, w->y, w->y);
-        if (round == 0 && np && !prelock_holds(w, np, k)) { /* a guess wrong: the step as if none were made */
-            for (int a = 0; a < np; a++) ikd__multi_move_column(w, (size_t)w->pcol[a], &w->psave[(size_t)a * w->rows], 1);
-            memset(w->locked, 0, w->cols);
-            np = 0, round = -1, fresh = 0;
-            ikd__multi_form_product(w);
-            continue;
+        if (direct) {
+            if (ikd__multi_factor(w) != 0) return -1;
+            ikd__multi_residual(w, k); /* e - J x0 */
+            ikd__multi_solve_factored(w, w->y, w->y);
+            if (round == 0 && np && !prelock_holds(w, np, k)) { /* a guess wrong: the step as if none were made */
+                for (int a = 0; a < np; a++) ikd__multi_move_column(w, (size_t)w->pcol[a], &w->psave[(size_t)a * w->rows], 1);
+                memset(w->locked, 0, w->cols);
+                np = 0, round = -1;
+                ikd__multi_form_product(w);
+                continue;
+            }
+            memcpy(w->y0, w->y, w->rows * sizeof(double));
+            w->nt = 0;
         }
         ikd__multi_jt(w, w->y, w->dq);
         for (size_t col = 0; col < w->cols; col++) w->dq[col] = w->locked[col] ? w->fix[col] : w->dq[col] + k * w->z[col];
@@ -275,12 +279,11 @@ int ikd__multi_primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_q
             w->fix[col] = bound - w->cval[col];
             if (!(fabs(w->fix[col]) < fabs(w->dq[col]))) w->fix[col] = 0; /* at or past it already: stays */
             w->dq[col] = w->fix[col];
-            w->z[col] = 0;
-            w->locked[col] = 1;
+            w->locked[col] = 1; /* (its z is zeroed by lock_columns, which reads it) */
             locked = 1;
         }
         if (!locked) break;
-        fresh = ikd__multi_zero_locked(w) == 0;
+        direct = ikd__multi_lock_columns(w, k) != 0;
     }
     return 0;
 }
