@@ -15,7 +15,7 @@
 #define MULTI_PULL 0.003
 #define MULTI_NEAR 0.3        /* goals this near (x the skeleton's size) ... */
 #define MULTI_NEAR_PULL 0.9   /* ... let the pull take at least this share of its step (see primary_step) */
-#define MULTI_LOCKS 8         /* columns locked in one step's rounds taken out by Woodbury's identity, at most */
+#define MULTI_WB 16           /* columns locked or put back in one step's rounds by Woodbury's identity, at most */
 #define MULTI_GUESS_MOVED 1e-3 /* radians: a cold solve guesses locks while its last step turned this much */
 #define MULTI_PRELOCK 8       /* columns at a bound locked before a step's product is formed, at most */
 #define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet */
@@ -97,10 +97,11 @@ typedef struct multi_ws {
     double *J;          /* [rows x cmax], compact rows */
     double *A0, *A;     /* [rows x rows]: J J^T (lower), its Cholesky factor */
     double *e, *y;      /* [rows] */
-    double *t;          /* [MULTI_LOCKS x rows] columns locked since the factor, over every row (lock_columns) ... */
-    double *tu;         /* [MULTI_LOCKS x rows] ... each solved with the factor (A^-1 t) ... */
-    double *tf;         /* [MULTI_LOCKS] ... and its fixed step less k z (the residual's change per entry) */
-    double *tc;         /* [MULTI_LOCKS x (MULTI_LOCKS + 1)] the capacitance factor and a scratch vector */
+    double *t;          /* [MULTI_WB x rows] columns locked or guesses put back since the factor, over every row ... */
+    double *tu;         /* [MULTI_WB x rows] ... each solved with the factor (A^-1 t) ... */
+    double *tf;         /* [MULTI_WB] ... the residual's change per entry (fix - k z; a put-back guess: k z) ... */
+    double *ts;         /* [MULTI_WB] ... and its sign (-1 locked, +1 put back) */
+    double *tc;         /* [MULTI_WB x (MULTI_WB + 1)] the capacitance factor and a scratch vector */
     double *y0;         /* [rows] A^-1 r at the round the factor is of */
     int nt;             /* columns in t */
     double *dinv;       /* [rows] the reciprocals of the factor's diagonal */
@@ -189,6 +190,7 @@ void ikd__multi_solve_factored(const multi_ws *w, const double *b, double *x);
 void ikd__multi_jt(multi_ws *w, const double *v, double *out);
 void ikd__multi_residual(multi_ws *w, double k);
 int ikd__multi_lock_columns(multi_ws *w, double k);
+int ikd__multi_unguess(multi_ws *w, int np, double k);
 /* Anderson mixing of a settle's steps (multi_la.c): the pair a settling
  * step's w->dq makes with the last goes in (push); dq mixed with the
  * pairs, 1 when it was (mix); the step as taken kept (took). */

@@ -226,19 +226,54 @@ static void drop_column(multi_ws *w, size_t col)
     }
 }
 
+/* w->y = (A + W S W^T)^-1 (r - W f) by Woodbury's identity: A is the
+ * factor in w->A (with w->y0 = A^-1 r), W the w->nt columns in w->t
+ * (U = A^-1 W in w->tu, f in w->tf), S their signs (w->ts: +1 a guessed
+ * column put back, -1 a locked one; the put-back ones come first):
+ * y = v - U K^-1 W^T v, v = y0 - U f, K = S + W^T U (LDL^T, unpivoted).
+ * The matrix is positive definite when K's pivots have S's signs: 0, or
+ * -1 when one is not clearly so (a downdate failed there before). */
+static int woodbury_solve(multi_ws *w)
+{
+    size_t m = w->rows;
+    int p = w->nt, n = MULTI_WB;
+    double *K = w->tc, *g = w->tc + MULTI_WB * MULTI_WB;
+    for (int a = 0; a < p; a++) /* K = L D L^T: L below the diagonal, D on it */
+        for (int b = 0; b <= a; b++) {
+            double s = (a == b ? w->ts[a] : 0) + dot(&w->t[(size_t)a * m], &w->tu[(size_t)b * m], m);
+            for (int q = 0; q < b; q++) s -= K[a * n + q] * K[b * n + q] * K[q * n + q];
+            if (a == b) {
+                if (!(s * w->ts[a] > 1e-10)) return -1;
+                K[a * n + a] = s;
+            } else {
+                K[a * n + b] = s / K[b * n + b];
+            }
+        }
+    memcpy(w->y, w->y0, m * sizeof(double)); /* v = y0 - U f */
+    for (int a = 0; a < p; a++) axpy(w->y, -w->tf[a], &w->tu[(size_t)a * m], m);
+    for (int a = 0; a < p; a++) { /* g = K^-1 W^T v */
+        double s = dot(&w->t[(size_t)a * m], w->y, m);
+        for (int q = 0; q < a; q++) s -= K[a * n + q] * g[q];
+        g[a] = s;
+    }
+    for (int a = 0; a < p; a++) g[a] /= K[a * n + a];
+    for (int a = p - 1; a >= 0; a--)
+        for (int q = a + 1; q < p; q++) g[a] -= K[q * n + a] * g[q];
+    for (int a = 0; a < p; a++) axpy(w->y, -g[a], &w->tu[(size_t)a * m], m); /* y = v - U g */
+    return 0;
+}
+
 /* Every newly locked column out of the system (its compact entries
  * zeroed, its fixed step moved into the task error, its z zeroed), and
  * w->y solved again without them. The factor in w->A stays that of the
- * round the lock rounds started from (A, with w->y0 = A^-1 r there); the
- * columns locked since, T (w->t), go in by Woodbury's identity:
- * (A - T T^T)^-1 = A^-1 + U C^-1 U^T, U = A^-1 T (w->tu), C = I - T^T U,
- * and the residual is r - T f, f = fix - k z for each (w->tf). Each lock
- * costs one solve with the factor; before, each was a rank-one downdate
- * of the factor and the residual and solve were done again. Returns 0,
- * or -1 when more than MULTI_LOCKS columns were locked since or C is
- * not clearly positive definite (A - T T^T nearly singular): A0 is then
- * formed anew from J without the locked columns and must be factored,
- * and w->y is not solved. */
+ * round the lock rounds started from; the columns locked since go in by
+ * Woodbury's identity (woodbury_solve, sign -1; their residual's change
+ * f = fix - k z each). Each lock costs one solve with the factor; before,
+ * each was a rank-one downdate of the factor and the residual and solve
+ * were done again. Returns 0, or -1 when more than MULTI_WB columns are
+ * in since the factor or the system is not clearly positive definite:
+ * A0 is then formed anew from J without the locked columns and must be
+ * factored, and w->y is not solved. */
 int ikd__multi_lock_columns(multi_ws *w, double k)
 {
     size_t m = w->rows;
@@ -246,11 +281,11 @@ int ikd__multi_lock_columns(multi_ws *w, double k)
     for (size_t col = 0; col < w->cols; col++) {
         if (w->locked[col] != 1) continue;
         w->locked[col] = 2;
-        if (w->nt < MULTI_LOCKS) {
+        if (w->nt < MULTI_WB) {
             double *t = &w->t[(size_t)w->nt * m];
             ikd__multi_move_column(w, col, t, 0); /* the column over every row */
             for (size_t r = 0; r < m; r++) w->e[r] -= t[r] * w->fix[col]; /* what its step does is done */
-            w->tf[w->nt] = w->fix[col] - k * w->z[col];
+            w->tf[w->nt] = w->fix[col] - k * w->z[col], w->ts[w->nt] = -1;
             ikd__multi_solve_factored(w, t, &w->tu[(size_t)w->nt * m]);
             w->nt++;
         } else {
@@ -259,36 +294,36 @@ int ikd__multi_lock_columns(multi_ws *w, double k)
         }
         w->z[col] = 0;
     }
-    int p = w->nt;
-    double *C = w->tc, *g = w->tc + MULTI_LOCKS * MULTI_LOCKS;
-    for (int a = 0; a < p && !over; a++) /* C = I - T^T U (lower), factored in place */
-        for (int b = 0; b <= a; b++) {
-            double s = (a == b) - dot(&w->t[(size_t)a * m], &w->tu[(size_t)b * m], m);
-            for (int q = 0; q < b; q++) s -= C[a * MULTI_LOCKS + q] * C[b * MULTI_LOCKS + q];
-            if (a == b) {
-                if (!(s > 1e-10)) over = 1;
-                else C[a * MULTI_LOCKS + a] = sqrt(s);
-            } else {
-                C[a * MULTI_LOCKS + b] = s / C[b * MULTI_LOCKS + b];
-            }
-        }
-    if (over) {
+    if (over || woodbury_solve(w) != 0) {
         ikd__multi_form_product(w);
         return -1;
     }
-    memcpy(w->y, w->y0, m * sizeof(double)); /* v = A^-1 (r - T f) = y0 - U f */
-    for (int a = 0; a < p; a++) axpy(w->y, -w->tf[a], &w->tu[(size_t)a * m], m);
-    for (int a = 0; a < p; a++) { /* g = C^-1 T^T v: forward, then back */
-        double s = dot(&w->t[(size_t)a * m], w->y, m);
-        for (int q = 0; q < a; q++) s -= C[a * MULTI_LOCKS + q] * g[q];
-        g[a] = s / C[a * MULTI_LOCKS + a];
+    return 0;
+}
+
+/* The guessed locks (prelock: psave holds their columns) all put back,
+ * as if none were made, and w->y solved again: by Woodbury's identity
+ * over the factor without them (sign +1; their residual's change k z
+ * each), instead of forming the product and factoring again. 0, or -1
+ * as ikd__multi_lock_columns (A0 formed anew with them). */
+int ikd__multi_unguess(multi_ws *w, int np, double k)
+{
+    size_t m = w->rows;
+    for (int a = 0; a < np; a++) {
+        size_t col = (size_t)w->pcol[a];
+        const double *ps = &w->psave[(size_t)a * m];
+        ikd__multi_move_column(w, col, (double *)ps, 1);
+        w->locked[col] = 0;
+        if (w->nt >= MULTI_WB) continue;
+        memcpy(&w->t[(size_t)w->nt * m], ps, m * sizeof(double));
+        w->tf[w->nt] = k * w->z[col], w->ts[w->nt] = 1;
+        ikd__multi_solve_factored(w, ps, &w->tu[(size_t)w->nt * m]);
+        w->nt++;
     }
-    for (int a = p - 1; a >= 0; a--) {
-        double s = g[a];
-        for (int q = a + 1; q < p; q++) s -= C[q * MULTI_LOCKS + a] * g[q];
-        g[a] = s / C[a * MULTI_LOCKS + a];
+    if (w->nt < np || woodbury_solve(w) != 0) {
+        ikd__multi_form_product(w);
+        return -1;
     }
-    for (int a = 0; a < p; a++) axpy(w->y, g[a], &w->tu[(size_t)a * m], m); /* y = v + U g */
     return 0;
 }
 

@@ -12,7 +12,7 @@ size_t ikd_multi_workspace_size(size_t joints, size_t goals)
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + joints * sizeof(double) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 12 * joints) * sizeof(double) + joints * sizeof(ikd_quat) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
-           (rows * cols + 2 * rows * rows + (5 + 2 * MULTI_LOCKS + MULTI_PRELOCK) * rows + MULTI_LOCKS * (MULTI_LOCKS + 2) + (7 + 2 * MULTI_MIX) * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
+           (rows * cols + 2 * rows * rows + (5 + 2 * MULTI_WB + MULTI_PRELOCK) * rows + MULTI_WB * (MULTI_WB + 3) + (7 + 2 * MULTI_MIX) * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
 }
 
 void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
@@ -33,11 +33,12 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->A0 = (double *)m, m += rows * rows * sizeof(double);
     w->e = (double *)m, m += rows * sizeof(double);
     w->y = (double *)m, m += rows * sizeof(double);
-    w->t = (double *)m, m += MULTI_LOCKS * rows * sizeof(double);
-    w->tu = (double *)m, m += MULTI_LOCKS * rows * sizeof(double);
+    w->t = (double *)m, m += MULTI_WB * rows * sizeof(double);
+    w->tu = (double *)m, m += MULTI_WB * rows * sizeof(double);
     w->y0 = (double *)m, m += rows * sizeof(double);
-    w->tf = (double *)m, m += MULTI_LOCKS * sizeof(double);
-    w->tc = (double *)m, m += MULTI_LOCKS * (MULTI_LOCKS + 1) * sizeof(double);
+    w->tf = (double *)m, m += MULTI_WB * sizeof(double);
+    w->ts = (double *)m, m += MULTI_WB * sizeof(double);
+    w->tc = (double *)m, m += MULTI_WB * (MULTI_WB + 1) * sizeof(double);
     w->dinv = (double *)m, m += rows * sizeof(double);
     w->rdamp = (double *)m, m += rows * sizeof(double);
     w->psave = (double *)m, m += MULTI_PRELOCK * rows * sizeof(double);

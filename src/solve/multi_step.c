@@ -260,15 +260,17 @@ int ikd__multi_primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_q
             if (ikd__multi_factor(w) != 0) return -1;
             ikd__multi_residual(w, k); /* e - J x0 */
             ikd__multi_solve_factored(w, w->y, w->y);
-            if (round == 0 && np && !prelock_holds(w, np, k)) { /* a guess wrong: the step as if none were made */
-                for (int a = 0; a < np; a++) ikd__multi_move_column(w, (size_t)w->pcol[a], &w->psave[(size_t)a * w->rows], 1);
-                memset(w->locked, 0, w->cols);
-                np = 0, round = -1;
-                ikd__multi_form_product(w);
-                continue;
-            }
             memcpy(w->y0, w->y, w->rows * sizeof(double));
             w->nt = 0;
+            if (round == 0 && np && !prelock_holds(w, np, k)) { /* a guess wrong: the step as if none were made */
+                int wb = ikd__multi_unguess(w, np, k);
+                memset(w->locked, 0, w->cols);
+                np = 0;
+                if (wb != 0) { /* the product formed anew: factored and solved again */
+                    round = -1;
+                    continue;
+                }
+            }
         }
         ikd__multi_jt(w, w->y, w->dq);
         for (size_t col = 0; col < w->cols; col++) w->dq[col] = w->locked[col] ? w->fix[col] : w->dq[col] + k * w->z[col];
