@@ -211,21 +211,6 @@ void ikd__multi_move_column(multi_ws *w, size_t col, double *t, int back)
     }
 }
 
-/* Column col's compact entries zeroed and its fixed step moved into the
- * task error (no copy kept). */
-static void drop_column(multi_ws *w, size_t col)
-{
-    for (size_t i = 0; i < w->g; i++) {
-        int c = w->gidx[i * w->cols + col];
-        if (c < 0) continue;
-        size_t nr, r0 = multi_goal_rows(w, i, &nr);
-        for (size_t r = r0; r < r0 + nr; r++) {
-            double *x = &w->J[r * w->cmax + (size_t)c];
-            w->e[r] -= *x * w->fix[col], *x = 0;
-        }
-    }
-}
-
 /* w->y = (A + W S W^T)^-1 (r - W f) by Woodbury's identity: A is the
  * factor in w->A (with w->y0 = A^-1 r), W the w->nt columns in w->t
  * (U = A^-1 W in w->tu, f in w->tf), S their signs (w->ts: +1 a guessed
@@ -281,16 +266,16 @@ int ikd__multi_lock_columns(multi_ws *w, double k)
     for (size_t col = 0; col < w->cols; col++) {
         if (w->locked[col] != 1) continue;
         w->locked[col] = 2;
-        if (w->nt < MULTI_WB) {
-            double *t = &w->t[(size_t)w->nt * m];
-            ikd__multi_move_column(w, col, t, 0); /* the column over every row */
-            for (size_t r = 0; r < m; r++) w->e[r] -= t[r] * w->fix[col]; /* what its step does is done */
+        /* past MULTI_WB columns w->y is the scratch: it is solved anew after the product */
+        double *t = w->nt < MULTI_WB ? &w->t[(size_t)w->nt * m] : w->y;
+        ikd__multi_move_column(w, col, t, 0); /* the column over every row */
+        for (size_t r = 0; r < m; r++) w->e[r] -= t[r] * w->fix[col]; /* what its step does is done */
+        if (t == w->y) {
+            over = 1;
+        } else {
             w->tf[w->nt] = w->fix[col] - k * w->z[col], w->ts[w->nt] = -1;
             ikd__multi_solve_factored(w, t, &w->tu[(size_t)w->nt * m]);
             w->nt++;
-        } else {
-            drop_column(w, col);
-            over = 1;
         }
         w->z[col] = 0;
     }

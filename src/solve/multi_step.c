@@ -263,8 +263,7 @@ int ikd__multi_primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_q
             memcpy(w->y0, w->y, w->rows * sizeof(double));
             w->nt = 0;
             if (round == 0 && np && !prelock_holds(w, np, k)) { /* a guess wrong: the step as if none were made */
-                int wb = ikd__multi_unguess(w, np, k);
-                memset(w->locked, 0, w->cols);
+                int wb = ikd__multi_unguess(w, np, k); /* (it unlocks them) */
                 np = 0;
                 if (wb != 0) { /* the product formed anew: factored and solved again */
                     round = -1;
