@@ -84,12 +84,12 @@ static int far_refine(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, 
     const ikd_skeleton *s = p->skeleton;
     int it = 0;
     memcpy(local, w->best, s->count * sizeof *local);
-    w->only_far = 1, w->guess = 0;
+    w->only_far = 1;
     while (it < budget && it < MULTI_FAR_REFINE) {
         ikd__skeleton_fk_some(s, root, local, pose, w->need, 0);
         ikd__multi_joint_frames(w, s, local, pose);
         ikd__multi_build_rows(w, p, pose, gr, 1);
-        if (ikd__multi_primary_step(w, p, local, pose, 1e-9 * s->size, 0, 0) != 0) break;
+        if (ikd__multi_primary_step(w, p, local, pose, 1e-9 * s->size, 0, 0, 0) != 0) break;
         it++;
         if (ikd__multi_apply(w, p, local, pose, &root, MULTI_MAX_STEP) < MULTI_SETTLED) break;
     }
@@ -112,7 +112,6 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
     int it = 0, stall = 0, nudged = 0, settle = 0, leapt = 0, was_met = 0, lost = 0, last = 0, cycled = 0;
     double prev_moved = 0, leap_rate = 0;
     w->mixn = -1;
-    w->guess = 0;
     ikd_vec3 held_root = *root;
     /* options.pull_max_deg: the turn the pull's steps may still take */
     double pull_left = multi_pull_bound(p);
@@ -176,8 +175,8 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         int pulling = mu > 0 && en < MULTI_NEAR * L; /* near the goals: the step is mostly the pull's */
         /* locks guessed while the steps are long (the pose a cold solve
          * converges to is left to the unguessed steps: MULTI_GUESS_MOVED) */
-        w->guess = !far && prev_moved > MULTI_GUESS_MOVED;
-        if (ikd__multi_primary_step(w, p, local, pose, lambda, mu, en < MULTI_NEAR * L ? MULTI_NEAR_PULL : 0) != 0) break;
+        int guess = !far && prev_moved > MULTI_GUESS_MOVED;
+        if (ikd__multi_primary_step(w, p, local, pose, lambda, mu, en < MULTI_NEAR * L ? MULTI_NEAR_PULL : 0, guess) != 0) break;
         it++;
         double leap = 0;
         if (met && mixing) ikd__multi_mix_push(w);

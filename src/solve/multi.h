@@ -71,8 +71,6 @@ typedef struct multi_ws {
                            aim asked (far_pointing straightens it; against a rotation or an aim
                            the elbow cycled; a pole's pull fades as the limb straightens) */
     double *rdamp;      /* [rows] the damping each row's diagonal gets (primary_step) */
-    int guess;          /* 1: primary_step guesses locked columns (prelock) with the pull unbounded too:
-                           descend sets it while the last step turned a joint over MULTI_GUESS_MOVED */
     int only_far;       /* 1: build_rows leaves the reachable goals' rows empty (far_refine) */
     int hold_root;      /* 1: a free root's translation columns stay empty (held where it is) */
     int anchored;       /* 1: a free root with ground goals, pulled along the ground toward `anchor` */
@@ -206,6 +204,6 @@ double ikd__multi_apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat 
 double ikd__multi_damping_for(const ikd_multi_problem *p, double en);
 double ikd__multi_task_norm(const multi_ws *w);
 int ikd__multi_primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose,
-                            double lambda, double mu, double kmin);
+                            double lambda, double mu, double kmin, int guess);
 
 #endif

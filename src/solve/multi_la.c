@@ -291,21 +291,22 @@ int ikd__multi_lock_columns(multi_ws *w, double k)
  * over the factor without them (sign +1; their residual's change k z
  * each), instead of forming the product and factoring again. 0, or -1
  * as ikd__multi_lock_columns (A0 formed anew with them). */
+_Static_assert(MULTI_PRELOCK <= MULTI_WB, "every guess fits in w->t");
+
 int ikd__multi_unguess(multi_ws *w, int np, double k)
 {
     size_t m = w->rows;
-    for (int a = 0; a < np; a++) {
+    for (int a = 0; a < np; a++) { /* (w->nt is 0: the guesses are checked before any lock round) */
         size_t col = (size_t)w->pcol[a];
-        const double *ps = &w->psave[(size_t)a * m];
-        ikd__multi_move_column(w, col, (double *)ps, 1);
+        double *ps = &w->psave[(size_t)a * m];
+        ikd__multi_move_column(w, col, ps, 1);
         w->locked[col] = 0;
-        if (w->nt >= MULTI_WB) continue;
         memcpy(&w->t[(size_t)w->nt * m], ps, m * sizeof(double));
         w->tf[w->nt] = k * w->z[col], w->ts[w->nt] = 1;
         ikd__multi_solve_factored(w, ps, &w->tu[(size_t)w->nt * m]);
         w->nt++;
     }
-    if (w->nt < np || woodbury_solve(w) != 0) {
+    if (woodbury_solve(w) != 0) {
         ikd__multi_form_product(w);
         return -1;
     }

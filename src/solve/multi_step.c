@@ -179,8 +179,8 @@ static int column_leaves(const multi_ws *w, size_t c)
 }
 
 /* Clears the last step's locks; with `bounded` (options.pull_max_deg set:
- * a clip's frames after the first; or w->guess: a cold solve's long
- * steps) the columns it locked that still sit at or past a bound of their
+ * a clip's frames after the first; or primary_step's `guess`: a cold
+ * solve's long steps) the columns it locked that still sit at or past a bound of their
  * range (most steps that follow push on against it) are locked again
  * before the product is formed, at most
  * MULTI_PRELOCK: their step is 0 and their entries go to w->psave; the
@@ -232,10 +232,11 @@ static int prelock_holds(const multi_ws *w, int np, double k)
  * taken out of the task error), its column is zeroed and the rest solved
  * again, up to four rounds. (Locked where it stood instead, a joint near a
  * bound stopped short of it; those false stationary points were other local
- * minima: loops that did not close.) 0, or -1 when the system cannot be
- * solved. */
+ * minima: loops that did not close.) With `guess` (a cold solve's long
+ * steps) the columns the last step locked are guessed as where the pull is
+ * bounded (prelock). 0, or -1 when the system cannot be solved. */
 int ikd__multi_primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose,
-                            double lambda, double mu, double kmin)
+                            double lambda, double mu, double kmin, int guess)
 {
     int pull = mu > 0;
     for (size_t i = 0; i < w->g; i++) pull |= p->goals[i].has_pole;
@@ -243,7 +244,7 @@ int ikd__multi_primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_q
     else memset(w->z, 0, w->cols * sizeof(double));
     double c = lambda * lambda + mu * mu, k = c > 0 ? mu * mu / c : 0;
     if (mu > 0 && k < kmin) k = kmin; /* near the goals: settle while meeting them */
-    int np = prelock(w, p->pull_max_deg > 0 || w->guess);
+    int np = prelock(w, p->pull_max_deg > 0 || guess);
     ikd__multi_form_product(w);
     /* each row damped by c; a far goal's rows (a block of their own: no
      * column is both theirs and another goal's) by its own error instead */
