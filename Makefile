@@ -168,10 +168,12 @@ deploy-checks: $(BUILD)/ikd
 	  (cd tests/deploy && npm ci --no-audit --no-fund --loglevel=error >/dev/null) && node tests/deploy/validate.mjs; \
 	else echo "== deploy: npm not found, Kubernetes and Dockerfile checks skipped"; fi
 
-check-suites: $(BUILD)/libikd.a $(BUILD)/ikd $(TEST_UNIT) $(TEST_E2E) $(FAILALLOC)
+check-suites: $(BUILD)/libikd.a $(BUILD)/ikd $(TEST_UNIT) $(TEST_E2E) $(FAILALLOC) $(BUILD)/bench
 	@set -e; for t in $(TEST_UNIT); do echo "== $$t"; IKD_TEST_FIXTURES=tests/fixtures $$t; done
 	@set -e; for t in $(TEST_E2E); do echo "== $$t"; IKD_BIN=$(BUILD)/ikd IKD_TEST_FIXTURES=tests/fixtures \
 	  IKD_TEST_FAILALLOC=$(FAILALLOC) $$t; done
+	@echo "== tests/e2e/transport.py (plain clients: early answers, big clips, stalled streams)"
+	@python3 tests/e2e/transport.py $(BUILD)/ikd $(BUILD)/bench
 
 # OpenAPI checks with pinned npm tools (tests/openapi): Redocly's lint of openapi.yaml, then the
 # contract test, which sends live traffic through Stoplight Prism's validating proxy. Skipped

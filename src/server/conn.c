@@ -163,3 +163,17 @@ size_t ikd_conn_send_raw(struct MHD_Connection *conn, const ikd_call *c, const c
     ikd_buf_destroy(&out);
     return sent;
 }
+
+const char *ikd_conn_reason(int status)
+{
+    static const struct {
+        int status;
+        const char *reason;
+    } reasons[] = {{400, "Bad Request"},        {401, "Unauthorized"},          {403, "Forbidden"},
+                   {404, "Not Found"},          {405, "Method Not Allowed"},    {409, "Conflict"},
+                   {413, "Payload Too Large"},  {415, "Unsupported Media Type"}, {431, "Request Header Fields Too Large"},
+                   {500, "Internal Server Error"}, {501, "Not Implemented"},    {503, "Service Unavailable"}};
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+        if (reasons[i].status == status) return reasons[i].reason;
+    return "Error";
+}

@@ -44,5 +44,7 @@ int ikd_conn_peer_closed(struct MHD_Connection *conn);
  * middle of a body). Plain HTTP only: under TLS nothing is written. Returns
  * the body bytes written (0: nothing went out). */
 size_t ikd_conn_send_raw(struct MHD_Connection *conn, const ikd_call *c, const char *reason);
+/* The reason phrase of the statuses an early answer can have. */
+const char *ikd_conn_reason(int status);
 
 #endif

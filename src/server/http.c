@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,18 +16,26 @@
 #include "listen.h"
 #include "log.h"
 
-/* RECEIVING: reading the head or body; DECIDED: the answer is known from the
- * head but is queued only on MHD's final call (a response queued in the
- * first call makes libmicrohttpd close the connection); QUEUED: on the pool,
- * connection suspended; DONE: the pool has finished; ANSWERED: queued. */
+/* RECEIVING: reading the head or body; DECIDED: the answer is known (from
+ * the head, or mid-body: a chunked body past its limit) and the rest of the
+ * body is read and dropped, then the answer is queued on MHD's final call
+ * (the lingering below); QUEUED: on the pool, connection suspended; DONE:
+ * the pool has finished; ANSWERED: queued; CUT: the lingering's bounds were
+ * passed, the answer written on the socket as it was and the connection
+ * closed.
+ *
+ * Lingering: a client that sends its whole body before it reads (Python's
+ * http.client, most HTTP libraries) gets a broken pipe or a reset instead
+ * of an answer when the server closes while the body is still coming. So
+ * an answer decided before the body is in (413 by Content-Length, 401,
+ * 415, 503 from the head, 413 or 503 mid-body) is sent after the body: ikd
+ * reads and drops up to --linger-bytes more of it within --linger-ms of
+ * the decision, then answers with Connection: close (what nginx's
+ * lingering close does, RFC 9112 section 9.6). Past either bound the
+ * answer is written as it stands and the connection is cut. A request with
+ * Expect: 100-continue, or whose Content-Length is past --linger-bytes, is
+ * answered at once (no body is on its way, or it would not be read). */
 typedef enum { REQ_RECEIVING, REQ_DECIDED, REQ_QUEUED, REQ_DONE, REQ_ANSWERED, REQ_CUT } req_state;
-
-/* A body that passes --max-body mid-stream (chunked) is answered at once,
- * written on the socket by ikd (libmicrohttpd 0.9.75 queues replies only
- * before the body or after it); the rest of the body is read and dropped up
- * to this many bytes, so that the client can read the answer before the
- * connection closes, then the connection is cut. */
-#define IKD_HTTP_DISCARD_MAX (1024 * 1024)
 
 /* Bytes of libmicrohttpd's per-connection memory kept beyond --conn-buffer
  * for the reply's headers: a request head that fills --conn-buffer still
@@ -41,7 +50,8 @@ typedef struct ikd_http_req {
     struct MHD_Connection *conn;
     req_state state;
     unsigned long reply_bytes;
-    unsigned long long discarded; /* REQ_CUT: body bytes dropped after the early answer */
+    unsigned long long discarded; /* REQ_DECIDED: body bytes dropped after the answer was decided */
+    unsigned long long t_decided; /* when the answer was decided (ikd_clock_ns) */
     int peer_gone;                /* the client had closed its side before a pooled answer was ready */
     char method[16];
     char path[256];
@@ -114,17 +124,43 @@ static enum MHD_Result queue_stream(ikd_http_req *rq)
     return queue_response(rq, r);
 }
 
-/* Answer: at once when a body is on its way (it will not be read: the
- * connection closes after), else on MHD's final call for this request so
- * that the connection stays open for the next one. */
+/* 1 when a body of this request will not be lingered over: the client
+ * waits for 100 Continue before sending it, or it is longer than
+ * --linger-bytes. */
+static int answer_at_once(ikd_http_req *rq)
+{
+    const char *expect = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+    const char *length = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (expect && strcasecmp(expect, "100-continue") == 0) return 1;
+    return length && strtoull(length, NULL, 10) > (unsigned long long)rq->h->cfg->linger_bytes;
+}
+
+/* An answer decided from the head: queued on MHD's final call for this
+ * request, after any body has been read and dropped (lingering, above). */
 static enum MHD_Result respond(ikd_http_req *rq)
 {
-    if (rq->state == REQ_RECEIVING && !rq->call.has_body) {
-        rq->state = REQ_DECIDED;
-        return MHD_YES;
+    if (rq->call.has_body) {
+        rq->call.close = 1;
+        if (answer_at_once(rq)) return queue_now(rq);
     }
-    if (rq->state == REQ_RECEIVING) rq->call.close = 1;
-    return queue_now(rq);
+    rq->state = REQ_DECIDED;
+    rq->t_decided = ikd_clock_ns();
+    return MHD_YES;
+}
+
+/* REQ_DECIDED: drop this piece of the body; past the lingering's bounds
+ * write the answer on the socket and close. */
+static enum MHD_Result linger(ikd_http_req *rq, size_t *upload_data_size)
+{
+    rq->discarded += *upload_data_size;
+    *upload_data_size = 0;
+    const ikd_config *cfg = rq->h->cfg;
+    if (rq->discarded <= (unsigned long long)cfg->linger_bytes &&
+        ikd_clock_ns() - rq->t_decided <= (unsigned long long)cfg->linger_ms * 1000000ull)
+        return MHD_YES;
+    rq->state = REQ_CUT;
+    rq->reply_bytes = ikd_conn_send_raw(rq->conn, &rq->call, ikd_conn_reason(rq->call.status));
+    return MHD_NO;
 }
 
 /* ---- service hooks ----------------------------------------------------- */
@@ -147,6 +183,8 @@ static void hook_clip(void *ctx, const unsigned frames[3])
 static void hook_rejected(void *ctx, ikd_reject_reason why) { ikd_metrics_reject(&((ikd_http *)ctx)->metrics, why); }
 
 static int hook_submit(void *ctx, ikd_task *task) { return ikd_pool_submit(&((ikd_http *)ctx)->pool, task); }
+
+static int hook_resume(void *ctx, ikd_task *task) { return ikd_pool_resume(&((ikd_http *)ctx)->pool, task); }
 
 static size_t hook_idle(void *ctx)
 {
@@ -238,14 +276,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     (void)version;
     ikd_http_req *rq = *con_cls;
     if (!rq) return on_first_call(h, conn, url, method, con_cls);
-    if (rq->state == REQ_CUT) { /* answered mid-body: drop a bounded rest, then close */
-        if (*upload_data_size == 0) return MHD_NO; /* the body ended: close (the answer is out) */
-        rq->discarded += *upload_data_size;
-        *upload_data_size = 0;
-        return rq->discarded > IKD_HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
+    if (rq->state == REQ_CUT) return MHD_NO;
+    if (rq->state == REQ_DECIDED) { /* the answer waits for the body's end */
+        if (*upload_data_size == 0) return queue_now(rq);
+        return linger(rq, upload_data_size);
     }
-    if (rq->state == REQ_ANSWERED || rq->state == REQ_DECIDED) { /* discard any body that follows */
-        if (*upload_data_size == 0 && rq->state == REQ_DECIDED) return queue_now(rq);
+    if (rq->state == REQ_ANSWERED) { /* answered at once: drop whatever comes */
         *upload_data_size = 0;
         return MHD_YES;
     }
@@ -253,14 +289,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         ikd_call_body(&rq->call, upload_data, *upload_data_size);
         *upload_data_size = 0;
         if (!ikd_call_refused(&rq->call)) return MHD_YES;
-        /* past --max-body or the memory budget (a chunked body): the 413 or 503
-         * now, written on the socket (libmicrohttpd 0.9.75 queues replies
-         * only before or after a body) */
+        /* past its limit or the memory budget (a chunked body): the 413 or
+         * 503 is decided now and sent after the body (lingering) */
         rq->call.close = 1;
         ikd_call_body_end(&rq->call);
-        rq->state = REQ_CUT;
-        rq->reply_bytes = ikd_conn_send_raw(conn, &rq->call, rq->call.status == 413 ? "Payload Too Large"
-                                                                                     : "Service Unavailable");
+        rq->state = REQ_DECIDED;
+        rq->t_decided = ikd_clock_ns();
         return MHD_YES;
     }
     if (rq->state == REQ_DONE) {
@@ -346,6 +380,7 @@ static int start_service(ikd_http *h, const ikd_config *cfg)
     ikd_service_settings set = {.limits = {(size_t)cfg->max_joints, (int)cfg->max_iterations, (size_t)cfg->max_batch, NULL,
                                            (size_t)cfg->max_frames},
                                 .max_body = cfg->max_body,
+                                .max_clip_body = cfg->max_clip_body,
                                 .deadline_ms = cfg->deadline_ms,
                                 .debug_delay_ms = cfg->debug_delay_ms,
                                 .head_max = cfg->conn_buffer,
@@ -359,6 +394,7 @@ static int start_service(ikd_http *h, const ikd_config *cfg)
                                .clip_solved = hook_clip,
                                .rejected = hook_rejected,
                                .submit = hook_submit,
+                               .resume = hook_resume,
                                .idle = hook_idle,
                                .queue_full = hook_queue_full,
                                .ready = hook_ready,
@@ -483,10 +519,11 @@ long ikd_http_busy(ikd_http *h)
 
 void ikd_http_stop(ikd_http *h)
 {
-    if (h->pool_started) ikd_pool_destroy(&h->pool); /* runs queued jobs; each resumes its connection */
-    h->pool_started = 0;
-    if (h->daemon) MHD_stop_daemon(h->daemon);
+    if (h->pool_started) ikd_pool_stop(&h->pool); /* runs queued jobs; each resumes its connection */
+    if (h->daemon) MHD_stop_daemon(h->daemon); /* a parked stream's producer is ended here (pool stopped) */
     h->daemon = NULL;
+    if (h->pool_started) ikd_pool_destroy(&h->pool);
+    h->pool_started = 0;
     if (h->quiesced_fd >= 0) close(h->quiesced_fd);
     h->quiesced_fd = -1;
     if (h->listen_fd >= 0) close(h->listen_fd);

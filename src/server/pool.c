@@ -12,11 +12,19 @@ static void *pool_main(void *p)
     pool->nworkers++;
     void *data = pool->worker_data[index];
     for (;;) {
-        while (pool->count == 0 && !pool->stopping) pthread_cond_wait(&pool->nonempty, &pool->lock);
-        if (pool->count == 0) break; /* stopping and drained */
-        ikd_pool_job *job = pool->ring[pool->head];
-        pool->head = (pool->head + 1) % pool->capacity;
-        pool->count--;
+        while (pool->count == 0 && !pool->resumed && !pool->stopping) pthread_cond_wait(&pool->nonempty, &pool->lock);
+        ikd_pool_job *job = pool->resumed;
+        if (job) {
+            pool->resumed = job->next;
+            if (!pool->resumed) pool->resumed_tail = NULL;
+            pool->resumed_count--;
+        } else if (pool->count == 0) {
+            break; /* stopping and drained */
+        } else {
+            job = pool->ring[pool->head];
+            pool->head = (pool->head + 1) % pool->capacity;
+            pool->count--;
+        }
         pool->running++;
         pthread_mutex_unlock(&pool->lock);
         job->run(job, data);
@@ -91,6 +99,24 @@ int ikd_pool_submit(ikd_pool *pool, ikd_pool_job *job)
     return rc;
 }
 
+int ikd_pool_resume(ikd_pool *pool, ikd_pool_job *job)
+{
+    int rc = 0;
+    pthread_mutex_lock(&pool->lock);
+    if (pool->stopping) {
+        rc = -2;
+    } else {
+        job->next = NULL;
+        if (pool->resumed_tail) pool->resumed_tail->next = job;
+        else pool->resumed = job;
+        pool->resumed_tail = job;
+        pool->resumed_count++;
+        pthread_cond_signal(&pool->nonempty);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return rc;
+}
+
 void ikd_pool_load(ikd_pool *pool, size_t *queued, size_t *running)
 {
     pthread_mutex_lock(&pool->lock);
@@ -99,14 +125,22 @@ void ikd_pool_load(ikd_pool *pool, size_t *queued, size_t *running)
     pthread_mutex_unlock(&pool->lock);
 }
 
-void ikd_pool_destroy(ikd_pool *pool)
+void ikd_pool_stop(ikd_pool *pool)
 {
-    if (!pool->threads) return;
+    if (!pool->threads || !pool->nthreads) return;
     pthread_mutex_lock(&pool->lock);
     pool->stopping = 1;
     pthread_cond_broadcast(&pool->nonempty);
     pthread_mutex_unlock(&pool->lock);
     for (int i = 0; i < pool->nthreads; i++) pthread_join(pool->threads[i], NULL);
-    pool_free(pool, pool->nthreads);
+    pool->joined = pool->nthreads;
+    pool->nthreads = 0;
+}
+
+void ikd_pool_destroy(ikd_pool *pool)
+{
+    if (!pool->threads) return;
+    ikd_pool_stop(pool);
+    pool_free(pool, pool->joined);
     memset(pool, 0, sizeof *pool);
 }

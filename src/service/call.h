@@ -35,6 +35,9 @@ typedef struct ikd_service_hooks {
     void (*clip_solved)(void *ctx, const unsigned frames[3]);
     void (*rejected)(void *ctx, ikd_reject_reason why);                            /* one refusal */
     int (*submit)(void *ctx, ikd_task *task);  /* queue a task: 0, -1 queue full, -2 stopping */
+    /* queue a task accepted before (a parked stream's producer) past the
+     * queue's bound, ahead of new tasks: 0, or -2 stopping */
+    int (*resume)(void *ctx, ikd_task *task);
     size_t (*idle)(void *ctx);                 /* workers neither running nor about to run a job */
     int (*queue_full)(void *ctx);              /* the queue has no free slot now */
     int (*ready)(void *ctx);                   /* serving and not draining (GET /readyz) */
@@ -54,7 +57,8 @@ typedef struct ikd_file {
 
 typedef struct ikd_service_settings {
     ikd_api_limits limits;
-    long max_body;       /* bytes; a larger body gets 413 */
+    long max_body;       /* bytes; a larger body gets 413 (routes without big_body) */
+    long max_clip_body;  /* bytes; the same for routes with big_body (0: max_body) */
     long deadline_ms;    /* from arrival; 0 = none */
     long debug_delay_ms; /* testing: every pooled job sleeps this long first */
     long head_max;       /* most bytes of request line and headers (431 beyond); 0 = no limit */
@@ -67,7 +71,7 @@ typedef struct ikd_service_settings {
 
 typedef struct ikd_service {
     ikd_api_limits limits;
-    long max_body, deadline_ms, debug_delay_ms, head_max;
+    long max_body, max_clip_body, deadline_ms, debug_delay_ms, head_max;
     const ikd_file *(*find_file)(const char *path);
     ikd_guard guard;
     ikd_buf solvers_doc[2]; /* GET /v1/solvers, rendered once per encoding */
@@ -122,6 +126,7 @@ struct ikd_call {
     int too_large;          /* the body passed max_body: the rest is dropped */
     int over_budget;        /* the body passed the memory budget: the rest is dropped */
     size_t charged;         /* bytes this call holds of the memory budget (released on destroy) */
+    size_t decode_charge;   /* of which: the decoded document's estimate, released once it is freed */
     size_t reply_estimate;  /* a batch: the reply size charged before solving */
     int declared;           /* the body's length was declared (and charged) in the head */
     int status;             /* the reply's HTTP status */

@@ -1,6 +1,7 @@
 /* clip.c - POST /v1/solve/clip: decode, validate every frame, solve the frames in order (each from the last), reply. */
 #include "clip.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,92 @@ int ikd_clip_open(const ikd_api_limits *lim, ikd_encoding in_enc, const char *bo
     return rc;
 }
 
-int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long long deadline_ns)
+/* ---- packed goals ------------------------------------------------------
+ * A goal as its joint (u32), which parts it has (u32), its weight, then
+ * the doubles of each part it has, in the order of the flags. */
+enum { PACK_POSITION = 1, PACK_ROTATION = 2, PACK_AIM = 4, PACK_GROUND = 8, PACK_HEIGHT = 16, PACK_POLE = 32 };
+
+static size_t pack_size(const ikd_goal *g)
+{
+    return 16 + 8 * (size_t)(3 * !!g->has_position + 4 * !!g->has_rotation + 6 * !!g->has_aim + 6 * !!g->has_ground +
+                             !!g->has_ground_height + 3 * !!g->has_pole);
+}
+
+static unsigned char *put(unsigned char *p, const void *src, size_t n)
+{
+    memcpy(p, src, n);
+    return p + n;
+}
+
+static unsigned char *pack_goal(unsigned char *p, const ikd_goal *g)
+{
+    uint32_t joint = (uint32_t)g->joint, flags = (g->has_position ? PACK_POSITION : 0) |
+                                                 (g->has_rotation ? PACK_ROTATION : 0) | (g->has_aim ? PACK_AIM : 0) |
+                                                 (g->has_ground ? PACK_GROUND : 0) |
+                                                 (g->has_ground_height ? PACK_HEIGHT : 0) | (g->has_pole ? PACK_POLE : 0);
+    p = put(p, &joint, 4);
+    p = put(p, &flags, 4);
+    p = put(p, &g->weight, 8);
+    if (flags & PACK_POSITION) p = put(p, &g->position, 24);
+    if (flags & PACK_ROTATION) p = put(p, &g->rotation, 32);
+    if (flags & PACK_AIM) p = put(put(p, &g->aim_axis, 24), &g->aim_at, 24);
+    if (flags & PACK_GROUND) p = put(put(p, &g->ground_point, 24), &g->ground_normal, 24);
+    if (flags & PACK_HEIGHT) p = put(p, &g->ground_height, 8);
+    if (flags & PACK_POLE) p = put(p, &g->pole, 24);
+    return p;
+}
+
+static const unsigned char *get(const unsigned char *p, void *dst, size_t n)
+{
+    memcpy(dst, p, n);
+    return p + n;
+}
+
+static const unsigned char *unpack_goal(const unsigned char *p, ikd_goal *g)
+{
+    uint32_t joint, flags;
+    p = get(p, &joint, 4);
+    p = get(p, &flags, 4);
+    ikd_goal_init(g, joint);
+    p = get(p, &g->weight, 8);
+    if ((g->has_position = !!(flags & PACK_POSITION))) p = get(p, &g->position, 24);
+    if ((g->has_rotation = !!(flags & PACK_ROTATION))) p = get(p, &g->rotation, 32);
+    if ((g->has_aim = !!(flags & PACK_AIM))) p = get(get(p, &g->aim_axis, 24), &g->aim_at, 24);
+    if ((g->has_ground = !!(flags & PACK_GROUND))) p = get(get(p, &g->ground_point, 24), &g->ground_normal, 24);
+    if ((g->has_ground_height = !!(flags & PACK_HEIGHT))) p = get(p, &g->ground_height, 8);
+    if ((g->has_pole = !!(flags & PACK_POLE))) p = get(p, &g->pole, 24);
+    return p;
+}
+
+/* Move the request's goals into the run, packed. 0, or -1 out of memory. */
+static int pack_goals(ikd_clip_run *run, ikd_skel_request *req)
+{
+    size_t bytes = 0, nf = req->frame_count;
+    for (size_t i = 0; i < req->frame_first[nf]; i++) bytes += pack_size(&req->goals[i]);
+    run->pack = malloc(bytes ? bytes : 1);
+    run->pack_at = malloc((nf + 1) * sizeof *run->pack_at);
+    if (!run->pack || !run->pack_at) return -1;
+    unsigned char *p = run->pack;
+    for (size_t k = 0; k < nf; k++) {
+        run->pack_at[k] = (size_t)(p - run->pack);
+        for (size_t i = req->frame_first[k]; i < req->frame_first[k + 1]; i++) p = pack_goal(p, &req->goals[i]);
+    }
+    run->pack_at[nf] = (size_t)(p - run->pack);
+    free(req->goals);
+    req->goals = NULL;
+    req->problem.goals = NULL;
+    return 0;
+}
+
+/* Frame k's goals into run->goals. */
+static void unpack_frame(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
+{
+    const unsigned char *p = run->pack + run->pack_at[k];
+    run->goal_count = req->frame_first[k + 1] - req->frame_first[k];
+    for (size_t i = 0; i < run->goal_count; i++) p = unpack_goal(p, &run->goals[i]);
+}
+
+int ikd_clip_begin(ikd_clip_run *run, ikd_skel_request *req, unsigned long long deadline_ns)
 {
     size_t n = req->skeleton.count, most = 1;
     memset(run, 0, sizeof *run);
@@ -60,7 +146,9 @@ int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long
     run->motion_mem = malloc(ikd_motion_memory_size(n));
     run->pose = malloc(n * sizeof *run->pose);
     run->gr = malloc(most * sizeof *run->gr);
-    if (!run->work || !run->local || !run->motion_mem || !run->pose || !run->gr) {
+    run->goals = malloc(most * sizeof *run->goals);
+    if (!run->work || !run->local || !run->motion_mem || !run->pose || !run->gr || !run->goals ||
+        pack_goals(run, req) != 0) {
         ikd_clip_end(run);
         return -1;
     }
@@ -75,8 +163,9 @@ void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
     ikd_multi_problem p = req->problem;
     ikd_error err;
     size_t n = req->skeleton.count;
-    p.goals = (ikd_goal *)req->goals + req->frame_first[k];
-    p.goal_count = req->frame_first[k + 1] - req->frame_first[k];
+    unpack_frame(run, req, k);
+    p.goals = run->goals;
+    p.goal_count = run->goal_count;
     ikd_motion_frame(&run->motion, &p);
     p.deadline_ns = run->deadline_ns;
     unsigned long long t0 = ikd_clock_ns();
@@ -107,7 +196,41 @@ void ikd_clip_end(ikd_clip_run *run)
     free(run->motion_mem);
     free(run->pose);
     free(run->gr);
+    free(run->goals);
+    free(run->pack);
+    free(run->pack_at);
     run->work = NULL, run->local = NULL, run->motion_mem = NULL, run->pose = NULL, run->gr = NULL;
+    run->goals = NULL, run->pack = NULL, run->pack_at = NULL;
+}
+
+size_t ikd_clip_held(const ikd_clip_run *run, const ikd_skel_request *req)
+{
+    size_t n = req->skeleton.count, nf = req->frame_count;
+    return run->work_size + (run->pack_at ? run->pack_at[nf] : 0) + (2 * nf + 2) * sizeof(size_t) +
+           n * (sizeof(ikd_skeleton_joint) + 2 * sizeof(ikd_quat) + sizeof(ikd_pose_joint) + 64) +
+           ikd_motion_memory_size(n);
+}
+
+/* Per frame of a reply, bytes at most: a joint's rotation (four numbers
+ * of up to 24 characters in JSON, 9 bytes in MessagePack, and their
+ * punctuation), a goal's result without its joint's name, and the rest
+ * (frame, status, root, iterations, solve_us). A 25-joint humanoid frame
+ * with four goals measured 1,976 bytes of JSON against 3,032 here. */
+#define CLIP_JOINT_JSON 104
+#define CLIP_JOINT_MSGPACK 40
+#define CLIP_GOAL_JSON 100
+#define CLIP_GOAL_MSGPACK 64
+#define CLIP_FRAME_JSON 200
+#define CLIP_FRAME_MSGPACK 100
+
+size_t ikd_clip_reply_size(const ikd_clip_run *run, const ikd_skel_request *req, ikd_encoding enc)
+{
+    (void)run;
+    int js = enc == IKD_ENC_JSON;
+    size_t names = 0, n = req->skeleton.count, nf = req->frame_count, goals = req->frame_first[nf];
+    for (size_t j = 0; req->names && j < n; j++) names = req->names[j] && strlen(req->names[j]) > names ? strlen(req->names[j]) : names;
+    return 1024 + nf * (n * (js ? CLIP_JOINT_JSON : CLIP_JOINT_MSGPACK) + (js ? CLIP_FRAME_JSON : CLIP_FRAME_MSGPACK)) +
+           goals * ((js ? CLIP_GOAL_JSON : CLIP_GOAL_MSGPACK) + names + 24);
 }
 
 int ikd_clip_prepare(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc,
@@ -126,6 +249,28 @@ int ikd_clip_prepare(const ikd_api_limits *lim, unsigned long long deadline_ns, 
     return 0;
 }
 
+int ikd_clip_write(const ikd_skel_request *req, ikd_clip_run *run, ikd_encoding enc, ikd_buf *out,
+                   ikd_api_outcome *outcome)
+{
+    ikd_emitter e;
+    ikd_emit_reply(&e, enc, out);
+    ikd_emit_map(&e, 2);
+    ikd_emit_key(&e, "frames");
+    ikd_emit_array(&e, req->frame_count);
+    for (size_t k = 0; k < req->frame_count; k++) {
+        ikd_clip_step(run, req, k);
+        ikd_reply_clip_frame(&e, req, k, run->goals, run->goal_count, run->local, run->gr, &run->res, run->solve_us);
+    }
+    ikd_emit_end(&e);
+    ikd_emit_key(&e, "summary");
+    ikd_reply_clip_summary(&e, req, &run->summary);
+    ikd_emit_end(&e);
+    if (outcome) ikd_clip_outcome(run, outcome);
+    if (!out->failed) return 200;
+    if (outcome) outcome->error = IKD_E_NOMEM;
+    return ikd_reply_errorf(out, enc, IKD_E_NOMEM, "", "the reply could not be built");
+}
+
 int ikd_api_clip(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc, ikd_encoding out_enc,
                  const char *body, size_t len, ikd_buf *out, ikd_api_outcome *outcome)
 {
@@ -135,42 +280,30 @@ int ikd_api_clip(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_
     int status = ikd_clip_prepare(lim, deadline_ns, in_enc, out_enc, body, len, &req, &run, out, &error);
     if (outcome) *outcome = (ikd_api_outcome){.solved = 0, .error = error};
     if (status == 0) {
-        ikd_emitter e;
-        ikd_emit_reply(&e, out_enc, out);
-        ikd_emit_map(&e, 2);
-        ikd_emit_key(&e, "frames");
-        ikd_emit_array(&e, req.frame_count);
-        for (size_t k = 0; k < req.frame_count; k++) {
-            ikd_clip_step(&run, &req, k);
-            ikd_reply_clip_frame(&e, &req, k, run.local, run.gr, &run.res, run.solve_us);
-        }
-        ikd_emit_end(&e);
-        ikd_emit_key(&e, "summary");
-        ikd_reply_clip_summary(&e, &req, &run.summary);
-        ikd_emit_end(&e);
-        status = 200;
-        if (outcome) ikd_clip_outcome(&run, outcome);
+        status = ikd_clip_write(&req, &run, out_enc, out, outcome);
         ikd_clip_end(&run);
-        if (out->failed) {
-            if (outcome) outcome->error = IKD_E_NOMEM;
-            status = ikd_reply_errorf(out, out_enc, IKD_E_NOMEM, "", "the reply could not be built");
-        }
     }
     ikd_skel_request_destroy(&req);
     return status;
 }
 
-void ikd_clip_stream(const ikd_skel_request *req, ikd_clip_run *run, ikd_encoding enc, ikd_stream *st)
+int ikd_clip_stream(const ikd_skel_request *req, ikd_clip_run *run, ikd_encoding enc, ikd_stream *st)
 {
     ikd_buf b;
     ikd_emitter e;
     ikd_buf_init(&b);
-    for (size_t k = 0; k < req->frame_count && !atomic_load(&st->cancel); k++) {
+    while (run->next < req->frame_count && !atomic_load(&st->cancel)) {
+        size_t k = run->next++;
         ikd_clip_step(run, req, k);
         ikd_emit_reply(&e, enc, &b);
-        ikd_reply_clip_frame(&e, req, k, run->local, run->gr, &run->res, run->solve_us);
+        ikd_reply_clip_frame(&e, req, k, run->goals, run->goal_count, run->local, run->gr, &run->res, run->solve_us);
         if (enc == IKD_ENC_JSON) ikd_buf_append(&b, "\n", 1);
-        if (b.failed || ikd_stream_push(st, b.data, b.len, 0) != 0) break;
+        int rc = b.failed ? -1 : ikd_stream_push(st, b.data, b.len, 0);
+        if (rc < 0) break;
+        if (rc > 0) { /* parked: the reader is behind */
+            ikd_buf_destroy(&b);
+            return 1;
+        }
     }
     ikd_emit_reply(&e, enc, &b);
     ikd_emit_map(&e, 1);
@@ -180,6 +313,7 @@ void ikd_clip_stream(const ikd_skel_request *req, ikd_clip_run *run, ikd_encodin
     if (enc == IKD_ENC_JSON) ikd_buf_append(&b, "\n", 1);
     ikd_stream_push(st, b.failed ? "" : b.data, b.failed ? 0 : b.len, 1);
     ikd_buf_destroy(&b);
+    return 0;
 }
 
 void ikd_clip_outcome(const ikd_clip_run *run, ikd_api_outcome *outcome)

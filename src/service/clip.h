@@ -28,8 +28,16 @@ int ikd_clip_prepare(const ikd_api_limits *lim, unsigned long long deadline_ns, 
 
 /* A clip being solved: scratch for the largest frame, the motion (each
  * frame's start and pull bound, include/ikd/motion.h), what the frames did
- * so far. */
+ * so far. Every frame's goals are kept packed (only the parts each goal
+ * has: a 6-DoF goal takes 72 bytes, not sizeof(ikd_goal)) and unpacked one
+ * frame at a time, so that a long clip that waits for a slow reader holds
+ * little memory. */
 struct ikd_clip_run {
+    unsigned char *pack;      /* every frame's goals, packed */
+    size_t *pack_at;          /* frame k's start at pack + pack_at[k]; frame_count + 1 of them */
+    ikd_goal *goals;          /* the frame being solved's goals, unpacked */
+    size_t goal_count;
+    size_t next;              /* the next frame to solve */
     void *work;
     size_t work_size;
     ikd_quat *local;          /* this frame's local rotations */
@@ -44,18 +52,32 @@ struct ikd_clip_run {
     unsigned by_status[3];    /* frames by ikd_multi_status */
 };
 
-/* 0, or -1 out of memory (nothing to end then). */
-int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long long deadline_ns);
+/* 0, or -1 out of memory (nothing to end then). Moves the request's goals
+ * into the run, packed (req->goals is NULL after). */
+int ikd_clip_begin(ikd_clip_run *run, ikd_skel_request *req, unsigned long long deadline_ns);
+/* Bytes the run and the request hold (charged to the memory budget while
+ * a clip is solved). */
+size_t ikd_clip_held(const ikd_clip_run *run, const ikd_skel_request *req);
+/* An upper bound of the whole reply's size in `enc` (charged before a clip
+ * is solved into one reply). */
+size_t ikd_clip_reply_size(const ikd_clip_run *run, const ikd_skel_request *req, ikd_encoding enc);
 /* Solve frame k (frames in order, from 0) by ikd_motion's rule: frame 0
  * from the request's pose, frame 1 from frame 0's, frame k >= 2 from frame
  * k-1's turned on by its change since frame k-2. */
 void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k);
 void ikd_clip_end(ikd_clip_run *run);
-/* Solve every frame into `st` as it is solved: NDJSON (enc JSON: one JSON
- * object and a newline per frame) or MessagePack (one map per frame), then
- * {"summary": {...}} the same way, and the end. Stops early when the
- * transport goes away (st->cancel). */
-void ikd_clip_stream(const ikd_skel_request *req, ikd_clip_run *run, ikd_encoding enc, ikd_stream *st);
+/* Solve the frames from run->next on into `st` as they are solved: NDJSON
+ * (enc JSON: one JSON object and a newline per frame) or MessagePack (one
+ * map per frame), then {"summary": {...}} the same way, and the end.
+ * Returns 1 when the stream parked the producer (its reader is behind:
+ * ikd_stream_push); the stream's resume or abandon callback follows, and
+ * a call after resume goes on where this one stopped. 0 when the clip
+ * ended, or the transport went away (st->cancel). */
+int ikd_clip_stream(const ikd_skel_request *req, ikd_clip_run *run, ikd_encoding enc, ikd_stream *st);
+/* Solve every frame into one reply {"frames": [...], "summary": {...}}
+ * in `out`; the HTTP status (200, or 500 when it could not be built). */
+int ikd_clip_write(const ikd_skel_request *req, ikd_clip_run *run, ikd_encoding enc, ikd_buf *out,
+                   ikd_api_outcome *outcome);
 /* The media types of the two streams. */
 #define IKD_CLIP_NDJSON "application/x-ndjson"
 #define IKD_CLIP_MSGPACK_STREAM "application/x-msgpack-stream"

@@ -120,14 +120,13 @@ void ikd_reply_skeleton(ikd_emitter *e, const ikd_skel_request *req, const ikd_q
     ikd_emit_end(e);
 }
 
-void ikd_reply_clip_frame(ikd_emitter *e, const ikd_skel_request *req, size_t k, const ikd_quat *local,
-                          const ikd_goal_result *gr, const ikd_multi_result *res, double solve_us)
+void ikd_reply_clip_frame(ikd_emitter *e, const ikd_skel_request *req, size_t k, const ikd_goal *goals, size_t count,
+                          const ikd_quat *local, const ikd_goal_result *gr, const ikd_multi_result *res, double solve_us)
 {
-    size_t g0 = req->frame_first[k], ng = req->frame_first[k + 1] - g0;
     ikd_emit_map(e, 6);
     IKD_EMIT_KEY(e, "frame");
     ikd_emit_int(e, (long long)k);
-    emit_goals(e, req, req->goals + g0, ng, gr, res->status);
+    emit_goals(e, req, goals, count, gr, res->status);
     emit_pose(e, res->root, local, req->skeleton.count);
     IKD_EMIT_KEY(e, "iterations");
     ikd_emit_int(e, res->iterations);

@@ -24,6 +24,7 @@ typedef struct ikd_route {
     const char *allow_all; /* the Allow header value: allow + OPTIONS */
     int has_body;          /* POST with a body, solved on the worker pool */
     int open;              /* reachable without the API token (health checks) */
+    int big_body;          /* its body limit is --max-clip-body, not --max-body */
 } ikd_route;
 
 /* The route for `path` (exact match; any path under /ui/ or /client/ is

@@ -29,10 +29,27 @@ static void account(ikd_stream *s, long n)
     }
 }
 
+void ikd_stream_producer(ikd_stream *s, void (*resume)(void *ctx), void (*abandon)(void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&s->lock);
+    s->high = IKD_STREAM_HIGH;
+    s->resume = resume;
+    s->abandon = abandon;
+    s->producer_ctx = ctx;
+    pthread_mutex_unlock(&s->lock);
+}
+
 int ikd_stream_push(ikd_stream *s, const char *data, size_t n, int done)
 {
     pthread_mutex_lock(&s->lock);
-    if (s->off == s->buf.len) ikd_buf_reset(&s->buf), s->off = 0; /* all read: start over */
+    if (s->off == s->buf.len) {
+        ikd_buf_reset(&s->buf), s->off = 0; /* all read: start over */
+    } else if (s->off >= s->buf.len / 2) { /* a reader behind: the read half goes, so the buffer stays bounded */
+        memmove(s->buf.data, s->buf.data + s->off, s->buf.len - s->off);
+        s->buf.len -= s->off;
+        s->buf.data[s->buf.len] = '\0';
+        s->off = 0;
+    }
     ikd_buf_append(&s->buf, data, n);
     int failed = s->buf.failed;
     if (!failed) account(s, (long)n);
@@ -41,8 +58,10 @@ int ikd_stream_push(ikd_stream *s, const char *data, size_t n, int done)
         s->parked = 0;
         s->wake(s->ctx);
     }
+    int park = !s->done && s->high && s->buf.len - s->off >= s->high && !atomic_load(&s->cancel);
+    if (park) s->producer_parked = 1;
     pthread_mutex_unlock(&s->lock);
-    return failed ? -1 : 0;
+    return failed ? -1 : park;
 }
 
 void ikd_stream_attach(ikd_stream *s, void (*wake)(void *ctx), void *ctx)
@@ -55,6 +74,7 @@ void ikd_stream_attach(ikd_stream *s, void (*wake)(void *ctx), void *ctx)
 
 long ikd_stream_read(ikd_stream *s, char *dst, size_t max, void (*park)(void *ctx), void *ctx)
 {
+    int resume = 0;
     pthread_mutex_lock(&s->lock);
     size_t have = s->buf.failed ? 0 : s->buf.len - s->off;
     long r;
@@ -65,6 +85,7 @@ long ikd_stream_read(ikd_stream *s, char *dst, size_t max, void (*park)(void *ct
         s->sent += n;
         account(s, -(long)n);
         r = (long)n;
+        if (s->producer_parked && s->buf.len - s->off < IKD_STREAM_LOW) s->producer_parked = 0, resume = 1;
     } else if (s->done) {
         r = -1;
     } else {
@@ -73,6 +94,7 @@ long ikd_stream_read(ikd_stream *s, char *dst, size_t max, void (*park)(void *ct
         r = 0;
     }
     pthread_mutex_unlock(&s->lock);
+    if (resume) s->resume(s->producer_ctx); /* outside the lock: it may run the producer at once */
     return r;
 }
 
@@ -82,7 +104,10 @@ void ikd_stream_detach(ikd_stream *s)
     s->wake = NULL;
     s->parked = 0;
     atomic_store(&s->cancel, 1);
+    int abandon = s->producer_parked;
+    s->producer_parked = 0;
     pthread_mutex_unlock(&s->lock);
+    if (abandon) s->abandon(s->producer_ctx);
 }
 
 unsigned long long ikd_stream_sent(ikd_stream *s)

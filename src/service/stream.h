@@ -8,11 +8,22 @@
 
 #include "../codec/buf.h"
 
-/* One streamed reply, shared by its producer (a worker) and the transport
- * (libmicrohttpd's connection): each holds a reference; the last release
- * frees it. The transport parks itself when it has read everything so far
- * and is woken when more comes; once it detaches (the client is gone) the
- * producer sees `cancel` and stops. */
+/* Unread bytes at which a stream parks its producer (IKD_STREAM_HIGH) and
+ * below which the reader resumes it (IKD_STREAM_LOW): a client that reads
+ * slowly or not at all holds at most IKD_STREAM_HIGH bytes plus one frame
+ * here (besides what the kernel's socket buffers take), and no worker. */
+#define IKD_STREAM_HIGH (256 * 1024)
+#define IKD_STREAM_LOW (64 * 1024)
+
+/* One streamed reply, shared by its producer (a job on the worker pool)
+ * and the transport (libmicrohttpd's connection): each holds a reference;
+ * the last release frees it. The transport parks itself when it has read
+ * everything so far and is woken when more comes. The producer parks when
+ * IKD_STREAM_HIGH bytes wait unread: it returns its worker to the pool, and
+ * the reader calls its resume hook once fewer than IKD_STREAM_LOW wait
+ * (the producer then goes on from where it stopped), or its abandon hook
+ * when the transport detaches meanwhile. Once the transport detaches (the
+ * client is gone) a running producer sees `cancel` and stops. */
 typedef struct ikd_stream {
     pthread_mutex_t lock;
     ikd_buf buf;               /* bytes pushed and not read yet start at `off` */
@@ -24,6 +35,11 @@ typedef struct ikd_stream {
     void *ctx;
     atomic_size_t *held;       /* where unread bytes are charged (ikd_stream_account); NULL: nowhere */
     size_t charged;            /* bytes charged to *held now */
+    size_t high;               /* unread bytes that park the producer; 0: never parks */
+    int producer_parked;
+    void (*resume)(void *ctx); /* the producer's hooks (ikd_stream_producer) */
+    void (*abandon)(void *ctx);
+    void *producer_ctx;
 } ikd_stream;
 
 /* A stream with two references (producer and transport); NULL out of memory. */
@@ -32,8 +48,15 @@ ikd_stream *ikd_stream_new(void);
  * budget count) until they are read or the stream is freed. Call before
  * the first push. */
 void ikd_stream_account(ikd_stream *s, atomic_size_t *held);
+/* The producer parks at IKD_STREAM_HIGH unread bytes: resume(ctx) is
+ * called (by the reader's thread) to run it again, abandon(ctx) when the
+ * transport detaches while it is parked (the producer then ends the
+ * stream and releases its reference). Without this call the producer
+ * never parks. Call before the first push. */
+void ikd_stream_producer(ikd_stream *s, void (*resume)(void *ctx), void (*abandon)(void *ctx), void *ctx);
 /* The producer: append n bytes (done = 1: the last of them) and wake a
- * parked transport. 0, or -1 out of memory (the stream then ends). */
+ * parked transport. 0; -1 out of memory (the stream then ends); 1 when
+ * the producer is now parked: it must stop until resume or abandon. */
 int ikd_stream_push(ikd_stream *s, const char *data, size_t n, int done);
 /* The transport: how to wake it. */
 void ikd_stream_attach(ikd_stream *s, void (*wake)(void *ctx), void *ctx);

@@ -8,6 +8,7 @@
 typedef struct ikd_task ikd_task;
 struct ikd_task {
     void (*run)(ikd_task *task, void *worker_data);
+    ikd_task *next; /* the pool's, while the task waits in its list of resumed tasks */
 };
 
 #endif

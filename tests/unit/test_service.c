@@ -395,41 +395,51 @@ START_TEST(call_batch_fans_out_in_order)
 END_TEST
 
 
-/* A chunked or declared body beyond the budget, and a batch whose reply
- * could never fit (413) or does not fit now (503); a full queue refuses a
- * batch before its body is read. */
+/* A declared body that could never fit with its decoded document (413),
+ * one that does not fit now (503), a chunked body beyond the budget, and a
+ * batch whose reply could never fit (413) or does not fit now (503); a full
+ * queue refuses a batch before its body is read. */
 START_TEST(call_memory_budget)
 {
-    service_up_budget("", "", 0, 16384);
+    service_up_budget("", "", 0, 49152);
     ikd_call c, holder;
     ikd_head h = post("/v1/solve/batch", "application/json");
-    h.content_length = "20000";
-    ck_assert_int_eq(run_call(&c, &h, NULL), 503);
+    h.content_length = "20000"; /* 20000 + 7 x 20000 for jansson's tree */
+    ck_assert_int_eq(run_call(&c, &h, NULL), 413);
     ck_assert_ptr_nonnull(strstr(c.reply.data, "--memory-budget"));
-    ck_assert_str_eq(find_header(&c, "Retry-After"), "1");
+    ck_assert_ptr_null(find_header(&c, "Retry-After"));
     ck_assert_int_eq(F.rejected[IKD_REJECT_MEMORY], 1);
     ikd_call_destroy(&c);
+    h.content_length = "5000"; /* fits: 40000 bytes charged from the head */
+    ikd_call_init(&c, &svc, ikd_clock_ns());
+    ck_assert_int_eq(ikd_call_head(&c, &h), IKD_CALL_READ);
+    ck_assert_uint_eq(ikd_service_held(&svc), 40000);
+    ck_assert_int_eq(run_call(&holder, &h, NULL), 503); /* ... and leaves no room for a second */
+    ck_assert_str_eq(find_header(&holder, "Retry-After"), "1");
+    ikd_call_destroy(&holder);
+    ikd_call_destroy(&c);
+    ck_assert_uint_eq(ikd_service_held(&svc), 0);
     h.content_length = NULL;
     h.transfer_encoding = "chunked";
-    static char big[20000];
+    static char big[70000];
     memset(big, ' ', sizeof big - 1);
     big[sizeof big - 1] = 0;
     ikd_call_init(&c, &svc, ikd_clock_ns());
     ck_assert_int_eq(ikd_call_head(&c, &h), IKD_CALL_READ);
-    ikd_call_body(&c, big, 8000);
+    ikd_call_body(&c, big, 30000);
     ck_assert(!ikd_call_refused(&c));
-    ck_assert_uint_eq(ikd_service_held(&svc), 8000);
-    ikd_call_body(&c, big, 9000);
-    ck_assert(ikd_call_refused(&c)); /* 503 can go out now, before the rest */
+    ck_assert_uint_eq(ikd_service_held(&svc), 30000);
+    ikd_call_body(&c, big, 30000);
+    ck_assert(ikd_call_refused(&c)); /* 503 is decided now, before the rest */
     ck_assert_uint_eq(ikd_service_held(&svc), 0);
     ck_assert_int_eq(ikd_call_body_end(&c), IKD_CALL_ANSWER);
     ck_assert_int_eq(c.status, 503);
     ikd_call_destroy(&c);
-    /* a batch of 40 chains of 20 joints: its reply (~250 KB) can never fit 16 KiB */
+    /* a batch of 20 chains of 20 joints (4.4 KB): its reply (~125 KB) can never fit 48 KiB */
     ikd_buf body;
     ikd_buf_init(&body);
     ikd_buf_puts(&body, "{\"problems\":[");
-    for (int k = 0; k < 40; k++) {
+    for (int k = 0; k < 20; k++) {
         ikd_buf_puts(&body, k ? ",{\"solver\":\"ccd\",\"chain\":{\"joints\":[" : "{\"solver\":\"ccd\",\"chain\":{\"joints\":[");
         for (int i = 0; i < 20; i++) {
             char j[32];
@@ -452,7 +462,7 @@ START_TEST(call_memory_budget)
     ikd_call_init(&holder, &svc, ikd_clock_ns());
     h.transfer_encoding = "chunked";
     ck_assert_int_eq(ikd_call_head(&holder, &h), IKD_CALL_READ);
-    ikd_call_body(&holder, big, 16000);
+    ikd_call_body(&holder, big, 48900);
     h.transfer_encoding = NULL;
     ck_assert_int_eq(run_call(&c, &h, small), 503);
     ikd_call_destroy(&c);
