@@ -1,6 +1,7 @@
 /* skel.c - decoding POST /v1/solve/skeleton: skeleton joints and limits, start pose, goals, options, with field paths. */
 #include "skel.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,8 @@ void ikd_skel_request_destroy(ikd_skel_request *r)
     free(r->start);
     free(r->goals);
     free(r->frame_first);
+    free(r->pack);
+    free(r->pack_at);
     ikd_skel_request_init(r);
 }
 
@@ -344,6 +347,154 @@ static int parse_frames(ikd_val v, ikd_skel_request *r, ikd_error *err)
     return IKD_E_OK;
 }
 
+/* One frame of a clip decoded on its own: {"goals": [...]} at frames[k]. */
+int ikd_clip_decode_frame(ikd_val frame, size_t k, ikd_skel_request *req, ikd_goal *goals, size_t *count,
+                          ikd_error *err)
+{
+    static const ikd_field keys[] = {FIELD("goals")};
+    ikd_path ff = ikd_field_key(NULL, "frames"), fk = ikd_field_index(&ff, k), fg = ikd_field_key(&fk, "goals");
+    ikd_val m[1];
+    if (ikd_val_type(frame) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fk, "must be an object with \"goals\"");
+    int rc = GATHER(frame, &fk, keys, m, err);
+    if (rc) return rc;
+    if (!m[0].v) return ikd_field_bad(err, &fg, "is required");
+    size_t n = goals_size(m[0], &fk, req, err);
+    if (!n) return err->code;
+    *count = n;
+    return parse_goal_list(m[0], &fk, req, goals, n, err);
+}
+
+/* ---- packed goals ------------------------------------------------------
+ * A goal as its joint (u32), which parts it has (u32), its weight, then
+ * the doubles of each part it has, in the order of the flags. */
+enum { PACK_POSITION = 1, PACK_ROTATION = 2, PACK_AIM = 4, PACK_GROUND = 8, PACK_HEIGHT = 16, PACK_POLE = 32 };
+
+static size_t pack_size(const ikd_goal *g)
+{
+    return 16 + 8 * (size_t)(3 * !!g->has_position + 4 * !!g->has_rotation + 6 * !!g->has_aim + 6 * !!g->has_ground +
+                             !!g->has_ground_height + 3 * !!g->has_pole);
+}
+
+static unsigned char *put(unsigned char *p, const void *src, size_t n)
+{
+    memcpy(p, src, n);
+    return p + n;
+}
+
+static unsigned char *pack_goal(unsigned char *p, const ikd_goal *g)
+{
+    uint32_t joint = (uint32_t)g->joint;
+    uint32_t flags = (g->has_position ? PACK_POSITION : 0) | (g->has_rotation ? PACK_ROTATION : 0) |
+                     (g->has_aim ? PACK_AIM : 0) | (g->has_ground ? PACK_GROUND : 0) |
+                     (g->has_ground_height ? PACK_HEIGHT : 0) | (g->has_pole ? PACK_POLE : 0);
+    p = put(p, &joint, 4);
+    p = put(p, &flags, 4);
+    p = put(p, &g->weight, 8);
+    if (flags & PACK_POSITION) p = put(p, &g->position, 24);
+    if (flags & PACK_ROTATION) p = put(p, &g->rotation, 32);
+    if (flags & PACK_AIM) p = put(put(p, &g->aim_axis, 24), &g->aim_at, 24);
+    if (flags & PACK_GROUND) p = put(put(p, &g->ground_point, 24), &g->ground_normal, 24);
+    if (flags & PACK_HEIGHT) p = put(p, &g->ground_height, 8);
+    if (flags & PACK_POLE) p = put(p, &g->pole, 24);
+    return p;
+}
+
+static const unsigned char *get(const unsigned char *p, void *dst, size_t n)
+{
+    memcpy(dst, p, n);
+    return p + n;
+}
+
+static const unsigned char *unpack_goal(const unsigned char *p, ikd_goal *g)
+{
+    uint32_t joint, flags;
+    p = get(p, &joint, 4);
+    p = get(p, &flags, 4);
+    ikd_goal_init(g, joint);
+    p = get(p, &g->weight, 8);
+    if ((g->has_position = !!(flags & PACK_POSITION))) p = get(p, &g->position, 24);
+    if ((g->has_rotation = !!(flags & PACK_ROTATION))) p = get(p, &g->rotation, 32);
+    if ((g->has_aim = !!(flags & PACK_AIM))) p = get(get(p, &g->aim_axis, 24), &g->aim_at, 24);
+    if ((g->has_ground = !!(flags & PACK_GROUND))) p = get(get(p, &g->ground_point, 24), &g->ground_normal, 24);
+    if ((g->has_ground_height = !!(flags & PACK_HEIGHT))) p = get(p, &g->ground_height, 8);
+    if ((g->has_pole = !!(flags & PACK_POLE))) p = get(p, &g->pole, 24);
+    return p;
+}
+
+/* Room for one more frame and `bytes` more packed bytes. */
+static int pack_room(ikd_skel_request *r, size_t bytes)
+{
+    if (r->frame_count + 2 > r->frames_cap) {
+        size_t cap = r->frames_cap ? 2 * r->frames_cap : 64;
+        size_t *ff = realloc(r->frame_first, cap * sizeof *ff);
+        if (!ff) return -1;
+        r->frame_first = ff;
+        size_t *pa = realloc(r->pack_at, cap * sizeof *pa);
+        if (!pa) return -1;
+        r->pack_at = pa;
+        r->frames_cap = cap;
+    }
+    if (r->pack_len + bytes > r->pack_cap) {
+        size_t cap = r->pack_cap ? 2 * r->pack_cap : 4096;
+        while (cap < r->pack_len + bytes) cap *= 2;
+        unsigned char *p = realloc(r->pack, cap);
+        if (!p) return -1;
+        r->pack = p;
+        r->pack_cap = cap;
+    }
+    return 0;
+}
+
+int ikd_skel_pack_frame(ikd_skel_request *r, const ikd_goal *goals, size_t n)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++) bytes += pack_size(&goals[i]);
+    if (pack_room(r, bytes) != 0) return -1;
+    size_t k = r->frame_count;
+    if (k == 0) r->frame_first[0] = 0, r->pack_at[0] = 0;
+    unsigned char *p = r->pack + r->pack_len;
+    for (size_t i = 0; i < n; i++) p = pack_goal(p, &goals[i]);
+    r->pack_len = (size_t)(p - r->pack);
+    r->frame_first[k + 1] = r->frame_first[k] + n;
+    r->pack_at[k + 1] = r->pack_len;
+    r->frame_count = k + 1;
+    return 0;
+}
+
+int ikd_skel_pack_all(ikd_skel_request *r)
+{
+    size_t nf = r->frame_count, *first = r->frame_first;
+    ikd_goal *goals = r->goals;
+    r->frame_first = NULL;
+    r->frame_count = 0;
+    r->frames_cap = 0;
+    int rc = 0;
+    for (size_t k = 0; k < nf && rc == 0; k++) rc = ikd_skel_pack_frame(r, goals + first[k], first[k + 1] - first[k]);
+    free(first);
+    free(goals);
+    r->goals = NULL;
+    r->problem.goals = NULL;
+    return rc;
+}
+
+void ikd_skel_pack_trim(ikd_skel_request *r)
+{
+    unsigned char *p = r->pack_len ? realloc(r->pack, r->pack_len) : NULL;
+    if (p) r->pack = p, r->pack_cap = r->pack_len;
+    size_t n = r->frame_count + 1;
+    size_t *ff = realloc(r->frame_first, n * sizeof *ff), *pa;
+    if (ff) r->frame_first = ff;
+    pa = realloc(r->pack_at, n * sizeof *pa);
+    if (pa) r->pack_at = pa;
+    if (ff && pa) r->frames_cap = n;
+}
+
+void ikd_skel_unpack_frame(const ikd_skel_request *r, size_t k, ikd_goal *out)
+{
+    const unsigned char *p = r->pack + r->pack_at[k];
+    for (size_t i = 0, n = r->frame_first[k + 1] - r->frame_first[k]; i < n; i++) p = unpack_goal(p, &out[i]);
+}
+
 /* A skeleton or clip request: the shared fields, then `goals` (a skeleton)
  * or `frames` (a clip, clip = 1). */
 static int decode(ikd_val root, const ikd_path *pre, int item, int clip, size_t max_joints, ikd_skel_request *req,
@@ -376,6 +527,14 @@ static int decode(ikd_val root, const ikd_path *pre, int item, int clip, size_t 
         if (!ikd_field_str_is(m[SOLVER], "auto") && !ikd_field_str_is(m[SOLVER], "dls"))
             return ikd_field_bad(err, &fs, "must be \"auto\" or \"dls\" for a skeleton");
     }
+    if (clip == 2) { /* the head of a clip decoded a frame at a time: no frames here */
+        p->goals = NULL;
+        p->goal_count = 0;
+        size_t n;
+        const ikd_option_info *table = ikd_multi_options_table(&n);
+        ikd_path fo = ikd_field_key(pre, "options");
+        return ikd_field_options(m[OPTIONS], &fo, table, n, p, err);
+    }
     if (clip) {
         if ((rc = parse_frames(m[GOALS], req, err))) return rc;
     } else {
@@ -402,4 +561,10 @@ int ikd_clip_decode(ikd_val root, size_t max_joints, ikd_skel_request *req, ikd_
 {
     ikd_path body = ikd_field_key(NULL, "");
     return decode(root, &body, 0, 1, max_joints, req, err);
+}
+
+int ikd_clip_decode_head(ikd_val root, size_t max_joints, ikd_skel_request *req, ikd_error *err)
+{
+    ikd_path body = ikd_field_key(NULL, "");
+    return decode(root, &body, 0, 2, max_joints, req, err);
 }

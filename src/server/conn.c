@@ -137,8 +137,9 @@ int ikd_conn_peer_closed(struct MHD_Connection *conn)
     return fi && recv(fi->connect_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
 }
 
-size_t ikd_conn_send_raw(struct MHD_Connection *conn, const ikd_call *c, const char *reason)
+size_t ikd_conn_send_raw(struct MHD_Connection *conn, const ikd_call *c, const char *reason, int *whole)
 {
+    *whole = 0;
     const union MHD_ConnectionInfo *fi = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     const union MHD_ConnectionInfo *tls = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
     if (!fi || (tls && tls->tls_session)) return 0;
@@ -159,7 +160,7 @@ size_t ikd_conn_send_raw(struct MHD_Connection *conn, const ikd_call *c, const c
     ikd_buf_append(&out, c->reply.data ? c->reply.data : "", c->reply.len);
     size_t sent = 0;
     if (!out.failed && send(fi->connect_fd, out.data, out.len, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)out.len)
-        sent = c->reply.len;
+        sent = c->reply.len, *whole = 1;
     ikd_buf_destroy(&out);
     return sent;
 }

@@ -42,8 +42,9 @@ int ikd_conn_peer_closed(struct MHD_Connection *conn);
 /* Write the call's reply (status, headers with Connection: close, body)
  * on the socket itself, for an answer libmicrohttpd cannot queue (in the
  * middle of a body). Plain HTTP only: under TLS nothing is written. Returns
- * the body bytes written (0: nothing went out). */
-size_t ikd_conn_send_raw(struct MHD_Connection *conn, const ikd_call *c, const char *reason);
+ * the body bytes written; *sent is 1 when the whole reply went out (0:
+ * nothing did). */
+size_t ikd_conn_send_raw(struct MHD_Connection *conn, const ikd_call *c, const char *reason, int *sent);
 /* The reason phrase of the statuses an early answer can have. */
 const char *ikd_conn_reason(int status);
 

@@ -16,26 +16,30 @@
 #include "listen.h"
 #include "log.h"
 
-/* RECEIVING: reading the head or body; DECIDED: the answer is known (from
- * the head, or mid-body: a chunked body past its limit) and the rest of the
- * body is read and dropped, then the answer is queued on MHD's final call
- * (the lingering below); QUEUED: on the pool, connection suspended; DONE:
- * the pool has finished; ANSWERED: queued; CUT: the lingering's bounds were
- * passed, the answer written on the socket as it was and the connection
- * closed.
+/* RECEIVING: reading the head or body; DECIDED: the answer is known and
+ * is queued on MHD's final call for the request (after the body, if any:
+ * lingering below, under TLS); LINGER: the answer is written, the rest of
+ * the body is read and dropped, then the connection closes; QUEUED: on the
+ * pool, connection suspended; DONE: the pool has finished; ANSWERED:
+ * queued; CUT: the lingering's bounds were passed and the connection closed.
  *
  * Lingering: a client that sends its whole body before it reads (Python's
  * http.client, most HTTP libraries) gets a broken pipe or a reset instead
- * of an answer when the server closes while the body is still coming. So
- * an answer decided before the body is in (413 by Content-Length, 401,
- * 415, 503 from the head, 413 or 503 mid-body) is sent after the body: ikd
- * reads and drops up to --linger-bytes more of it within --linger-ms of
- * the decision, then answers with Connection: close (what nginx's
- * lingering close does, RFC 9112 section 9.6). Past either bound the
- * answer is written as it stands and the connection is cut. A request with
- * Expect: 100-continue, or whose Content-Length is past --linger-bytes, is
- * answered at once (no body is on its way, or it would not be read). */
-typedef enum { REQ_RECEIVING, REQ_DECIDED, REQ_QUEUED, REQ_DONE, REQ_ANSWERED, REQ_CUT } req_state;
+ * of an answer when the server closes while the body is still coming (the
+ * unread bytes make the kernel send a reset, which also throws away the
+ * answer the client has not read yet). So after an answer decided before
+ * the body is in (413 by Content-Length, 401, 415, 503 from the head; 413
+ * or 503 mid-body), ikd writes the answer with Connection: close at once
+ * (libmicrohttpd 0.9.75 cannot queue a reply in the middle of a body, so
+ * ikd writes it on the socket itself), then reads and drops the rest of
+ * the body, up to --linger-bytes within --linger-ms of the answer, and
+ * closes when the body ends (what nginx's lingering close does, RFC 9112
+ * section 9.6). Past either bound the connection is cut. Under TLS the
+ * answer is queued after the body instead. A request with Expect:
+ * 100-continue, or whose Content-Length is past --linger-bytes, or whose
+ * framing is unknown (a bad Transfer-Encoding), is answered at once and
+ * closed (no body is on its way, or it would not be read). */
+typedef enum { REQ_RECEIVING, REQ_DECIDED, REQ_LINGER, REQ_QUEUED, REQ_DONE, REQ_ANSWERED, REQ_CUT } req_state;
 
 /* Bytes of libmicrohttpd's per-connection memory kept beyond --conn-buffer
  * for the reply's headers: a request head that fills --conn-buffer still
@@ -132,24 +136,40 @@ static int answer_at_once(ikd_http_req *rq)
     const char *expect = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
     const char *length = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (expect && strcasecmp(expect, "100-continue") == 0) return 1;
+    if (rq->call.unframed) return 1;
     return length && strtoull(length, NULL, 10) > (unsigned long long)rq->h->cfg->linger_bytes;
 }
 
-/* An answer decided from the head: queued on MHD's final call for this
- * request, after any body has been read and dropped (lingering, above). */
-static enum MHD_Result respond(ikd_http_req *rq)
+/* The answer is known while a body is (or may be) on its way: written now
+ * (else, under TLS, queued after the body), then the body is dropped. */
+static enum MHD_Result linger_begin(ikd_http_req *rq)
 {
-    if (rq->call.has_body) {
-        rq->call.close = 1;
-        if (answer_at_once(rq)) return queue_now(rq);
-    }
-    rq->state = REQ_DECIDED;
+    rq->call.close = 1;
     rq->t_decided = ikd_clock_ns();
+    int sent = 0;
+    rq->reply_bytes = ikd_conn_send_raw(rq->conn, &rq->call, ikd_conn_reason(rq->call.status), &sent);
+    rq->state = sent ? REQ_LINGER : REQ_DECIDED;
     return MHD_YES;
 }
 
-/* REQ_DECIDED: drop this piece of the body; past the lingering's bounds
- * write the answer on the socket and close. */
+/* An answer decided from the head: queued on MHD's final call for this
+ * request when there is no body; with one, lingering (above). */
+static enum MHD_Result respond(ikd_http_req *rq)
+{
+    if (!rq->call.has_body) {
+        rq->state = REQ_DECIDED;
+        return MHD_YES;
+    }
+    if (answer_at_once(rq)) {
+        rq->call.close = 1;
+        return queue_now(rq);
+    }
+    return linger_begin(rq);
+}
+
+/* Drop this piece of the body: MHD_YES while within the lingering's
+ * bounds, else MHD_NO (the connection is cut; REQ_DECIDED writes its
+ * answer on the socket first, as far as it can). */
 static enum MHD_Result linger(ikd_http_req *rq, size_t *upload_data_size)
 {
     rq->discarded += *upload_data_size;
@@ -158,8 +178,11 @@ static enum MHD_Result linger(ikd_http_req *rq, size_t *upload_data_size)
     if (rq->discarded <= (unsigned long long)cfg->linger_bytes &&
         ikd_clock_ns() - rq->t_decided <= (unsigned long long)cfg->linger_ms * 1000000ull)
         return MHD_YES;
+    if (rq->state == REQ_DECIDED) {
+        int sent = 0;
+        rq->reply_bytes = ikd_conn_send_raw(rq->conn, &rq->call, ikd_conn_reason(rq->call.status), &sent);
+    }
     rq->state = REQ_CUT;
-    rq->reply_bytes = ikd_conn_send_raw(rq->conn, &rq->call, ikd_conn_reason(rq->call.status));
     return MHD_NO;
 }
 
@@ -277,6 +300,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     ikd_http_req *rq = *con_cls;
     if (!rq) return on_first_call(h, conn, url, method, con_cls);
     if (rq->state == REQ_CUT) return MHD_NO;
+    if (rq->state == REQ_LINGER) { /* the answer is out: drop the body, then close */
+        if (*upload_data_size == 0) return MHD_NO;
+        return linger(rq, upload_data_size);
+    }
     if (rq->state == REQ_DECIDED) { /* the answer waits for the body's end */
         if (*upload_data_size == 0) return queue_now(rq);
         return linger(rq, upload_data_size);
@@ -290,12 +317,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         if (!ikd_call_refused(&rq->call)) return MHD_YES;
         /* past its limit or the memory budget (a chunked body): the 413 or
-         * 503 is decided now and sent after the body (lingering) */
-        rq->call.close = 1;
+         * 503 now, then the rest of the body is dropped (lingering) */
         ikd_call_body_end(&rq->call);
-        rq->state = REQ_DECIDED;
-        rq->t_decided = ikd_clock_ns();
-        return MHD_YES;
+        return linger_begin(rq);
     }
     if (rq->state == REQ_DONE) {
         rq->peer_gone = ikd_conn_peer_closed(conn);
@@ -324,7 +348,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
      * still there, else 499 (the client went away before its answer was
      * ready, or libmicrohttpd could not send the reply) */
     int sent = (rq->state == REQ_ANSWERED && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && !rq->peer_gone) ||
-               (rq->state == REQ_CUT && rq->reply_bytes > 0);
+               ((rq->state == REQ_CUT || rq->state == REQ_LINGER) && rq->reply_bytes > 0);
     int status = sent ? rq->call.status : 499;
     ikd_metrics_request(&h->metrics, ikd_call_route_slot(&rq->call), status);
     if (ikd_log_enabled(IKD_LOG_INFO)) {

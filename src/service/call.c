@@ -29,6 +29,14 @@
  * only errs high. */
 #define IKD_DECODE_FACTOR_JSON 7
 #define IKD_DECODE_FACTOR_MSGPACK 4
+/* A clip's frames are parsed one at a time and kept packed (ikd_clip_open):
+ * its decoding holds a copy of a JSON body (the rest is parsed from it)
+ * and the packed goals (a 6-DoF goal: 72 bytes, about 0.4 of its JSON and
+ * 0.8 of its MessagePack), so twice a JSON body and once a MessagePack one;
+ * the members other than frames are charged as above when they are parsed
+ * (clip_reserve). */
+#define IKD_DECODE_FACTOR_CLIP_JSON 2
+#define IKD_DECODE_FACTOR_CLIP_MSGPACK 1
 
 /* Freed decoded documents this large or larger are handed back to the
  * system at once (malloc_trim), so that a big clip's tree does not stay
@@ -143,7 +151,10 @@ static void release(ikd_call *c, size_t n)
 /* What the decoded document of an n-byte body is charged as. */
 static size_t decode_estimate(const ikd_call *c, size_t n)
 {
-    return n * (c->in_enc == IKD_ENC_MSGPACK ? IKD_DECODE_FACTOR_MSGPACK : IKD_DECODE_FACTOR_JSON);
+    int mp = c->in_enc == IKD_ENC_MSGPACK;
+    if (c->route && c->route->id == IKD_ROUTE_CLIP)
+        return n * (mp ? IKD_DECODE_FACTOR_CLIP_MSGPACK : IKD_DECODE_FACTOR_CLIP_JSON);
+    return n * (mp ? IKD_DECODE_FACTOR_MSGPACK : IKD_DECODE_FACTOR_JSON);
 }
 
 /* The decoded document is freed: its charge goes, and a big one's memory
@@ -341,7 +352,7 @@ static int charge_decode(ikd_call *c, size_t n)
 static ikd_call_next head_framing(ikd_call *c, const ikd_head *h)
 {
     ikd_service *s = c->svc;
-    c->close = 1; /* a refused head's body, if any, is never read */
+    c->close = c->unframed = 1; /* a refused head's body, if any, is never read */
     if (s->head_max > 0 && h->head_bytes > (size_t)s->head_max)
         return answer_error(c, IKD_E_HEAD_TOO_LARGE, "the request line and headers take %zu bytes, over %ld (--conn-buffer)",
                             h->head_bytes, s->head_max);
@@ -356,7 +367,7 @@ static ikd_call_next head_framing(ikd_call *c, const ikd_head *h)
             return answer_error(c, IKD_E_NOT_IMPLEMENTED, "Transfer-Encoding '%.60s' is not supported (only chunked)",
                                 h->transfer_encoding);
     }
-    c->close = 0;
+    c->close = c->unframed = 0;
     return IKD_CALL_READ;
 }
 
@@ -459,6 +470,27 @@ ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
         ikd_buf_reserve(&c->body, (size_t)declared);
     }
     return IKD_CALL_READ;
+}
+
+/* A clip's members other than frames are about to be parsed whole: their
+ * tree is charged too (ikd_clip_reserve). */
+static int clip_reserve(void *ctx, size_t body_bytes, ikd_error *err)
+{
+    ikd_call *c = ctx;
+    ikd_service *s = c->svc;
+    size_t n = body_bytes * (c->in_enc == IKD_ENC_MSGPACK ? IKD_DECODE_FACTOR_MSGPACK : IKD_DECODE_FACTOR_JSON);
+    if (s->budget && c->charged + n > s->budget) {
+        s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
+        return ikd_error_set(err, IKD_E_TOO_LARGE, "", "the clip's members other than frames (%zu bytes) could never be "
+                             "parsed within --memory-budget (%zu bytes)", body_bytes, s->budget);
+    }
+    if (!charge(c, n, 0)) {
+        s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
+        return ikd_error_set(err, IKD_E_OVERLOADED, "", "the memory budget is in use (%zu more bytes wanted, %zu of %zu "
+                             "held, --memory-budget); retry later", n, ikd_service_held(s), s->budget);
+    }
+    c->decode_charge += n;
+    return 0;
 }
 
 /* ---- the body ---------------------------------------------------------- */
@@ -621,8 +653,9 @@ static void clip_stream_task(ikd_call *c)
     }
     j->svc = s;
     j->enc = c->out_enc;
+    ikd_clip_reserve reserve = {clip_reserve, c};
     c->status = ikd_clip_prepare(&s->limits, c->deadline_ns, c->in_enc, j->enc, c->body.data ? c->body.data : "",
-                                 c->body.len, &j->req, &j->run, &c->reply, &c->outcome.error);
+                                 c->body.len, &reserve, &j->req, &j->run, &c->reply, &c->outcome.error);
     decoded(c);
     if (c->status == 0 && !(st = ikd_stream_new())) {
         ikd_clip_end(&j->run);
@@ -658,8 +691,9 @@ static void clip_whole(ikd_call *c)
     ikd_service *s = c->svc;
     ikd_skel_request req;
     ikd_clip_run run;
+    ikd_clip_reserve reserve = {clip_reserve, c};
     c->status = ikd_clip_prepare(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, c->body.data ? c->body.data : "",
-                                 c->body.len, &req, &run, &c->reply, &c->outcome.error);
+                                 c->body.len, &reserve, &req, &run, &c->reply, &c->outcome.error);
     decoded(c);
     if (c->status == 0) {
         ikd_buf_destroy(&c->body);

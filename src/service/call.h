@@ -140,6 +140,7 @@ struct ikd_call {
     struct ikd_stream *stream;
     const char *allow;      /* an Allow header, or NULL */
     int close;              /* close the connection after the reply (its body was not read) */
+    int unframed;           /* the head's framing is bad (Transfer-Encoding, Content-Length): a body cannot be read */
     int preflight;          /* a CORS preflight: send the Access-Control-Allow-* headers */
     int cors_ok;            /* the Origin is allowed: send the CORS headers */
     ikd_buf body, reply;

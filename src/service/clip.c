@@ -20,121 +20,77 @@ static void frame_field(ikd_error *err, size_t k)
     ikd_api_field_prefix(err, prefix);
 }
 
-int ikd_clip_open(const ikd_api_limits *lim, ikd_encoding in_enc, const char *body, size_t len, ikd_skel_request *req,
-                  ikd_error *err)
+/* The frames of a body loaded with them deferred: each parsed, decoded,
+ * validated and packed on its own (at most one frame's document at a time). */
+static int open_frames(const ikd_api_limits *lim, ikd_encoding in_enc, const char *body, const ikd_doc_span *span,
+                       ikd_skel_request *req, ikd_error *err)
+{
+    size_t max = lim->max_frames ? lim->max_frames : IKD_CLIP_MAX_FRAMES;
+    ikd_goal goals[IKD_SKEL_MAX_GOALS];
+    ikd_doc_elems it;
+    ikd_doc doc;
+    if (ikd_doc_elems_begin(&it, in_enc, body, span) != 0)
+        return ikd_error_set(err, IKD_E_INVALID, "frames", "must be a non-empty array");
+    int more;
+    while ((more = ikd_doc_elems_next(&it, &doc, err)) == 1) {
+        size_t k = it.index - 1, n = 0;
+        if (k >= max) {
+            ikd_doc_free(&doc);
+            /* how many there are, for the message (each parsed, none kept) */
+            while ((more = ikd_doc_elems_next(&it, &doc, err)) == 1) ikd_doc_free(&doc);
+            if (more < 0) return err->code;
+            return ikd_error_set(err, IKD_E_TOO_LARGE, "frames", "at most %zu frames per clip (--max-frames), got %zu",
+                                 max, it.index);
+        }
+        int rc = ikd_clip_decode_frame(doc.root, k, req, goals, &n, err);
+        ikd_doc_free(&doc);
+        if (rc == IKD_E_OK) {
+            ikd_multi_problem p = req->problem;
+            p.goal_count = n;
+            rc = ikd_multi_validate(&p, goals, err);
+            if (rc) frame_field(err, k);
+        }
+        if (rc == IKD_E_OK && ikd_skel_pack_frame(req, goals, n) != 0)
+            rc = ikd_error_set(err, IKD_E_NOMEM, "frames", "out of memory for the clip's frames");
+        if (rc) return rc;
+    }
+    if (more < 0) return err->code;
+    if (req->frame_count == 0) return ikd_error_set(err, IKD_E_INVALID, "frames", "must be a non-empty array");
+    ikd_skel_pack_trim(req);
+    return IKD_E_OK;
+}
+
+int ikd_clip_open_reserved(const ikd_api_limits *lim, ikd_encoding in_enc, const char *body, size_t len,
+                           const ikd_clip_reserve *reserve, ikd_skel_request *req, ikd_error *err)
 {
     ikd_doc doc;
+    ikd_doc_span span;
     ikd_api_skel_init(req, lim);
     req->problem.pull_max_deg = IKD_CLIP_PULL_MAX_DEG; /* a clip's default (frames after the first) */
-    int rc = ikd_doc_load(&doc, in_enc, body, len, err);
-    if (rc != IKD_E_OK) return rc;
-    ikd_val fv = ikd_field_member(doc.root, "frames");
-    size_t frames = ikd_val_type(fv) == IKD_DOC_ARRAY ? fv.ops->size(fv.v) : 0;
-    size_t max = lim->max_frames ? lim->max_frames : IKD_CLIP_MAX_FRAMES;
-    if (frames > max)
-        rc = ikd_error_set(err, IKD_E_TOO_LARGE, "frames", "at most %zu frames per clip (--max-frames), got %zu", max,
-                           frames);
-    if (rc == IKD_E_OK) rc = ikd_clip_decode(doc.root, lim->max_joints, req, err);
-    ikd_doc_free(&doc);
+    int found = ikd_doc_find(in_enc, body, len, "frames", &span, err);
+    if (found < 0) return err->code;
+    size_t rest = found ? len - (span.end - span.start) : len;
+    if (reserve && reserve->reserve && reserve->reserve(reserve->ctx, rest, err) != 0) return err->code;
+    int rc = found ? ikd_doc_load_except(&doc, in_enc, body, len, &span, err) : ikd_doc_load(&doc, in_enc, body, len, err);
+    if (rc == IKD_E_OK) rc = found ? ikd_clip_decode_head(doc.root, lim->max_joints, req, err)
+                                   : ikd_clip_decode(doc.root, lim->max_joints, req, err); /* no frames: says so */
+    ikd_doc_free(&doc); /* before the frames' documents */
+    if (rc == IKD_E_OK && !found) rc = ikd_error_set(err, IKD_E_INVALID, "frames", "is required");
     if (rc == IKD_E_OK && req->problem.max_iterations > lim->max_iterations)
         rc = ikd_error_set(err, IKD_E_INVALID, "options.max_iterations", "must be an integer in [1, %d] (--max-iterations)",
                            lim->max_iterations);
     if (rc == IKD_E_OK) rc = ikd_skeleton_validate(&req->skeleton, err);
-    for (size_t k = 0; rc == IKD_E_OK && k < req->frame_count; k++) { /* every frame before any is solved */
-        ikd_multi_problem p = req->problem;
-        p.goal_count = req->frame_first[k + 1] - req->frame_first[k];
-        rc = ikd_multi_validate(&p, req->goals + req->frame_first[k], err);
-        if (rc) frame_field(err, k);
-    }
+    if (rc == IKD_E_OK) rc = open_frames(lim, in_enc, body, &span, req, err);
     return rc;
 }
 
-/* ---- packed goals ------------------------------------------------------
- * A goal as its joint (u32), which parts it has (u32), its weight, then
- * the doubles of each part it has, in the order of the flags. */
-enum { PACK_POSITION = 1, PACK_ROTATION = 2, PACK_AIM = 4, PACK_GROUND = 8, PACK_HEIGHT = 16, PACK_POLE = 32 };
-
-static size_t pack_size(const ikd_goal *g)
+int ikd_clip_open(const ikd_api_limits *lim, ikd_encoding in_enc, const char *body, size_t len, ikd_skel_request *req,
+                  ikd_error *err)
 {
-    return 16 + 8 * (size_t)(3 * !!g->has_position + 4 * !!g->has_rotation + 6 * !!g->has_aim + 6 * !!g->has_ground +
-                             !!g->has_ground_height + 3 * !!g->has_pole);
+    return ikd_clip_open_reserved(lim, in_enc, body, len, NULL, req, err);
 }
 
-static unsigned char *put(unsigned char *p, const void *src, size_t n)
-{
-    memcpy(p, src, n);
-    return p + n;
-}
-
-static unsigned char *pack_goal(unsigned char *p, const ikd_goal *g)
-{
-    uint32_t joint = (uint32_t)g->joint, flags = (g->has_position ? PACK_POSITION : 0) |
-                                                 (g->has_rotation ? PACK_ROTATION : 0) | (g->has_aim ? PACK_AIM : 0) |
-                                                 (g->has_ground ? PACK_GROUND : 0) |
-                                                 (g->has_ground_height ? PACK_HEIGHT : 0) | (g->has_pole ? PACK_POLE : 0);
-    p = put(p, &joint, 4);
-    p = put(p, &flags, 4);
-    p = put(p, &g->weight, 8);
-    if (flags & PACK_POSITION) p = put(p, &g->position, 24);
-    if (flags & PACK_ROTATION) p = put(p, &g->rotation, 32);
-    if (flags & PACK_AIM) p = put(put(p, &g->aim_axis, 24), &g->aim_at, 24);
-    if (flags & PACK_GROUND) p = put(put(p, &g->ground_point, 24), &g->ground_normal, 24);
-    if (flags & PACK_HEIGHT) p = put(p, &g->ground_height, 8);
-    if (flags & PACK_POLE) p = put(p, &g->pole, 24);
-    return p;
-}
-
-static const unsigned char *get(const unsigned char *p, void *dst, size_t n)
-{
-    memcpy(dst, p, n);
-    return p + n;
-}
-
-static const unsigned char *unpack_goal(const unsigned char *p, ikd_goal *g)
-{
-    uint32_t joint, flags;
-    p = get(p, &joint, 4);
-    p = get(p, &flags, 4);
-    ikd_goal_init(g, joint);
-    p = get(p, &g->weight, 8);
-    if ((g->has_position = !!(flags & PACK_POSITION))) p = get(p, &g->position, 24);
-    if ((g->has_rotation = !!(flags & PACK_ROTATION))) p = get(p, &g->rotation, 32);
-    if ((g->has_aim = !!(flags & PACK_AIM))) p = get(get(p, &g->aim_axis, 24), &g->aim_at, 24);
-    if ((g->has_ground = !!(flags & PACK_GROUND))) p = get(get(p, &g->ground_point, 24), &g->ground_normal, 24);
-    if ((g->has_ground_height = !!(flags & PACK_HEIGHT))) p = get(p, &g->ground_height, 8);
-    if ((g->has_pole = !!(flags & PACK_POLE))) p = get(p, &g->pole, 24);
-    return p;
-}
-
-/* Move the request's goals into the run, packed. 0, or -1 out of memory. */
-static int pack_goals(ikd_clip_run *run, ikd_skel_request *req)
-{
-    size_t bytes = 0, nf = req->frame_count;
-    for (size_t i = 0; i < req->frame_first[nf]; i++) bytes += pack_size(&req->goals[i]);
-    run->pack = malloc(bytes ? bytes : 1);
-    run->pack_at = malloc((nf + 1) * sizeof *run->pack_at);
-    if (!run->pack || !run->pack_at) return -1;
-    unsigned char *p = run->pack;
-    for (size_t k = 0; k < nf; k++) {
-        run->pack_at[k] = (size_t)(p - run->pack);
-        for (size_t i = req->frame_first[k]; i < req->frame_first[k + 1]; i++) p = pack_goal(p, &req->goals[i]);
-    }
-    run->pack_at[nf] = (size_t)(p - run->pack);
-    free(req->goals);
-    req->goals = NULL;
-    req->problem.goals = NULL;
-    return 0;
-}
-
-/* Frame k's goals into run->goals. */
-static void unpack_frame(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
-{
-    const unsigned char *p = run->pack + run->pack_at[k];
-    run->goal_count = req->frame_first[k + 1] - req->frame_first[k];
-    for (size_t i = 0; i < run->goal_count; i++) p = unpack_goal(p, &run->goals[i]);
-}
-
-int ikd_clip_begin(ikd_clip_run *run, ikd_skel_request *req, unsigned long long deadline_ns)
+int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long long deadline_ns)
 {
     size_t n = req->skeleton.count, most = 1;
     memset(run, 0, sizeof *run);
@@ -147,8 +103,7 @@ int ikd_clip_begin(ikd_clip_run *run, ikd_skel_request *req, unsigned long long 
     run->pose = malloc(n * sizeof *run->pose);
     run->gr = malloc(most * sizeof *run->gr);
     run->goals = malloc(most * sizeof *run->goals);
-    if (!run->work || !run->local || !run->motion_mem || !run->pose || !run->gr || !run->goals ||
-        pack_goals(run, req) != 0) {
+    if (!run->work || !run->local || !run->motion_mem || !run->pose || !run->gr || !run->goals) {
         ikd_clip_end(run);
         return -1;
     }
@@ -156,6 +111,13 @@ int ikd_clip_begin(ikd_clip_run *run, ikd_skel_request *req, unsigned long long 
     run->motion.pull_max_deg = req->problem.pull_max_deg; /* the clip's option (default IKD_CLIP_PULL_MAX_DEG) */
     run->deadline_ns = deadline_ns;
     return 0;
+}
+
+/* Frame k's goals into run->goals. */
+static void unpack_frame(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
+{
+    run->goal_count = req->frame_first[k + 1] - req->frame_first[k];
+    ikd_skel_unpack_frame(req, k, run->goals);
 }
 
 void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
@@ -197,16 +159,15 @@ void ikd_clip_end(ikd_clip_run *run)
     free(run->pose);
     free(run->gr);
     free(run->goals);
-    free(run->pack);
-    free(run->pack_at);
     run->work = NULL, run->local = NULL, run->motion_mem = NULL, run->pose = NULL, run->gr = NULL;
-    run->goals = NULL, run->pack = NULL, run->pack_at = NULL;
+    run->goals = NULL;
 }
 
 size_t ikd_clip_held(const ikd_clip_run *run, const ikd_skel_request *req)
 {
     size_t n = req->skeleton.count, nf = req->frame_count;
-    return run->work_size + (run->pack_at ? run->pack_at[nf] : 0) + (2 * nf + 2) * sizeof(size_t) +
+    (void)nf;
+    return run->work_size + req->pack_cap + 2 * req->frames_cap * sizeof(size_t) +
            n * (sizeof(ikd_skeleton_joint) + 2 * sizeof(ikd_quat) + sizeof(ikd_pose_joint) + 64) +
            ikd_motion_memory_size(n);
 }
@@ -234,11 +195,11 @@ size_t ikd_clip_reply_size(const ikd_clip_run *run, const ikd_skel_request *req,
 }
 
 int ikd_clip_prepare(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc,
-                     ikd_encoding out_enc, const char *body, size_t len, ikd_skel_request *req, ikd_clip_run *run,
-                     ikd_buf *out, int *error)
+                     ikd_encoding out_enc, const char *body, size_t len, const ikd_clip_reserve *reserve,
+                     ikd_skel_request *req, ikd_clip_run *run, ikd_buf *out, int *error)
 {
     ikd_error err;
-    if (ikd_clip_open(lim, in_enc, body, len, req, &err) != IKD_E_OK) {
+    if (ikd_clip_open_reserved(lim, in_enc, body, len, reserve, req, &err) != IKD_E_OK) {
         *error = err.code;
         return ikd_reply_error_body(out, out_enc, &err);
     }
@@ -277,7 +238,7 @@ int ikd_api_clip(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_
     ikd_skel_request req;
     ikd_clip_run run;
     int error = IKD_E_OK;
-    int status = ikd_clip_prepare(lim, deadline_ns, in_enc, out_enc, body, len, &req, &run, out, &error);
+    int status = ikd_clip_prepare(lim, deadline_ns, in_enc, out_enc, body, len, NULL, &req, &run, out, &error);
     if (outcome) *outcome = (ikd_api_outcome){.solved = 0, .error = error};
     if (status == 0) {
         status = ikd_clip_write(&req, &run, out_enc, out, outcome);

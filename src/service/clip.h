@@ -13,9 +13,22 @@
 /* Decode a clip body, apply the server limits (frames over max_frames:
  * IKD_E_TOO_LARGE), validate the skeleton and every frame's goals (field
  * paths "frames[k].goals[i]...") before anything is solved. `req` is set
- * up either way: destroy it after. */
+ * up either way: destroy it after. The frames are parsed one at a time
+ * (ikd_doc_find) and kept packed; the rest of the body is parsed whole. */
 int ikd_clip_open(const ikd_api_limits *lim, ikd_encoding in_enc, const char *body, size_t len, ikd_skel_request *req,
                   ikd_error *err);
+
+/* Memory a clip's decoding asks for beyond what its body's length told:
+ * reserve(ctx, n) before the members other than "frames" (n bytes of the
+ * body) are parsed whole; 0 when it may go on, else IKD_E_OVERLOADED or
+ * IKD_E_TOO_LARGE with err set. NULL: nothing is asked. */
+typedef struct ikd_clip_reserve {
+    int (*reserve)(void *ctx, size_t body_bytes, ikd_error *err);
+    void *ctx;
+} ikd_clip_reserve;
+
+int ikd_clip_open_reserved(const ikd_api_limits *lim, ikd_encoding in_enc, const char *body, size_t len,
+                           const ikd_clip_reserve *reserve, ikd_skel_request *req, ikd_error *err);
 
 typedef struct ikd_clip_run ikd_clip_run;
 
@@ -23,18 +36,14 @@ typedef struct ikd_clip_run ikd_clip_run;
  * (end `run` after), else the HTTP status with an error body in `out` and
  * its code in *error. Destroy `req` either way. */
 int ikd_clip_prepare(const ikd_api_limits *lim, unsigned long long deadline_ns, ikd_encoding in_enc,
-                     ikd_encoding out_enc, const char *body, size_t len, ikd_skel_request *req, ikd_clip_run *run,
-                     ikd_buf *out, int *error);
+                     ikd_encoding out_enc, const char *body, size_t len, const ikd_clip_reserve *reserve,
+                     ikd_skel_request *req, ikd_clip_run *run, ikd_buf *out, int *error);
 
 /* A clip being solved: scratch for the largest frame, the motion (each
  * frame's start and pull bound, include/ikd/motion.h), what the frames did
- * so far. Every frame's goals are kept packed (only the parts each goal
- * has: a 6-DoF goal takes 72 bytes, not sizeof(ikd_goal)) and unpacked one
- * frame at a time, so that a long clip that waits for a slow reader holds
- * little memory. */
+ * so far. The request keeps every frame's goals packed; each frame's are
+ * unpacked into `goals` when it is solved. */
 struct ikd_clip_run {
-    unsigned char *pack;      /* every frame's goals, packed */
-    size_t *pack_at;          /* frame k's start at pack + pack_at[k]; frame_count + 1 of them */
     ikd_goal *goals;          /* the frame being solved's goals, unpacked */
     size_t goal_count;
     size_t next;              /* the next frame to solve */
@@ -52,9 +61,8 @@ struct ikd_clip_run {
     unsigned by_status[3];    /* frames by ikd_multi_status */
 };
 
-/* 0, or -1 out of memory (nothing to end then). Moves the request's goals
- * into the run, packed (req->goals is NULL after). */
-int ikd_clip_begin(ikd_clip_run *run, ikd_skel_request *req, unsigned long long deadline_ns);
+/* 0, or -1 out of memory (nothing to end then). */
+int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long long deadline_ns);
 /* Bytes the run and the request hold (charged to the memory budget while
  * a clip is solved). */
 size_t ikd_clip_held(const ikd_clip_run *run, const ikd_skel_request *req);

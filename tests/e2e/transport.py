@@ -141,8 +141,9 @@ def test_linger_is_bounded():
 def test_overload_refusals_are_read():
     d = Daemon("--workers", "1", "--queue", "1", "--debug-delay-ms", "20")
     try:
-        body = json.dumps({"problems": [{"chain": {"joints": [[0, 0, 0], [0, 1, 0], [0, 2, 0]]},
-                                         "target": [1, 1, 0]}] * 500}).encode()  # about 100 KB
+        # about 700 KB (more than the socket buffers take) of cheap two-bone problems
+        joints = [{"name": "joint_%d_" % i + "n" * 220, "position": [0, i, 0]} for i in range(3)]
+        body = json.dumps({"problems": [{"chain": {"joints": joints}, "target": [1, 1, 0]}] * 1000}).encode()
         counts, errors, lock = {}, [], threading.Lock()
 
         def client(n):
