@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "codec/buf.h"
+#include "codec/codec.h"
+#include "codec/skel.h"
 #include "service/api.h"
 #include "service/clip.h"
 #include "humanoid.h"
@@ -611,6 +613,162 @@ END_TEST
  * pull_max_deg 0 the leg swings back in one frame. */
 /* The clip reply's summary.max_change_deg for `frames` (a JSON array) on
  * LEGS, with `options` (JSON, or ""); every frame reached asserted. */
+/* ---- a clip decoded a frame at a time ------------------------------------ */
+
+/* A random clip document: a 6-joint chain, 1-30 frames of 1-4 goals each
+ * with random parts (position, rotation, aim, ground with or without a
+ * height, pole, weight), joints by index or name. */
+static json_t *random_clip(tu_rng *r)
+{
+    json_t *joints = json_array();
+    for (int j = 0; j < 6; j++) {
+        char name[8];
+        snprintf(name, sizeof name, "j%d", j);
+        json_array_append_new(joints, json_pack("{s:s,s:[f,f,f]}", "name", name, "position", 0.0, (double)j, 0.0));
+    }
+    json_t *frames = json_array();
+    size_t nf = 1 + tu_next(r) % 30;
+    for (size_t k = 0; k < nf; k++) {
+        json_t *goals = json_array();
+        size_t ng = 1 + tu_next(r) % 4;
+        for (size_t g = 0; g < ng; g++) {
+            json_t *goal = json_object();
+            int joint = 1 + (int)(tu_next(r) % 5);
+            if (tu_next(r) % 2) json_object_set_new(goal, "joint", json_integer(joint));
+            else json_object_set_new(goal, "joint", json_sprintf("j%d", joint));
+            static const unsigned kinds[] = {1, 2, 3, 4, 8, 1 | 16, 3 | 16}; /* the combinations a goal may have */
+            unsigned parts = kinds[tu_next(r) % 7] | (tu_next(r) % 2 ? 32 : 0);
+            if (parts & 1) json_object_set_new(goal, "position", json_pack("[f,f,f]", tu_uniform(r, -3, 3), tu_uniform(r, -3, 3), tu_uniform(r, -3, 3)));
+            if (parts & 2) {
+                ikd_quat q = tu_unit_quat(r);
+                json_object_set_new(goal, "rotation", json_pack("[f,f,f,f]", q.x, q.y, q.z, q.w));
+            }
+            if (parts & 4) {
+                ikd_vec3 a = tu_unit_vec(r);
+                json_object_set_new(goal, "aim", json_pack("{s:[f,f,f],s:[f,f,f]}", "axis", a.x, a.y, a.z, "at", 1.0, 2.0, tu_uniform(r, -3, 3)));
+            }
+            if (parts & 8) {
+                json_t *gr = json_pack("{s:[f,f,f],s:[f,f,f]}", "point", 0.0, tu_uniform(r, -1, 1), 0.0, "normal", 0.1, 1.0, 0.0);
+                if (tu_next(r) % 2) json_object_set_new(gr, "height", json_real(tu_uniform(r, 0, 0.2)));
+                json_object_set_new(goal, "ground", gr);
+            }
+            if (parts & 16) json_object_set_new(goal, "pole", json_pack("[f,f,f]", 0.0, 1.0, 5.0));
+            if (parts & 32) json_object_set_new(goal, "weight", json_real(tu_uniform(r, 0.1, 3)));
+            json_array_append_new(goals, goal);
+        }
+        json_array_append_new(frames, json_pack("{s:o}", "goals", goals));
+    }
+    return json_pack("{s:{s:o},s:o,s:s,s:{s:i}}", "skeleton", "joints", joints, "frames", frames, "root", "free",
+                     "options", "max_iterations", 50);
+}
+
+/* Two goals decoded from the same text are the same. */
+static int same_goal(const ikd_goal *a, const ikd_goal *b)
+{
+    return a->joint == b->joint && a->has_position == b->has_position &&
+           (!a->has_position || !memcmp(&a->position, &b->position, sizeof a->position)) &&
+           a->has_rotation == b->has_rotation && (!a->has_rotation || !memcmp(&a->rotation, &b->rotation, sizeof a->rotation)) &&
+           a->has_aim == b->has_aim && (!a->has_aim || (!memcmp(&a->aim_axis, &b->aim_axis, sizeof a->aim_axis) &&
+                                                        !memcmp(&a->aim_at, &b->aim_at, sizeof a->aim_at))) &&
+           a->has_ground == b->has_ground &&
+           (!a->has_ground || (!memcmp(&a->ground_point, &b->ground_point, sizeof a->ground_point) &&
+                               !memcmp(&a->ground_normal, &b->ground_normal, sizeof a->ground_normal))) &&
+           a->has_ground_height == b->has_ground_height && (!a->has_ground_height || a->ground_height == b->ground_height) &&
+           a->has_pole == b->has_pole && (!a->has_pole || !memcmp(&a->pole, &b->pole, sizeof a->pole)) &&
+           a->weight == b->weight;
+}
+
+/* ikd_clip_open (frames found without parsing, parsed one at a time,
+ * packed) gives every frame's goals exactly as decoding the whole body
+ * does, in JSON (compact, indented, the name "frames" escaped) and
+ * MessagePack; truncated bodies are malformed, never a crash. */
+START_TEST(clip_frames_one_at_a_time)
+{
+    ikd_api_limits lim = {64, 1000, 100, NULL, 1000};
+    tu_rng r;
+    tu_seed(&r, 4242);
+    for (int it = 0; it < 400; it++) {
+        json_t *doc = random_clip(&r);
+        int form = it % 4; /* compact, indented, escaped name, MessagePack */
+        char *text = json_dumps(doc, form == 1 ? JSON_INDENT(2) : JSON_COMPACT);
+        if (form == 2) { /* "frames" as "fr\u0061mes" */
+            char *at = strstr(text, "\"frames\"");
+            size_t n = strlen(text);
+            char *t2 = malloc(n + 6);
+            size_t pre = (size_t)(at - text);
+            memcpy(t2, text, pre);
+            memcpy(t2 + pre, "\"fr\\u0061mes\"", 13);
+            memcpy(t2 + pre + 13, at + 8, n - pre - 8 + 1);
+            free(text);
+            text = t2;
+        }
+        msgpack_sbuffer sb;
+        msgpack_sbuffer_init(&sb);
+        const char *body = text;
+        size_t len = strlen(text);
+        ikd_encoding enc = IKD_ENC_JSON;
+        if (form == 3) {
+            msgpack_packer pk;
+            msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+            tu_pack_json(&pk, doc);
+            body = sb.data, len = sb.size, enc = IKD_ENC_MSGPACK;
+        }
+        ikd_skel_request a, b;
+        ikd_error ea, eb;
+        ck_assert_msg(ikd_clip_open(&lim, enc, body, len, &a, &ea) == IKD_E_OK, "case %d: %s at %s", it, ea.message, ea.field);
+        ikd_doc whole;
+        ikd_api_skel_init(&b, &lim);
+        ck_assert_int_eq(ikd_doc_load(&whole, enc, body, len, &eb), IKD_E_OK);
+        ck_assert_int_eq(ikd_clip_decode(whole.root, 64, &b, &eb), IKD_E_OK);
+        ikd_doc_free(&whole);
+        ck_assert_ptr_null(a.goals);
+        ck_assert_uint_eq(a.frame_count, b.frame_count);
+        ck_assert_uint_eq(a.skeleton.count, b.skeleton.count);
+        ck_assert(a.problem.root_free && a.problem.max_iterations == 50);
+        for (size_t k = 0; k < a.frame_count; k++) {
+            size_t n = a.frame_first[k + 1] - a.frame_first[k];
+            ck_assert_uint_eq(n, b.frame_first[k + 1] - b.frame_first[k]);
+            ikd_goal g[IKD_SKEL_MAX_GOALS];
+            ikd_skel_unpack_frame(&a, k, g);
+            ikd_multi_problem p = b.problem;
+            p.goal_count = n;
+            ck_assert_int_eq(ikd_multi_validate(&p, b.goals + b.frame_first[k], &eb), IKD_E_OK); /* as clip_open did */
+            for (size_t i = 0; i < n; i++) ck_assert_msg(same_goal(&g[i], &b.goals[b.frame_first[k] + i]), "case %d frame %zu goal %zu", it, k, i);
+        }
+        ikd_skel_request_destroy(&a);
+        ikd_skel_request_destroy(&b);
+        /* cut short anywhere: an error (malformed or a field's), never a crash */
+        for (int cut = 0; cut < 8; cut++) {
+            size_t at = (size_t)(tu_next(&r) % len);
+            ck_assert_int_ne(ikd_clip_open(&lim, enc, body, at, &a, &ea), IKD_E_OK);
+            ikd_skel_request_destroy(&a);
+        }
+        msgpack_sbuffer_destroy(&sb);
+        free(text);
+        json_decref(doc);
+    }
+    /* a malformed frame names its line and column in the whole body */
+    const char *bad = "{\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\n\"frames\":[\n{\"goals\":[{\"joint\":2,\"position\":[1,1,0]}]},\n {\"goals\":[{\"joint\":2,\"position\":[1,1,]}]}]}";
+    ikd_skel_request q;
+    ikd_error e;
+    ck_assert_int_eq(ikd_clip_open(&lim, IKD_ENC_JSON, bad, strlen(bad), &q, &e), IKD_E_MALFORMED);
+    ck_assert_msg(strstr(e.message, "line 4 column") != NULL, "%s", e.message);
+    ikd_skel_request_destroy(&q);
+    const char *twice = "{\"frames\":[{\"goals\":[{\"joint\":2,\"position\":[1,1,0]}]}],\"frames\":[]}";
+    ck_assert_int_eq(ikd_clip_open(&lim, IKD_ENC_JSON, twice, strlen(twice), &q, &e), IKD_E_MALFORMED);
+    ck_assert_ptr_nonnull(strstr(e.message, "duplicate"));
+    ikd_skel_request_destroy(&q);
+    const char *none = "{\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]}}";
+    ck_assert_int_eq(ikd_clip_open(&lim, IKD_ENC_JSON, none, strlen(none), &q, &e), IKD_E_INVALID);
+    ck_assert_str_eq(e.field, "frames");
+    ikd_skel_request_destroy(&q);
+    const char *notarray = "{\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"frames\":{\"goals\":[]}}";
+    ck_assert_int_eq(ikd_clip_open(&lim, IKD_ENC_JSON, notarray, strlen(notarray), &q, &e), IKD_E_INVALID);
+    ck_assert_str_eq(e.field, "frames");
+    ikd_skel_request_destroy(&q);
+}
+END_TEST
+
 static double clip_turn(const char *frames, int nframes, const char *options)
 {
     ikd_api_limits lim = {64, 1000, 100, NULL, 50};
@@ -671,6 +829,7 @@ int main(void)
     tcase_add_test(tc, batch_items_with_a_skeleton);
     tcase_add_test(tc, messagepack_and_json_give_the_same_pose);
     tcase_add_test(tc, clips);
+    tcase_add_test(tc, clip_frames_one_at_a_time);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
