@@ -402,7 +402,7 @@ static long online_cpus(void)
 static int start_service(ikd_http *h, const ikd_config *cfg)
 {
     ikd_service_settings set = {.limits = {(size_t)cfg->max_joints, (int)cfg->max_iterations, (size_t)cfg->max_batch, NULL,
-                                           (size_t)cfg->max_frames},
+                                           (size_t)cfg->max_frames, 0},
                                 .max_body = cfg->max_body,
                                 .max_clip_body = cfg->max_clip_body,
                                 .deadline_ms = cfg->deadline_ms,

@@ -19,6 +19,8 @@ typedef struct ikd_api_limits {
     size_t max_batch;        /* problems per batch */
     const atomic_int *cancel; /* given to every solve (ikd_problem.cancel); NULL = none */
     size_t max_frames;       /* frames per clip; 0 = IKD_CLIP_MAX_FRAMES */
+    size_t clip_whole_max;   /* clip bodies up to this many bytes are parsed whole; 0 = IKD_CLIP_WHOLE_MAX
+                                (tests set 1 to parse every clip a frame at a time) */
 } ikd_api_limits;
 
 /* Per-worker scratch for solves: the pose and the solver workspace for the

@@ -29,7 +29,8 @@
  * only errs high. */
 #define IKD_DECODE_FACTOR_JSON 7
 #define IKD_DECODE_FACTOR_MSGPACK 4
-/* A clip's frames are parsed one at a time and kept packed (ikd_clip_open):
+/* A clip's frames, in a body over IKD_CLIP_WHOLE_MAX, are parsed one at a
+ * time and kept packed (ikd_clip_open):
  * its decoding holds a copy of a JSON body (the rest is parsed from it)
  * and the packed goals (a 6-DoF goal: 72 bytes, about 0.4 of its JSON and
  * 0.8 of its MessagePack), so twice a JSON body and once a MessagePack one;
@@ -152,7 +153,7 @@ static void release(ikd_call *c, size_t n)
 static size_t decode_estimate(const ikd_call *c, size_t n)
 {
     int mp = c->in_enc == IKD_ENC_MSGPACK;
-    if (c->route && c->route->id == IKD_ROUTE_CLIP)
+    if (c->route && c->route->id == IKD_ROUTE_CLIP && n > ikd_clip_whole_max(&c->svc->limits))
         return n * (mp ? IKD_DECODE_FACTOR_CLIP_MSGPACK : IKD_DECODE_FACTOR_CLIP_JSON);
     return n * (mp ? IKD_DECODE_FACTOR_MSGPACK : IKD_DECODE_FACTOR_JSON);
 }

@@ -60,6 +60,40 @@ static int open_frames(const ikd_api_limits *lim, ikd_encoding in_enc, const cha
     return IKD_E_OK;
 }
 
+size_t ikd_clip_whole_max(const ikd_api_limits *lim) { return lim->clip_whole_max ? lim->clip_whole_max : IKD_CLIP_WHOLE_MAX; }
+
+/* A clip parsed whole: decoded, checked, every frame validated, then its
+ * goals packed. */
+static int open_whole(const ikd_api_limits *lim, ikd_encoding in_enc, const char *body, size_t len,
+                      ikd_skel_request *req, ikd_error *err)
+{
+    ikd_doc doc;
+    int rc = ikd_doc_load(&doc, in_enc, body, len, err);
+    if (rc == IKD_E_OK) {
+        ikd_val fv = ikd_field_member(doc.root, "frames");
+        size_t frames = ikd_val_type(fv) == IKD_DOC_ARRAY ? fv.ops->size(fv.v) : 0;
+        size_t max = lim->max_frames ? lim->max_frames : IKD_CLIP_MAX_FRAMES;
+        if (frames > max)
+            rc = ikd_error_set(err, IKD_E_TOO_LARGE, "frames", "at most %zu frames per clip (--max-frames), got %zu",
+                               max, frames);
+    }
+    if (rc == IKD_E_OK) rc = ikd_clip_decode(doc.root, lim->max_joints, req, err);
+    ikd_doc_free(&doc);
+    if (rc == IKD_E_OK && req->problem.max_iterations > lim->max_iterations)
+        rc = ikd_error_set(err, IKD_E_INVALID, "options.max_iterations", "must be an integer in [1, %d] (--max-iterations)",
+                           lim->max_iterations);
+    if (rc == IKD_E_OK) rc = ikd_skeleton_validate(&req->skeleton, err);
+    for (size_t k = 0; rc == IKD_E_OK && k < req->frame_count; k++) { /* every frame before any is solved */
+        ikd_multi_problem p = req->problem;
+        p.goal_count = req->frame_first[k + 1] - req->frame_first[k];
+        rc = ikd_multi_validate(&p, req->goals + req->frame_first[k], err);
+        if (rc) frame_field(err, k);
+    }
+    if (rc == IKD_E_OK && ikd_skel_pack_all(req) != 0)
+        rc = ikd_error_set(err, IKD_E_NOMEM, "frames", "out of memory for the clip's frames");
+    return rc;
+}
+
 int ikd_clip_open_reserved(const ikd_api_limits *lim, ikd_encoding in_enc, const char *body, size_t len,
                            const ikd_clip_reserve *reserve, ikd_skel_request *req, ikd_error *err)
 {
@@ -67,6 +101,7 @@ int ikd_clip_open_reserved(const ikd_api_limits *lim, ikd_encoding in_enc, const
     ikd_doc_span span;
     ikd_api_skel_init(req, lim);
     req->problem.pull_max_deg = IKD_CLIP_PULL_MAX_DEG; /* a clip's default (frames after the first) */
+    if (len <= ikd_clip_whole_max(lim)) return open_whole(lim, in_enc, body, len, req, err);
     int found = ikd_doc_find(in_enc, body, len, "frames", &span, err);
     if (found < 0) return err->code;
     size_t rest = found ? len - (span.end - span.start) : len;

@@ -10,6 +10,14 @@
 /* Frames per clip when ikd_api_limits.max_frames is 0 (--max-frames' default). */
 #define IKD_CLIP_MAX_FRAMES 10000
 
+/* Clip bodies up to this many bytes are parsed whole, as other requests
+ * are (their tree, about 7 times the body, is small); larger ones a frame
+ * at a time (ikd_clip_open), which holds about 2 times the body at most
+ * but costs some 10% more time per frame (a parse per frame, and a scan). */
+#define IKD_CLIP_WHOLE_MAX (1024u * 1024u)
+/* The limits' clip_whole_max, or its default. */
+size_t ikd_clip_whole_max(const ikd_api_limits *lim);
+
 /* Decode a clip body, apply the server limits (frames over max_frames:
  * IKD_E_TOO_LARGE), validate the skeleton and every frame's goals (field
  * paths "frames[k].goals[i]...") before anything is solved. `req` is set

@@ -55,13 +55,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = size - 1;
     /* small limits keep every input fast: 64 joints, 200 iterations, 16
      * problems, 8 frames */
-    ikd_api_limits lim = {64, 200, 16, NULL, 8};
+    ikd_api_limits lim = {64, 200, 16, NULL, 8, 0};
+    lim.clip_whole_max = (sel & 32) ? 1 : 0; /* bit 5: a clip parsed a frame at a time */
     ikd_encoding in = (sel & 1) ? IKD_ENC_MSGPACK : IKD_ENC_JSON;
     ikd_encoding out = (sel & 2) ? IKD_ENC_MSGPACK : IKD_ENC_JSON;
     ikd_buf reply;
     ikd_buf_init(&reply);
     /* bit 2: a batch; bit 3: a skeleton solve (POST /v1/solve/skeleton);
-     * bit 4: a clip (POST /v1/solve/clip, the whole reply at once) */
+     * bit 4: a clip (POST /v1/solve/clip, the whole reply at once), bit 5
+     * parsed a frame at a time */
     int status = (sel & 16)  ? ikd_api_clip(&lim, 0, in, out, body, len, &reply, NULL)
                  : (sel & 8) ? ikd_api_skeleton(&lim, 0, in, out, body, len, &reply, NULL)
                  : (sel & 4) ? ikd_api_batch(&scratch, &lim, in, out, body, len, &reply)
