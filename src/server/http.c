@@ -13,32 +13,23 @@
 #include "../service/wire.h"
 #include "assets.h"
 #include "conn.h"
+#include "hooks.h"
 #include "listen.h"
 #include "log.h"
 
 /* RECEIVING: reading the head or body; DECIDED: the answer is known and
- * is queued on MHD's final call for the request (after the body, if any:
- * lingering below, under TLS); LINGER: the answer is written, the rest of
- * the body is read and dropped, then the connection closes; QUEUED: on the
- * pool, connection suspended; DONE: the pool has finished; ANSWERED:
- * queued; CUT: the lingering's bounds were passed and the connection closed.
+ * is queued on MHD's final call for the request (after the body, if any,
+ * under TLS); LINGER: the answer is written, the rest of the body is read
+ * and dropped, then the connection closes; QUEUED: on the pool, connection
+ * suspended; DONE: the pool has finished; ANSWERED: queued; CUT: the
+ * lingering's bounds were passed and the connection closed.
  *
- * Lingering: a client that sends its whole body before it reads (Python's
- * http.client, most HTTP libraries) gets a broken pipe or a reset instead
- * of an answer when the server closes while the body is still coming (the
- * unread bytes make the kernel send a reset, which also throws away the
- * answer the client has not read yet). So after an answer decided before
- * the body is in (413 by Content-Length, 401, 415, 503 from the head; 413
- * or 503 mid-body), ikd writes the answer with Connection: close at once
- * (libmicrohttpd 0.9.75 cannot queue a reply in the middle of a body, so
- * ikd writes it on the socket itself), then reads and drops the rest of
- * the body, up to --linger-bytes within --linger-ms of the answer, and
- * closes when the body ends (what nginx's lingering close does, RFC 9112
- * section 9.6). Past either bound the connection is cut. Under TLS the
- * answer is queued after the body instead. A request with Expect:
- * 100-continue, or whose Content-Length is past --linger-bytes, or whose
- * framing is unknown (a bad Transfer-Encoding), is answered at once and
- * closed (no body is on its way, or it would not be read). */
+ * Lingering (README, "Early answers"): a client that sends its whole body
+ * before it reads gets a reset instead of an answer if the server closes
+ * while the body is still coming. So an answer decided before the body is
+ * in is written at once (libmicrohttpd 0.9.75 cannot queue one mid-body),
+ * the rest of the body is dropped up to --linger-bytes within --linger-ms,
+ * and the connection closes after it (RFC 9112 section 9.6). */
 typedef enum { REQ_RECEIVING, REQ_DECIDED, REQ_LINGER, REQ_QUEUED, REQ_DONE, REQ_ANSWERED, REQ_CUT } req_state;
 
 /* Bytes of libmicrohttpd's per-connection memory kept beyond --conn-buffer
@@ -186,68 +177,7 @@ static enum MHD_Result linger(ikd_http_req *rq, size_t *upload_data_size)
     return MHD_NO;
 }
 
-/* ---- service hooks ----------------------------------------------------- */
-
-static void hook_solved(void *ctx, ikd_solver solver, ikd_status status, double seconds)
-{
-    ikd_metrics_solve(&((ikd_http *)ctx)->metrics, solver, status, seconds);
-}
-
-static void hook_skeleton(void *ctx, ikd_multi_status status, const unsigned goals[3], double seconds)
-{
-    ikd_metrics_skeleton(&((ikd_http *)ctx)->metrics, status, goals, seconds);
-}
-
-static void hook_clip(void *ctx, const unsigned frames[3])
-{
-    ikd_metrics_clip(&((ikd_http *)ctx)->metrics, frames);
-}
-
-static void hook_rejected(void *ctx, ikd_reject_reason why) { ikd_metrics_reject(&((ikd_http *)ctx)->metrics, why); }
-
-static int hook_submit(void *ctx, ikd_task *task) { return ikd_pool_submit(&((ikd_http *)ctx)->pool, task); }
-
-static int hook_resume(void *ctx, ikd_task *task) { return ikd_pool_resume(&((ikd_http *)ctx)->pool, task); }
-
-static size_t hook_idle(void *ctx)
-{
-    ikd_http *h = ctx;
-    size_t queued, running;
-    ikd_pool_load(&h->pool, &queued, &running);
-    return (size_t)h->nworkers > queued + running ? (size_t)h->nworkers - queued - running : 0;
-}
-
-static int hook_queue_full(void *ctx)
-{
-    ikd_http *h = ctx;
-    size_t queued, running;
-    ikd_pool_load(&h->pool, &queued, &running);
-    return queued >= (size_t)h->cfg->queue;
-}
-
-static int hook_ready(void *ctx)
-{
-    ikd_http *h = ctx;
-    return atomic_load(&h->ready) && !atomic_load(&h->draining);
-}
-
-static void hook_metrics(void *ctx, ikd_buf *out)
-{
-    ikd_http *h = ctx;
-    const char *names[IKD_METRICS_ROUTES];
-    for (int i = 0; i < IKD_ROUTE__COUNT; i++) names[i] = ikd_route_all()[i].path;
-    names[IKD_ROUTE__COUNT] = "unmatched";
-    ikd_metrics_gauges g;
-    ikd_pool_load(&h->pool, &g.queue_depth, &g.running);
-    g.queue_capacity = (size_t)h->cfg->queue;
-    g.workers = (size_t)h->nworkers;
-    g.in_flight = ikd_http_active(h);
-    g.draining = atomic_load(&h->draining);
-    g.log_dropped = ikd_log_dropped();
-    g.memory_held = ikd_service_held(&h->service);
-    g.memory_budget = (size_t)h->cfg->memory_budget;
-    ikd_metrics_render(&h->metrics, names, IKD_METRICS_ROUTES, &g, out);
-}
+/* ---- service hooks (the others: hooks.c) ------------------------------- */
 
 /* A pooled call has its reply: hand the connection back to MHD (rq is not
  * touched after). */
@@ -375,60 +305,6 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 /* ---- start and stop ---------------------------------------------------- */
 
-static void *worker_init(void *arg, int index)
-{
-    ikd_http *h = arg;
-    (void)index;
-    ikd_api_scratch *s = malloc(sizeof *s);
-    if (!s || ikd_api_scratch_init(s, (size_t)h->cfg->max_joints) != 0) {
-        free(s);
-        return NULL;
-    }
-    return s;
-}
-
-static void worker_destroy(void *data)
-{
-    ikd_api_scratch_destroy(data);
-    free(data);
-}
-
-static long online_cpus(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n;
-}
-
-static int start_service(ikd_http *h, const ikd_config *cfg)
-{
-    ikd_service_settings set = {.limits = {(size_t)cfg->max_joints, (int)cfg->max_iterations, (size_t)cfg->max_batch, NULL,
-                                           (size_t)cfg->max_frames, 0},
-                                .max_body = cfg->max_body,
-                                .max_clip_body = cfg->max_clip_body,
-                                .deadline_ms = cfg->deadline_ms,
-                                .debug_delay_ms = cfg->debug_delay_ms,
-                                .head_max = cfg->conn_buffer,
-                                .memory_budget = (size_t)cfg->memory_budget,
-                                .cors_origins = cfg->cors_origins,
-                                .api_token = cfg->api_token,
-                                .find_file = strcmp(cfg->ui, "on") == 0 ? ikd_asset_find : NULL};
-    ikd_service_hooks hooks = {.ctx = h,
-                               .solved = hook_solved,
-                               .skeleton_solved = hook_skeleton,
-                               .clip_solved = hook_clip,
-                               .rejected = hook_rejected,
-                               .submit = hook_submit,
-                               .resume = hook_resume,
-                               .idle = hook_idle,
-                               .queue_full = hook_queue_full,
-                               .ready = hook_ready,
-                               .metrics = hook_metrics,
-                               .finished = hook_finished};
-    if (ikd_service_init(&h->service, &set, &hooks) != 0) return -1;
-    h->service_started = 1;
-    return 0;
-}
-
 static struct MHD_Daemon *start_daemon(ikd_http *h, const ikd_config *cfg, int tls, long io_threads)
 {
     /* poll(), not epoll: with epoll, MHD_quiesce_daemon (the drain) races each
@@ -470,7 +346,7 @@ int ikd_http_start(ikd_http *h, const ikd_config *cfg, char *errbuf, size_t errl
     atomic_init(&h->ready, 0);
     ikd_metrics_init(&h->metrics);
     int tls = cfg->tls_cert[0] != '\0';
-    if (start_service(h, cfg) != 0) {
+    if (ikd_hooks_service_start(h, cfg, hook_finished) != 0) {
         snprintf(errbuf, errlen, "out of memory");
         goto fail;
     }
@@ -480,13 +356,13 @@ int ikd_http_start(ikd_http *h, const ikd_config *cfg, char *errbuf, size_t errl
     }
     h->listen_fd = ikd_listen_bind(cfg->listen, tls ? "https" : "http", h->url, sizeof h->url, errbuf, errlen);
     if (h->listen_fd < 0) goto fail;
-    h->nworkers = (int)(cfg->workers ? cfg->workers : online_cpus());
-    if (ikd_pool_init(&h->pool, h->nworkers, (size_t)cfg->queue, worker_init, worker_destroy, h) != 0) {
+    h->nworkers = (int)(cfg->workers ? cfg->workers : ikd_hooks_online_cpus());
+    if (ikd_pool_init(&h->pool, h->nworkers, (size_t)cfg->queue, ikd_hooks_worker_init, ikd_hooks_worker_destroy, h) != 0) {
         snprintf(errbuf, errlen, "cannot start %d workers", h->nworkers);
         goto fail;
     }
     h->pool_started = 1;
-    h->daemon = start_daemon(h, cfg, tls, cfg->io_threads ? cfg->io_threads : online_cpus());
+    h->daemon = start_daemon(h, cfg, tls, cfg->io_threads ? cfg->io_threads : ikd_hooks_online_cpus());
     if (!h->daemon) {
         snprintf(errbuf, errlen, "cannot start the HTTP daemon%s", tls ? " (check the TLS certificate and key)" : "");
         goto fail;

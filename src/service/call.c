@@ -2,9 +2,6 @@
 #include "call.h"
 
 #include <errno.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,36 +10,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "clip.h"
+#include "clipjob.h"
 #include "reply.h"
 #include "wire.h"
 
 /* Bodies up to this size are decoded on the transport's thread (so that
  * analytic solves can be answered there); larger ones by a worker. */
 #define IKD_INLINE_DECODE_MAX 8192
-
-/* A body's decoded document (jansson's tree, msgpack-c's objects) is
- * charged to the memory budget with the body, as this many times the
- * body's bytes, until it is freed: measured on clip and batch bodies at
- * 6.1-6.3 (compact JSON) and 3.6 (MessagePack) with mallinfo2, rounded up.
- * Whitespace makes a JSON body's tree smaller per byte, so the estimate
- * only errs high. */
-#define IKD_DECODE_FACTOR_JSON 7
-#define IKD_DECODE_FACTOR_MSGPACK 4
-/* A clip's frames, in a body over IKD_CLIP_WHOLE_MAX, are parsed one at a
- * time and kept packed (ikd_clip_open):
- * its decoding holds a copy of a JSON body (the rest is parsed from it)
- * and the packed goals (a 6-DoF goal: 72 bytes, about 0.4 of its JSON and
- * 0.8 of its MessagePack), so twice a JSON body and once a MessagePack one;
- * the members other than frames are charged as above when they are parsed
- * (clip_reserve). */
-#define IKD_DECODE_FACTOR_CLIP_JSON 2
-#define IKD_DECODE_FACTOR_CLIP_MSGPACK 1
-
-/* Freed decoded documents this large or larger are handed back to the
- * system at once (malloc_trim), so that a big clip's tree does not stay
- * in the process' resident memory after it is gone. */
-#define IKD_TRIM_AFTER (4u << 20)
 
 /* One slice of a batch, run by whichever worker takes it. */
 typedef struct ikd_call_slice {
@@ -101,13 +77,7 @@ static ikd_call_next answer(ikd_call *c, int status)
     return IKD_CALL_ANSWER;
 }
 
-static ikd_call_next answer_error(ikd_call *c, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static ikd_call_next answer_error(ikd_call *c, int code, const char *fmt, ...)
+ikd_call_next ikd_call_error(ikd_call *c, int code, const char *fmt, ...)
 {
     ikd_error err;
     ikd_error_clear(&err);
@@ -121,75 +91,6 @@ static ikd_call_next answer_error(ikd_call *c, int code, const char *fmt, ...)
     c->reply_type = NULL;
     c->outcome.error = code;
     return answer(c, ikd_reply_error_body(&c->reply, c->out_enc, &err));
-}
-
-/* ---- the memory budget --------------------------------------------------
- * Request bodies and replies are charged to --memory-budget while a call
- * holds them (replies until libmicrohttpd has sent them: the call ends
- * then), so a few clients that send big bodies or never read big replies
- * cannot take the process past its memory limit. */
-
-/* Charge `n` bytes to the call; 0 when that would pass the budget (unless
- * `force`: a small reply that is already built). */
-static int charge(ikd_call *c, size_t n, int force)
-{
-    ikd_service *s = c->svc;
-    size_t before = atomic_fetch_add(&s->held, n);
-    if (!force && s->budget && before + n > s->budget) {
-        atomic_fetch_sub(&s->held, n);
-        return 0;
-    }
-    c->charged += n;
-    return 1;
-}
-
-static void release(ikd_call *c, size_t n)
-{
-    atomic_fetch_sub(&c->svc->held, n);
-    c->charged -= n;
-}
-
-/* What the decoded document of an n-byte body is charged as. */
-static size_t decode_estimate(const ikd_call *c, size_t n)
-{
-    int mp = c->in_enc == IKD_ENC_MSGPACK;
-    if (c->route && c->route->id == IKD_ROUTE_CLIP && n > ikd_clip_whole_max(&c->svc->limits))
-        return n * (mp ? IKD_DECODE_FACTOR_CLIP_MSGPACK : IKD_DECODE_FACTOR_CLIP_JSON);
-    return n * (mp ? IKD_DECODE_FACTOR_MSGPACK : IKD_DECODE_FACTOR_JSON);
-}
-
-/* The decoded document is freed: its charge goes, and a big one's memory
- * goes back to the system. */
-static void decoded(ikd_call *c)
-{
-    size_t n = c->decode_charge;
-    if (!n) return;
-    release(c, n);
-    c->decode_charge = 0;
-#if defined(__GLIBC__)
-    if (n >= IKD_TRIM_AFTER) malloc_trim(0);
-#endif
-}
-
-/* The body's limit on this route and the flag that sets it. */
-static long body_limit(const ikd_call *c)
-{
-    return c->route && c->route->big_body ? c->svc->max_clip_body : c->svc->max_body;
-}
-
-static const char *body_flag(const ikd_call *c)
-{
-    return c->route && c->route->big_body ? "--max-clip-body" : "--max-body";
-}
-
-static ikd_call_next over_budget(ikd_call *c, size_t want)
-{
-    ikd_service *s = c->svc;
-    s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
-    return answer_error(c, IKD_E_OVERLOADED,
-                        "the memory budget is in use (%zu more bytes wanted, %zu of %zu held, --memory-budget); "
-                        "retry later",
-                        want, ikd_service_held(s), s->budget);
 }
 
 size_t ikd_call_headers(const ikd_call *c, int draining, ikd_header out[IKD_CALL_MAX_HEADERS])
@@ -235,7 +136,7 @@ void ikd_call_init(ikd_call *c, ikd_service *s, unsigned long long now)
 
 void ikd_call_destroy(ikd_call *c)
 {
-    release(c, c->charged);
+    ikd_budget_release(c, c->charged);
     ikd_buf_destroy(&c->body);
     ikd_buf_destroy(&c->reply);
     ikd_request_destroy(&c->req);
@@ -276,7 +177,7 @@ static ikd_call_next head_options(ikd_call *c, const ikd_head *h)
         c->allow = c->route->allow_all;
         return answer(c, 204);
     }
-    if (!c->cors_ok) return answer_error(c, IKD_E_FORBIDDEN_ORIGIN, NULL);
+    if (!c->cors_ok) return ikd_call_error(c, IKD_E_FORBIDDEN_ORIGIN, NULL);
     c->preflight = 1;
     return answer(c, 204);
 }
@@ -287,7 +188,7 @@ static ikd_call_next head_options(ikd_call *c, const ikd_head *h)
 static ikd_call_next head_asset(ikd_call *c, const char *path)
 {
     const ikd_file *a = c->svc->find_file ? c->svc->find_file(path) : NULL;
-    if (!a) return answer_error(c, IKD_E_NOT_FOUND, c->svc->find_file ? "no such file" : "the editor is off (--ui off)");
+    if (!a) return ikd_call_error(c, IKD_E_NOT_FOUND, c->svc->find_file ? "no such file" : "the editor is off (--ui off)");
     ikd_buf_append(&c->reply, (const char *)a->data, a->len);
     c->reply_type = a->type;
     return answer(c, c->reply.failed ? 500 : 200);
@@ -309,43 +210,14 @@ static ikd_call_next head_get(ikd_call *c, const char *path)
         s->hooks.metrics(s->hooks.ctx, &c->reply);
         c->reply_type = "text/plain; version=0.0.4; charset=utf-8";
         return answer(c, 200);
-    default: return answer_error(c, IKD_E_INTERNAL, NULL);
+    default: return ikd_call_error(c, IKD_E_INTERNAL, NULL);
     }
 }
 
 static ikd_call_next too_large(ikd_call *c)
 {
     c->svc->hooks.rejected(c->svc->hooks.ctx, IKD_REJECT_TOO_LARGE);
-    return answer_error(c, IKD_E_TOO_LARGE, "the body is larger than %ld bytes (%s)", body_limit(c), body_flag(c));
-}
-
-/* A body of n bytes and its decoded document could never fit the budget. */
-static ikd_call_next never_fits(ikd_call *c, size_t n)
-{
-    ikd_service *s = c->svc;
-    s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
-    return answer_error(c, IKD_E_TOO_LARGE,
-                        "a body of %zu bytes and its decoded document (about %zu bytes) could never fit "
-                        "--memory-budget (%zu bytes); send it in parts or as MessagePack",
-                        n, decode_estimate(c, n), s->budget);
-}
-
-/* Charge a body of n bytes' decoded document: 1, else the answer is set
- * (413 when it could never fit, 503 when it does not fit now). */
-static int charge_decode(ikd_call *c, size_t n)
-{
-    ikd_service *s = c->svc;
-    size_t est = decode_estimate(c, n);
-    if (s->budget && n + est > s->budget) {
-        never_fits(c, n);
-        return 0;
-    }
-    if (!charge(c, est, 0)) {
-        over_budget(c, est);
-        return 0;
-    }
-    c->decode_charge = est;
-    return 1;
+    return ikd_call_error(c, IKD_E_TOO_LARGE, "the body is larger than %ld bytes (%s)", ikd_budget_body_limit(c), ikd_budget_body_flag(c));
 }
 
 /* RFC 9112's framing rules that libmicrohttpd leaves to the application;
@@ -355,17 +227,17 @@ static ikd_call_next head_framing(ikd_call *c, const ikd_head *h)
     ikd_service *s = c->svc;
     c->close = c->unframed = 1; /* a refused head's body, if any, is never read */
     if (s->head_max > 0 && h->head_bytes > (size_t)s->head_max)
-        return answer_error(c, IKD_E_HEAD_TOO_LARGE, "the request line and headers take %zu bytes, over %ld (--conn-buffer)",
+        return ikd_call_error(c, IKD_E_HEAD_TOO_LARGE, "the request line and headers take %zu bytes, over %ld (--conn-buffer)",
                             h->head_bytes, s->head_max);
-    if (h->bad_byte) return answer_error(c, IKD_E_BAD_HTTP, "a header holds a NUL or a bare CR");
-    if (h->length_conflict) return answer_error(c, IKD_E_BAD_HTTP, "Content-Length is given twice with different values");
+    if (h->bad_byte) return ikd_call_error(c, IKD_E_BAD_HTTP, "a header holds a NUL or a bare CR");
+    if (h->length_conflict) return ikd_call_error(c, IKD_E_BAD_HTTP, "Content-Length is given twice with different values");
     if (h->transfer_encoding) {
-        if (h->content_length) return answer_error(c, IKD_E_BAD_HTTP, "both Content-Length and Transfer-Encoding are given");
+        if (h->content_length) return ikd_call_error(c, IKD_E_BAD_HTTP, "both Content-Length and Transfer-Encoding are given");
         const char *te = h->transfer_encoding;
         te += strspn(te, " \t");
         size_t n = strcspn(te, " \t");
         if (n != 7 || strncasecmp(te, "chunked", 7) != 0 || te[n + strspn(te + n, " \t")] != '\0')
-            return answer_error(c, IKD_E_NOT_IMPLEMENTED, "Transfer-Encoding '%.60s' is not supported (only chunked)",
+            return ikd_call_error(c, IKD_E_NOT_IMPLEMENTED, "Transfer-Encoding '%.60s' is not supported (only chunked)",
                                 h->transfer_encoding);
     }
     c->close = c->unframed = 0;
@@ -401,12 +273,12 @@ static ikd_call_next media_type_error(ikd_call *c, const char *type)
     type += strspn(type, " \t"); /* as ikd_encoding_from_content_type reads it */
     char got[65];
     size_t n = strcspn(type, "; \t");
-    if (n == 0) return answer_error(c, IKD_E_MEDIA_TYPE, "the Content-Type is empty: %s", want);
+    if (n == 0) return ikd_call_error(c, IKD_E_MEDIA_TYPE, "the Content-Type is empty: %s", want);
     if (n > 64) n = 64;
     for (size_t k = 0; k < n; k++) got[k] = type[k] > 0x20 && type[k] < 0x7f ? type[k] : '?'; /* printable ASCII only */
     got[n] = 0;
     const char *curl = strcasecmp(got, "application/x-www-form-urlencoded") == 0 ? " (curl -d's default)" : "";
-    return answer_error(c, IKD_E_MEDIA_TYPE, "Content-Type %s%s is not accepted: %s", got, curl, want);
+    return ikd_call_error(c, IKD_E_MEDIA_TYPE, "Content-Type %s%s is not accepted: %s", got, curl, want);
 }
 
 ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
@@ -419,13 +291,13 @@ ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
     c->cors_ok = ikd_guard_origin_allowed(&s->guard, h->origin);
     c->has_body = (h->content_length && strtoull(h->content_length, NULL, 10) > 0) || h->transfer_encoding;
     if (head_framing(c, h) != IKD_CALL_READ) return IKD_CALL_ANSWER;
-    if (!c->route) return answer_error(c, IKD_E_NOT_FOUND, "no such endpoint (see openapi.yaml)");
+    if (!c->route) return ikd_call_error(c, IKD_E_NOT_FOUND, "no such endpoint (see openapi.yaml)");
     if (strcmp(h->method, "OPTIONS") == 0) return head_options(c, h);
     if (!c->route->open && !ikd_guard_token_ok(&s->guard, h->authorization))
-        return answer_error(c, IKD_E_UNAUTHORIZED, "send Authorization: Bearer <token> (--api-token)");
+        return ikd_call_error(c, IKD_E_UNAUTHORIZED, "send Authorization: Bearer <token> (--api-token)");
     if (!ikd_route_allows(c->route, h->method)) {
         c->allow = c->route->allow_all;
-        return answer_error(c, IKD_E_METHOD, "%s takes %s", c->route->path, c->route->allow);
+        return ikd_call_error(c, IKD_E_METHOD, "%s takes %s", c->route->path, c->route->allow);
     }
     if (!c->route->has_body) return head_get(c, h->path);
     int enc = ikd_encoding_from_content_type(h->content_type);
@@ -441,7 +313,7 @@ ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
         char *end;
         errno = 0;
         declared = strtoull(h->content_length, &end, 10);
-        if (errno || end == h->content_length || (unsigned long long)body_limit(c) < declared) {
+        if (errno || end == h->content_length || (unsigned long long)ikd_budget_body_limit(c) < declared) {
             c->close = 1;
             return too_large(c);
         }
@@ -452,18 +324,18 @@ ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
         s->hooks.queue_full(s->hooks.ctx)) {
         c->close = 1;
         s->hooks.rejected(s->hooks.ctx, IKD_REJECT_QUEUE_FULL);
-        return answer_error(c, IKD_E_OVERLOADED, NULL);
+        return ikd_call_error(c, IKD_E_OVERLOADED, NULL);
     }
     if (declared) {
-        if (s->budget && (size_t)declared + decode_estimate(c, (size_t)declared) > s->budget) {
+        if (s->budget && (size_t)declared + ikd_budget_decode_estimate(c, (size_t)declared) > s->budget) {
             c->close = 1;
-            return never_fits(c, (size_t)declared);
+            return ikd_budget_never_fits(c, (size_t)declared);
         }
-        if (!charge(c, (size_t)declared, 0)) {
+        if (!ikd_budget_charge(c, (size_t)declared, 0)) {
             c->close = 1;
-            return over_budget(c, (size_t)declared);
+            return ikd_budget_over(c, (size_t)declared);
         }
-        if (!charge_decode(c, (size_t)declared)) {
+        if (!ikd_budget_charge_decode(c, (size_t)declared)) {
             c->close = 1;
             return IKD_CALL_ANSWER;
         }
@@ -473,42 +345,21 @@ ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
     return IKD_CALL_READ;
 }
 
-/* A clip's members other than frames are about to be parsed whole: their
- * tree is charged too (ikd_clip_reserve). */
-static int clip_reserve(void *ctx, size_t body_bytes, ikd_error *err)
-{
-    ikd_call *c = ctx;
-    ikd_service *s = c->svc;
-    size_t n = body_bytes * (c->in_enc == IKD_ENC_MSGPACK ? IKD_DECODE_FACTOR_MSGPACK : IKD_DECODE_FACTOR_JSON);
-    if (s->budget && c->charged + n > s->budget) {
-        s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
-        return ikd_error_set(err, IKD_E_TOO_LARGE, "", "the clip's members other than frames (%zu bytes) could never be "
-                             "parsed within --memory-budget (%zu bytes)", body_bytes, s->budget);
-    }
-    if (!charge(c, n, 0)) {
-        s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
-        return ikd_error_set(err, IKD_E_OVERLOADED, "", "the memory budget is in use (%zu more bytes wanted, %zu of %zu "
-                             "held, --memory-budget); retry later", n, ikd_service_held(s), s->budget);
-    }
-    c->decode_charge += n;
-    return 0;
-}
-
 /* ---- the body ---------------------------------------------------------- */
 
 void ikd_call_body(ikd_call *c, const char *data, size_t n)
 {
     if (ikd_call_refused(c)) return;
-    if (c->body.len + n > (size_t)body_limit(c)) {
+    if (c->body.len + n > (size_t)ikd_budget_body_limit(c)) {
         c->too_large = 1;
         ikd_buf_destroy(&c->body);
-        release(c, c->charged);
+        ikd_budget_release(c, c->charged);
         return;
     }
-    if (!c->declared && !charge(c, n, 0)) { /* chunked: charged as it comes */
+    if (!c->declared && !ikd_budget_charge(c, n, 0)) { /* chunked: charged as it comes */
         c->over_budget = 1;
         ikd_buf_destroy(&c->body);
-        release(c, c->charged);
+        ikd_budget_release(c, c->charged);
         return;
     }
     ikd_buf_append(&c->body, data, n);
@@ -516,7 +367,7 @@ void ikd_call_body(ikd_call *c, const char *data, size_t n)
 
 int ikd_call_refused(const ikd_call *c) { return c->too_large || c->over_budget; }
 
-static void record_solve(ikd_call *c)
+void ikd_call_record(ikd_call *c)
 {
     const ikd_service_hooks *h = &c->svc->hooks;
     if (c->outcome.solved && c->outcome.clip) {
@@ -532,15 +383,15 @@ ikd_call_next ikd_call_body_end(ikd_call *c)
 {
     ikd_service *s = c->svc;
     if (c->too_large) return too_large(c);
-    if (c->over_budget) return over_budget(c, 0);
-    if (c->body.failed) return answer_error(c, IKD_E_NOMEM, "out of memory while reading the body");
-    if (!c->declared && !charge_decode(c, c->body.len)) return IKD_CALL_ANSWER; /* chunked: now its size is known */
+    if (c->over_budget) return ikd_budget_over(c, 0);
+    if (c->body.failed) return ikd_call_error(c, IKD_E_NOMEM, "out of memory while reading the body");
+    if (!c->declared && !ikd_budget_charge_decode(c, c->body.len)) return IKD_CALL_ANSWER; /* chunked: now its size is known */
     if (c->route->id != IKD_ROUTE_SOLVE || c->body.len > IKD_INLINE_DECODE_MAX) return IKD_CALL_POOL;
     /* decode here; an analytic solve is answered here too (it costs less
      * than the hand-off), everything else goes to the pool decoded */
     ikd_error err;
     int rc = ikd_api_decode(&s->limits, c->in_enc, c->body.data ? c->body.data : "", c->body.len, &c->req, &err);
-    decoded(c);
+    ikd_budget_decoded(c);
     if (rc != IKD_E_OK) {
         c->outcome.error = err.code;
         return answer(c, ikd_reply_error_body(&c->reply, c->out_enc, &err));
@@ -552,8 +403,8 @@ ikd_call_next ikd_call_body_end(ikd_call *c)
     ikd_pose_joint pose[3];
     ikd_api_scratch scratch = {3, pose, NULL, 0};
     c->status = ikd_api_run(&scratch, &c->req, c->deadline_ns, c->out_enc, &c->reply, &c->outcome);
-    record_solve(c);
-    charge(c, c->reply.len, 1);
+    ikd_call_record(c);
+    ikd_budget_charge(c, c->reply.len, 1);
     return IKD_CALL_ANSWER;
 }
 
@@ -576,148 +427,14 @@ static int worker_start(ikd_call *c)
     c->t_worker = ikd_clock_ns();
     debug_delay(c->svc);
     if (atomic_load(&c->svc->stop)) {
-        answer_error(c, IKD_E_DRAINING, "the server stopped at the end of its shutdown grace (--shutdown-grace)");
+        ikd_call_error(c, IKD_E_DRAINING, "the server stopped at the end of its shutdown grace (--shutdown-grace)");
         return 0;
     }
     if (!c->deadline_ns || ikd_clock_ns() <= c->deadline_ns) return 1;
     c->svc->hooks.rejected(c->svc->hooks.ctx, IKD_REJECT_DEADLINE);
-    answer_error(c, IKD_E_DEADLINE, "the request waited %.0f ms, past --deadline-ms",
+    ikd_call_error(c, IKD_E_DEADLINE, "the request waited %.0f ms, past --deadline-ms",
                  (double)(ikd_clock_ns() - c->t_start) / 1e6);
     return 0;
-}
-
-/* A streamed clip's producer: a pool job that owns the decoded request
- * and the run, solves frames into the stream, and returns its worker
- * whenever the stream parks it (a reader behind); the stream's resume hook
- * queues it again, its abandon hook frees it. */
-typedef struct clip_job {
-    ikd_task task; /* first member: the pool hands it back */
-    ikd_service *svc;
-    ikd_stream *st;
-    ikd_encoding enc;
-    ikd_skel_request req;
-    ikd_clip_run run;
-    size_t charged; /* bytes of the memory budget the request and run hold */
-} clip_job;
-
-static void clip_job_free(clip_job *j)
-{
-    ikd_service *s = j->svc;
-    if (s->hooks.clip_solved) s->hooks.clip_solved(s->hooks.ctx, j->run.by_status);
-    ikd_clip_end(&j->run);
-    ikd_skel_request_destroy(&j->req);
-    atomic_fetch_sub(&s->held, j->charged);
-    ikd_stream_release(j->st);
-    free(j);
-}
-
-static void clip_job_run(ikd_task *task, void *worker_data)
-{
-    clip_job *j = (clip_job *)task;
-    (void)worker_data;
-    if (ikd_clip_stream(&j->req, &j->run, j->enc, j->st) == 0) clip_job_free(j);
-}
-
-/* The reader caught up: back on the pool (past the queue's bound: the
- * job was accepted already); a stopping pool ends the stream here. */
-static void clip_job_resume(void *ctx)
-{
-    clip_job *j = ctx;
-    if (j->svc->hooks.resume(j->svc->hooks.ctx, &j->task) == 0) return;
-    ikd_stream_push(j->st, "", 0, 1);
-    clip_job_free(j);
-}
-
-/* The client left while the job was parked. */
-static void clip_job_abandon(void *ctx)
-{
-    clip_job *j = ctx;
-    ikd_stream_push(j->st, "", 0, 1);
-    clip_job_free(j);
-}
-
-/* A streamed clip: every frame validated first (an error is an ordinary
- * reply), then the body freed, the call handed back with its stream, and
- * the frames solved into it by a clip_job, starting on this worker. From
- * hooks.finished on, the call is the transport's. */
-static void clip_stream_task(ikd_call *c)
-{
-    ikd_service *s = c->svc;
-    clip_job *j = calloc(1, sizeof *j);
-    ikd_stream *st = NULL;
-    if (!j) {
-        c->outcome.error = IKD_E_NOMEM;
-        c->status = ikd_reply_errorf(&c->reply, c->out_enc, IKD_E_NOMEM, "", "out of memory for the clip");
-        decoded(c);
-        s->hooks.finished(c);
-        return;
-    }
-    j->svc = s;
-    j->enc = c->out_enc;
-    ikd_clip_reserve reserve = {clip_reserve, c};
-    c->status = ikd_clip_prepare(&s->limits, c->deadline_ns, c->in_enc, j->enc, c->body.data ? c->body.data : "",
-                                 c->body.len, &reserve, &j->req, &j->run, &c->reply, &c->outcome.error);
-    decoded(c);
-    if (c->status == 0 && !(st = ikd_stream_new())) {
-        ikd_clip_end(&j->run);
-        c->outcome.error = IKD_E_NOMEM;
-        c->status = ikd_reply_errorf(&c->reply, j->enc, IKD_E_NOMEM, "", "out of memory for the clip's stream");
-    }
-    if (!st) {
-        ikd_skel_request_destroy(&j->req);
-        free(j);
-        s->hooks.finished(c);
-        return;
-    }
-    ikd_buf_destroy(&c->body); /* decoded: its memory and charge go now, not when the stream ends */
-    release(c, c->charged);
-    j->charged = ikd_clip_held(&j->run, &j->req);
-    atomic_fetch_add(&s->held, j->charged);
-    j->st = st;
-    j->task.run = clip_job_run;
-    ikd_stream_account(st, &s->held); /* unread frames count against --memory-budget */
-    ikd_stream_producer(st, clip_job_resume, clip_job_abandon, j);
-    c->status = 200;
-    c->stream = st;
-    c->reply_type = j->enc == IKD_ENC_JSON ? IKD_CLIP_NDJSON : IKD_CLIP_MSGPACK_STREAM;
-    s->hooks.finished(c);
-    clip_job_run(&j->task, NULL);
-}
-
-/* A clip into one reply: decoded, the body freed, the reply's size
- * charged before any frame is solved (413 when it could never fit the
- * budget, 503 when it does not fit now). */
-static void clip_whole(ikd_call *c)
-{
-    ikd_service *s = c->svc;
-    ikd_skel_request req;
-    ikd_clip_run run;
-    ikd_clip_reserve reserve = {clip_reserve, c};
-    c->status = ikd_clip_prepare(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, c->body.data ? c->body.data : "",
-                                 c->body.len, &reserve, &req, &run, &c->reply, &c->outcome.error);
-    decoded(c);
-    if (c->status == 0) {
-        ikd_buf_destroy(&c->body);
-        release(c, c->charged);
-        size_t est = ikd_clip_reply_size(&run, &req, c->out_enc) + ikd_clip_held(&run, &req);
-        if (s->budget && est > s->budget) {
-            s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
-            c->outcome.error = IKD_E_TOO_LARGE;
-            c->status = ikd_reply_errorf(&c->reply, c->out_enc, IKD_E_TOO_LARGE, "frames",
-                                         "the reply would take about %zu bytes, more than --memory-budget (%zu); "
-                                         "send fewer frames, or ask for the stream (Accept: %s)",
-                                         est, s->budget, IKD_CLIP_NDJSON);
-        } else if (!charge(c, est, 0)) {
-            over_budget(c, est);
-        } else {
-            c->status = ikd_clip_write(&req, &run, c->out_enc, &c->reply, &c->outcome);
-            release(c, est);
-            record_solve(c);
-            charge(c, c->reply.len, 1);
-        }
-        ikd_clip_end(&run);
-    }
-    ikd_skel_request_destroy(&req);
 }
 
 static void solve_task(ikd_task *task, void *worker_data)
@@ -725,13 +442,13 @@ static void solve_task(ikd_task *task, void *worker_data)
     ikd_call *c = (ikd_call *)task;
     ikd_service *s = c->svc;
     if (c->stream_wanted && worker_start(c)) {
-        clip_stream_task(c); /* hands the call back itself */
+        ikd_clipjob_stream(c); /* hands the call back itself */
         return;
     }
     if (!c->stream_wanted && worker_start(c)) {
         const char *body = c->body.data ? c->body.data : "";
         if (c->route->id == IKD_ROUTE_CLIP) {
-            clip_whole(c); /* records and charges its own reply */
+            ikd_clipjob_whole(c); /* records and charges its own reply */
             s->hooks.finished(c);
             return;
         }
@@ -743,9 +460,9 @@ static void solve_task(ikd_task *task, void *worker_data)
         else
             c->status = ikd_api_solve(worker_data, &s->limits, c->deadline_ns, c->in_enc, c->out_enc, body, c->body.len,
                                       &c->reply, &c->outcome);
-        decoded(c);
-        record_solve(c);
-        charge(c, c->reply.len, 1);
+        ikd_budget_decoded(c);
+        ikd_call_record(c);
+        ikd_budget_charge(c, c->reply.len, 1);
     }
     s->hooks.finished(c);
 }
@@ -770,8 +487,8 @@ static void slice_finished(ikd_call *c)
     c->status = ikd_batch_write(&c->batch, c->out_enc, &c->reply);
     if (c->status != 200) c->outcome.error = IKD_E_NOMEM;
     ikd_batch_destroy(&c->batch);
-    release(c, c->reply_estimate); /* the estimate charged before solving, */
-    charge(c, c->reply.len, 1);    /* for what the reply takes */
+    ikd_budget_release(c, c->reply_estimate); /* the estimate charged before solving, */
+    ikd_budget_charge(c, c->reply.len, 1);    /* for what the reply takes */
     s->hooks.finished(c);
 }
 
@@ -800,9 +517,9 @@ static int charge_batch_reply(ikd_call *c)
                                      est, s->budget);
         return 0;
     }
-    if (!charge(c, est, 0)) {
+    if (!ikd_budget_charge(c, est, 0)) {
         ikd_batch_destroy(&c->batch);
-        over_budget(c, est);
+        ikd_budget_over(c, est);
         return 0;
     }
     c->reply_estimate = est;
@@ -821,7 +538,7 @@ static void batch_task(ikd_task *task, void *worker_data)
     }
     int status = ikd_batch_open(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, c->body.data ? c->body.data : "",
                                 c->body.len, &c->batch, &c->reply);
-    decoded(c);
+    ikd_budget_decoded(c);
     if (status || !charge_batch_reply(c)) {
         if (status) c->status = status, c->outcome.error = c->batch.error;
         s->hooks.finished(c);
@@ -862,6 +579,6 @@ void ikd_call_submit(ikd_call *c)
     int rc = s->hooks.submit(s->hooks.ctx, &c->task);
     if (rc == 0) return;
     s->hooks.rejected(s->hooks.ctx, rc == -1 ? IKD_REJECT_QUEUE_FULL : IKD_REJECT_DRAINING);
-    answer_error(c, rc == -1 ? IKD_E_OVERLOADED : IKD_E_DRAINING, NULL);
+    ikd_call_error(c, rc == -1 ? IKD_E_OVERLOADED : IKD_E_DRAINING, NULL);
     s->hooks.finished(c);
 }

@@ -178,6 +178,15 @@ void ikd_call_submit(ikd_call *c);
 /* The reply's headers (besides Content-Length); `draining` adds
  * Connection: close. Returns how many were written to `out`. */
 size_t ikd_call_headers(const ikd_call *c, int draining, ikd_header out[IKD_CALL_MAX_HEADERS]);
+/* Answer with an error: `code`'s status and an error body whose message is
+ * fmt's (NULL: the code's default); returns IKD_CALL_ANSWER. */
+ikd_call_next ikd_call_error(ikd_call *c, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* A solve is done: the service's hooks hear of it (metrics). */
+void ikd_call_record(ikd_call *c);
 /* The metrics slot of the call's route (IKD_ROUTE__COUNT = unmatched). */
 int ikd_call_route_slot(const ikd_call *c);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1009,15 +1010,24 @@ START_TEST(clip_streams)
     before = clip_frames_reached(d.port);
     fd = connect_with_rcvbuf(d.port, 4096);
     send_clip_stream(fd, body);
-    size_t total = 0;
+    size_t total = 0, have = 0;
     char buf[8192], tail[64] = "";
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     for (;;) {
         ssize_t n = read(fd, buf, sizeof buf);
         if (n <= 0) break;
         total += (size_t)n;
-        size_t keep = n < 63 ? (size_t)n : 63;
-        memcpy(tail, buf + n - (ssize_t)keep, keep);
-        tail[keep] = '\0';
+        size_t keep = sizeof tail - 1, k = (size_t)n; /* the last 63 bytes, across reads */
+        if (k >= keep) {
+            memcpy(tail, buf + k - keep, keep), have = keep;
+        } else {
+            size_t drop = have + k > keep ? have + k - keep : 0;
+            memmove(tail, tail + drop, have - drop);
+            memcpy(tail + have - drop, buf, k);
+            have = have - drop + k;
+        }
+        tail[have] = '\0';
         if (strstr(tail, "\r\n0\r\n\r\n")) break; /* the last chunk */
         if (total < 600000) usleep(200); /* slow at first: parks and resumes many times */
     }

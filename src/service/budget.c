@@ -1,0 +1,154 @@
+/* budget.c - the memory budget of a call: bodies, decoded documents and replies charged to --memory-budget. */
+#include "budget.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+#include <stdio.h>
+
+#include "clip.h"
+#include "reply.h"
+#include "wire.h"
+
+/* A body's decoded document (jansson's tree, msgpack-c's objects) is
+ * charged to the memory budget with the body, as this many times the
+ * body's bytes, until it is freed: measured on clip and batch bodies at
+ * 6.1-6.3 (compact JSON) and 3.6 (MessagePack) with mallinfo2, rounded up.
+ * Whitespace makes a JSON body's tree smaller per byte, so the estimate
+ * only errs high. */
+#define IKD_DECODE_FACTOR_JSON 7
+#define IKD_DECODE_FACTOR_MSGPACK 4
+/* A clip's frames, in a body over IKD_CLIP_WHOLE_MAX, are parsed one at a
+ * time and kept packed (ikd_clip_open):
+ * its decoding holds a copy of a JSON body (the rest is parsed from it)
+ * and the packed goals (a 6-DoF goal: 72 bytes, about 0.4 of its JSON and
+ * 0.8 of its MessagePack), so twice a JSON body and once a MessagePack one;
+ * the members other than frames are charged as above when they are parsed
+ * (clip_reserve). */
+#define IKD_DECODE_FACTOR_CLIP_JSON 2
+#define IKD_DECODE_FACTOR_CLIP_MSGPACK 1
+
+/* Freed decoded documents this large or larger are handed back to the
+ * system at once (malloc_trim), so that a big clip's tree does not stay
+ * in the process' resident memory after it is gone. */
+#define IKD_TRIM_AFTER (4u << 20)
+
+/* ---- the memory budget --------------------------------------------------
+ * Request bodies and replies are charged to --memory-budget while a call
+ * holds them (replies until libmicrohttpd has sent them: the call ends
+ * then), so a few clients that send big bodies or never read big replies
+ * cannot take the process past its memory limit. */
+
+/* Charge `n` bytes to the call; 0 when that would pass the budget (unless
+ * `force`: a small reply that is already built). */
+int ikd_budget_charge(ikd_call *c, size_t n, int force)
+{
+    ikd_service *s = c->svc;
+    size_t before = atomic_fetch_add(&s->held, n);
+    if (!force && s->budget && before + n > s->budget) {
+        atomic_fetch_sub(&s->held, n);
+        return 0;
+    }
+    c->charged += n;
+    return 1;
+}
+
+void ikd_budget_release(ikd_call *c, size_t n)
+{
+    atomic_fetch_sub(&c->svc->held, n);
+    c->charged -= n;
+}
+
+/* What the decoded document of an n-byte body is charged as. */
+size_t ikd_budget_decode_estimate(const ikd_call *c, size_t n)
+{
+    int mp = c->in_enc == IKD_ENC_MSGPACK;
+    if (c->route && c->route->id == IKD_ROUTE_CLIP && n > ikd_clip_whole_max(&c->svc->limits))
+        return n * (mp ? IKD_DECODE_FACTOR_CLIP_MSGPACK : IKD_DECODE_FACTOR_CLIP_JSON);
+    return n * (mp ? IKD_DECODE_FACTOR_MSGPACK : IKD_DECODE_FACTOR_JSON);
+}
+
+/* The decoded document is freed: its charge goes, and a big one's memory
+ * goes back to the system. */
+void ikd_budget_decoded(ikd_call *c)
+{
+    size_t n = c->decode_charge;
+    if (!n) return;
+    ikd_budget_release(c, n);
+    c->decode_charge = 0;
+#if defined(__GLIBC__)
+    if (n >= IKD_TRIM_AFTER) malloc_trim(0);
+#endif
+}
+
+/* The body's limit on this route and the flag that sets it. */
+long ikd_budget_body_limit(const ikd_call *c)
+{
+    return c->route && c->route->big_body ? c->svc->max_clip_body : c->svc->max_body;
+}
+
+const char *ikd_budget_body_flag(const ikd_call *c)
+{
+    return c->route && c->route->big_body ? "--max-clip-body" : "--max-body";
+}
+
+ikd_call_next ikd_budget_over(ikd_call *c, size_t want)
+{
+    ikd_service *s = c->svc;
+    s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
+    return ikd_call_error(c, IKD_E_OVERLOADED,
+                        "the memory budget is in use (%zu more bytes wanted, %zu of %zu held, --memory-budget); "
+                        "retry later",
+                        want, ikd_service_held(s), s->budget);
+}
+
+/* A body of n bytes and its decoded document could never fit the budget. */
+ikd_call_next ikd_budget_never_fits(ikd_call *c, size_t n)
+{
+    ikd_service *s = c->svc;
+    s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
+    return ikd_call_error(c, IKD_E_TOO_LARGE,
+                        "a body of %zu bytes and its decoded document (about %zu bytes) could never fit "
+                        "--memory-budget (%zu bytes); send it in parts or as MessagePack",
+                        n, ikd_budget_decode_estimate(c, n), s->budget);
+}
+
+/* Charge a body of n bytes' decoded document: 1, else the answer is set
+ * (413 when it could never fit, 503 when it does not fit now). */
+int ikd_budget_charge_decode(ikd_call *c, size_t n)
+{
+    ikd_service *s = c->svc;
+    size_t est = ikd_budget_decode_estimate(c, n);
+    if (s->budget && n + est > s->budget) {
+        ikd_budget_never_fits(c, n);
+        return 0;
+    }
+    if (!ikd_budget_charge(c, est, 0)) {
+        ikd_budget_over(c, est);
+        return 0;
+    }
+    c->decode_charge = est;
+    return 1;
+}
+
+/* A clip's members other than frames are about to be parsed whole: their
+ * tree is charged too (ikd_clip_reserve). */
+int ikd_budget_clip_reserve(void *ctx, size_t body_bytes, ikd_error *err)
+{
+    ikd_call *c = ctx;
+    ikd_service *s = c->svc;
+    size_t n = body_bytes * (c->in_enc == IKD_ENC_MSGPACK ? IKD_DECODE_FACTOR_MSGPACK : IKD_DECODE_FACTOR_JSON);
+    if (s->budget && c->charged + n > s->budget) {
+        s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
+        return ikd_error_set(err, IKD_E_TOO_LARGE, "", "the clip's members other than frames (%zu bytes) could never be "
+                             "parsed within --memory-budget (%zu bytes)", body_bytes, s->budget);
+    }
+    if (!ikd_budget_charge(c, n, 0)) {
+        s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
+        return ikd_error_set(err, IKD_E_OVERLOADED, "", "the memory budget is in use (%zu more bytes wanted, %zu of %zu "
+                             "held, --memory-budget); retry later", n, ikd_service_held(s), s->budget);
+    }
+    c->decode_charge += n;
+    return 0;
+}
+
