@@ -174,6 +174,8 @@ check-suites: $(BUILD)/libikd.a $(BUILD)/ikd $(TEST_UNIT) $(TEST_E2E) $(FAILALLO
 	  IKD_TEST_FAILALLOC=$(FAILALLOC) $$t; done
 	@echo "== tests/e2e/transport.py (plain clients: early answers, big clips, stalled streams)"
 	@python3 tests/e2e/transport.py $(BUILD)/ikd $(BUILD)/bench
+	@echo "== tests/e2e/import_test.py (POST /v1/import on generated files)"
+	@python3 tests/e2e/import_test.py $(BUILD)/ikd
 
 # OpenAPI checks with pinned npm tools (tests/openapi): Redocly's lint of openapi.yaml, then the
 # contract test, which sends live traffic through Stoplight Prism's validating proxy. Skipped

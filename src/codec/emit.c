@@ -196,6 +196,16 @@ void ikd_emit_bool(ikd_emitter *e, int b)
     ikd_buf_puts(e->out, b ? "true" : "false");
 }
 
+void ikd_emit_null(ikd_emitter *e)
+{
+    if (e->enc == IKD_ENC_MSGPACK) {
+        ikd_emit_mp_head(e->out, 0xc0);
+        return;
+    }
+    json_value_start(e);
+    ikd_buf_puts(e->out, "null");
+}
+
 void ikd_emit_nums_any(ikd_emitter *e, const double *v, size_t n)
 {
     ikd_emit_open_any(e, n, 0);

@@ -80,6 +80,7 @@ void ikd_emit_str(ikd_emitter *e, const char *s);
 void ikd_emit_num(ikd_emitter *e, double v);     /* JSON: shortest exact form; MessagePack: float 64 */
 void ikd_emit_int(ikd_emitter *e, long long v);
 void ikd_emit_bool(ikd_emitter *e, int b);
+void ikd_emit_null(ikd_emitter *e);
 /* Numbers v[0..n) as an array. */
 static inline void ikd_emit_nums(ikd_emitter *e, const double *v, size_t n)
 {

@@ -122,10 +122,13 @@ void ikd_conn_head(struct MHD_Connection *conn, const char *method, const char *
                        header(conn, "Access-Control-Request-Method"),
                        0,
                        0,
-                       0};
+                       0,
+                       {NULL}};
     head_scan hs = {strlen(method) + strlen(url) + 12, 0, 0, 0, NULL}; /* "METHOD URL HTTP/1.1\r\n" and "\r\n" */
     MHD_get_connection_values_n(conn, MHD_HEADER_KIND | MHD_GET_ARGUMENT_KIND, scan_value, &hs);
     head->head_bytes = hs.bytes;
+    for (int i = 0; i < IKD_IMPORT__ARGS; i++)
+        head->args[i] = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, ikd_import_arg_names[i]);
     head->bad_byte = hs.bad_byte;
     head->length_conflict = hs.length_conflict;
 }

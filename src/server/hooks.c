@@ -99,6 +99,7 @@ int ikd_hooks_service_start(ikd_http *h, const ikd_config *cfg, void (*finished)
                                            (size_t)cfg->max_frames, 0},
                                 .max_body = cfg->max_body,
                                 .max_clip_body = cfg->max_clip_body,
+                                .max_import_body = cfg->max_import_body,
                                 .deadline_ms = cfg->deadline_ms,
                                 .debug_delay_ms = cfg->debug_delay_ms,
                                 .head_max = cfg->conn_buffer,

@@ -26,6 +26,9 @@
  * the members other than frames are charged as above when they are parsed
  * (clip_reserve). */
 #define IKD_DECODE_FACTOR_CLIP_JSON 2
+/* An imported file: its parse (a BVH's values as doubles, about its own
+ * size) and its reply (poses in JSON, about four times a BVH's text). */
+#define IKD_DECODE_FACTOR_IMPORT 6
 #define IKD_DECODE_FACTOR_CLIP_MSGPACK 1
 
 /* Freed decoded documents this large or larger are handed back to the
@@ -63,6 +66,7 @@ void ikd_budget_release(ikd_call *c, size_t n)
 size_t ikd_budget_decode_estimate(const ikd_call *c, size_t n)
 {
     int mp = c->in_enc == IKD_ENC_MSGPACK;
+    if (c->route && c->route->id == IKD_ROUTE_IMPORT) return n * IKD_DECODE_FACTOR_IMPORT;
     if (c->route && c->route->id == IKD_ROUTE_CLIP && n > ikd_clip_whole_max(&c->svc->limits))
         return n * (mp ? IKD_DECODE_FACTOR_CLIP_MSGPACK : IKD_DECODE_FACTOR_CLIP_JSON);
     return n * (mp ? IKD_DECODE_FACTOR_MSGPACK : IKD_DECODE_FACTOR_JSON);
@@ -84,12 +88,14 @@ void ikd_budget_decoded(ikd_call *c)
 /* The body's limit on this route and the flag that sets it. */
 long ikd_budget_body_limit(const ikd_call *c)
 {
-    return c->route && c->route->big_body ? c->svc->max_clip_body : c->svc->max_body;
+    int k = c->route ? c->route->big_body : 0;
+    return k == 2 ? c->svc->max_import_body : k == 1 ? c->svc->max_clip_body : c->svc->max_body;
 }
 
 const char *ikd_budget_body_flag(const ikd_call *c)
 {
-    return c->route && c->route->big_body ? "--max-clip-body" : "--max-body";
+    int k = c->route ? c->route->big_body : 0;
+    return k == 2 ? "--max-import-body" : k == 1 ? "--max-clip-body" : "--max-body";
 }
 
 ikd_call_next ikd_budget_over(ikd_call *c, size_t want)

@@ -39,6 +39,7 @@ int ikd_service_init(ikd_service *s, const ikd_service_settings *set, const ikd_
     /* the larger of the two: a --max-body raised for clips before
      * --max-clip-body existed still lets them through */
     s->max_clip_body = set->max_clip_body > set->max_body ? set->max_clip_body : set->max_body;
+    s->max_import_body = set->max_import_body ? set->max_import_body : s->max_clip_body;
     s->deadline_ms = set->deadline_ms;
     s->debug_delay_ms = set->debug_delay_ms;
     s->head_max = set->head_max;
@@ -281,6 +282,9 @@ static ikd_call_next media_type_error(ikd_call *c, const char *type)
     return ikd_call_error(c, IKD_E_MEDIA_TYPE, "Content-Type %s%s is not accepted: %s", got, curl, want);
 }
 
+static ikd_call_next head_import(ikd_call *c, const ikd_head *h);
+static ikd_call_next head_body(ikd_call *c, const ikd_head *h);
+
 ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
 {
     ikd_service *s = c->svc;
@@ -300,6 +304,7 @@ ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
         return ikd_call_error(c, IKD_E_METHOD, "%s takes %s", c->route->path, c->route->allow);
     }
     if (!c->route->has_body) return head_get(c, h->path);
+    if (c->route->id == IKD_ROUTE_IMPORT) return head_import(c, h);
     int enc = ikd_encoding_from_content_type(h->content_type);
     if (enc < 0) {
         c->close = 1; /* the body is not read */
@@ -308,6 +313,34 @@ ikd_call_next ikd_call_head(ikd_call *c, const ikd_head *h)
     c->in_enc = (ikd_encoding)enc;
     c->out_enc = ikd_encoding_from_accept(h->accept, c->in_enc);
     if (c->route->id == IKD_ROUTE_CLIP) set_stream(c, h->accept);
+    return head_body(c, h);
+}
+
+/* POST /v1/import: a file of any media type an import takes; its options
+ * from the query; the reply JSON unless Accept asks for MessagePack. */
+static ikd_call_next head_import(ikd_call *c, const ikd_head *h)
+{
+    if (!ikd_import_media_ok(h->content_type)) {
+        c->close = 1;
+        return ikd_call_error(c, IKD_E_MEDIA_TYPE, "Content-Type %.60s is not a file POST /v1/import reads: send "
+                              "application/x-bvh, model/gltf-binary, model/gltf+json, application/xml or "
+                              "application/octet-stream", h->content_type);
+    }
+    ikd_error err;
+    if (ikd_import_opts_parse(&c->import, h->args, &err) != IKD_E_OK) {
+        c->outcome.error = err.code;
+        c->status = ikd_reply_error_body(&c->reply, c->out_enc, &err);
+        return IKD_CALL_ANSWER;
+    }
+    snprintf(c->import_type, sizeof c->import_type, "%s", h->content_type ? h->content_type : "");
+    c->in_enc = IKD_ENC_JSON;
+    return head_body(c, h);
+}
+
+/* The body's length against its limit, the queue and the memory budget. */
+static ikd_call_next head_body(ikd_call *c, const ikd_head *h)
+{
+    ikd_service *s = c->svc;
     unsigned long long declared = 0;
     if (h->content_length) {
         char *end;
@@ -452,7 +485,10 @@ static void solve_task(ikd_task *task, void *worker_data)
             s->hooks.finished(c);
             return;
         }
-        if (c->route->id == IKD_ROUTE_SKELETON)
+        if (c->route->id == IKD_ROUTE_IMPORT)
+            c->status = ikd_api_import(&s->limits, &c->import, c->import_type[0] ? c->import_type : NULL, c->out_enc,
+                                       body, c->body.len, &c->reply, &c->outcome.error);
+        else if (c->route->id == IKD_ROUTE_SKELETON)
             c->status = ikd_api_skeleton(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, body, c->body.len, &c->reply,
                                          &c->outcome);
         else if (c->req_ready)

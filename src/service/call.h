@@ -8,6 +8,7 @@
 #include "api.h"
 #include "batch.h"
 #include "guard.h"
+#include "import.h"
 #include "route.h"
 #include "task.h"
 
@@ -59,6 +60,7 @@ typedef struct ikd_service_settings {
     ikd_api_limits limits;
     long max_body;       /* bytes; a larger body gets 413 (routes without big_body) */
     long max_clip_body;  /* bytes; the same for routes with big_body (0: max_body) */
+    long max_import_body; /* bytes; the same for POST /v1/import (0: max_clip_body) */
     long deadline_ms;    /* from arrival; 0 = none */
     long debug_delay_ms; /* testing: every pooled job sleeps this long first */
     long head_max;       /* most bytes of request line and headers (431 beyond); 0 = no limit */
@@ -71,7 +73,7 @@ typedef struct ikd_service_settings {
 
 typedef struct ikd_service {
     ikd_api_limits limits;
-    long max_body, max_clip_body, deadline_ms, debug_delay_ms, head_max;
+    long max_body, max_clip_body, max_import_body, deadline_ms, debug_delay_ms, head_max;
     const ikd_file *(*find_file)(const char *path);
     ikd_guard guard;
     ikd_buf solvers_doc[2]; /* GET /v1/solvers, rendered once per encoding */
@@ -101,6 +103,7 @@ typedef struct ikd_head {
     size_t head_bytes;   /* request line and headers as received, bytes (0 = unknown) */
     int bad_byte;        /* a header holds a NUL or a bare CR */
     int length_conflict; /* Content-Length given more than once with different values */
+    const char *args[IKD_IMPORT__ARGS]; /* POST /v1/import's query options (NULL: absent) */
 } ikd_head;
 
 /* What the transport does next. */
@@ -144,6 +147,8 @@ struct ikd_call {
     int preflight;          /* a CORS preflight: send the Access-Control-Allow-* headers */
     int cors_ok;            /* the Origin is allowed: send the CORS headers */
     ikd_buf body, reply;
+    ikd_import_opts import;  /* POST /v1/import's options */
+    char import_type[80];    /* and its Content-Type ("" when absent) */
     ikd_api_outcome outcome; /* the solve, for the log (batches: outcome.solved stays 0) */
     ikd_request req;        /* a solve decoded on the transport's thread */
     int req_ready;

@@ -9,6 +9,7 @@ typedef enum ikd_route_id {
     IKD_ROUTE_BATCH,
     IKD_ROUTE_SKELETON,
     IKD_ROUTE_CLIP,
+    IKD_ROUTE_IMPORT,
     IKD_ROUTE_SOLVERS,
     IKD_ROUTE_HEALTHZ,
     IKD_ROUTE_READYZ,
@@ -24,7 +25,7 @@ typedef struct ikd_route {
     const char *allow_all; /* the Allow header value: allow + OPTIONS */
     int has_body;          /* POST with a body, solved on the worker pool */
     int open;              /* reachable without the API token (health checks) */
-    int big_body;          /* its body limit is --max-clip-body, not --max-body */
+    int big_body;          /* its body limit: 0 --max-body, 1 --max-clip-body, 2 --max-import-body */
 } ikd_route;
 
 /* The route for `path` (exact match; any path under /ui/ or /client/ is

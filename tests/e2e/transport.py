@@ -247,8 +247,9 @@ def test_stalled_streams_hold_bounded_memory():
             time.sleep(0.05)
         log("stalled streams: rss %.1f MB at start, peak %.1f MB; held %.0f while stalled, %.0f after; "
             "healthz slowest %.3f s; %d retries on 503" % (base_rss, peak, held, after, slowest, retries))
-        assert peak - base_rss < 64, "RSS grew by %.1f MB" % (peak - base_rss)
-        assert slowest < 1.0, "/healthz took %.3f s" % slowest
+        if not os.environ.get("IKD_TEST_SANITIZED"):  # ASan's shadow memory and quarantine are not ikd's
+            assert peak - base_rss < 64, "RSS grew by %.1f MB" % (peak - base_rss)
+        assert slowest < (5.0 if os.environ.get("IKD_TEST_SANITIZED") else 1.0), "/healthz took %.3f s" % slowest
         assert held < 8 * 4e6, "8 stalled streams hold %.0f bytes" % held
         assert after == base_held, "memory held %.0f after they left, %.0f before" % (after, base_held)
     finally:

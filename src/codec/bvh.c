@@ -1,0 +1,276 @@
+/* bvh.c - BVH motion capture files read into a joint hierarchy and its frames of channel values. */
+#include "bvh.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* A cursor over the text: tokens separated by blanks, line numbers counted
+ * (CR, LF and CRLF all end a line). */
+typedef struct bvh_lex {
+    const char *p, *end;
+    size_t line;
+    char tok[IKD_BVH_NAME_MAX + 8];
+    size_t tok_line;
+    int tok_long; /* the token did not fit in tok */
+} bvh_lex;
+
+static int next(bvh_lex *lx)
+{
+    for (;;) {
+        while (lx->p < lx->end && (*lx->p == ' ' || *lx->p == '\t' || *lx->p == '\f' || *lx->p == '\v')) lx->p++;
+        if (lx->p >= lx->end) return 0;
+        if (*lx->p == '\r' || *lx->p == '\n') {
+            if (*lx->p == '\r' && lx->p + 1 < lx->end && lx->p[1] == '\n') lx->p++;
+            lx->p++;
+            lx->line++;
+            continue;
+        }
+        break;
+    }
+    size_t n = 0;
+    lx->tok_long = 0;
+    lx->tok_line = lx->line;
+    while (lx->p < lx->end && *lx->p != ' ' && *lx->p != '\t' && *lx->p != '\r' && *lx->p != '\n' && *lx->p != '\f' &&
+           *lx->p != '\v') {
+        if (n < sizeof lx->tok - 1) lx->tok[n++] = *lx->p;
+        else lx->tok_long = 1;
+        lx->p++;
+    }
+    lx->tok[n] = '\0';
+    return 1;
+}
+
+static int fail(ikd_error *err, size_t line, int code, const char *fmt, const char *arg)
+{
+    char field[32];
+    snprintf(field, sizeof field, "line %zu", line);
+    return ikd_error_set(err, code, field, fmt, arg ? arg : "");
+}
+
+static int expect(bvh_lex *lx, const char *word, ikd_error *err)
+{
+    if (!next(lx)) return fail(err, lx->line, IKD_E_INVALID, "the file ends where %s was expected", word);
+    if (strcasecmp(lx->tok, word) != 0) return fail(err, lx->tok_line, IKD_E_INVALID, "%s was expected", word);
+    return 0;
+}
+
+static int number(bvh_lex *lx, double *out, ikd_error *err)
+{
+    if (!next(lx)) return fail(err, lx->line, IKD_E_INVALID, "the file ends where a number was expected%s", NULL);
+    char *e;
+    errno = 0;
+    double v = strtod(lx->tok, &e);
+    if (lx->tok_long || e == lx->tok || *e || !isfinite(v))
+        return fail(err, lx->tok_line, IKD_E_INVALID, "'%.40s' is not a finite number", lx->tok);
+    *out = v;
+    return 0;
+}
+
+static void warn(ikd_bvh *b, const char *code, const char *field, const char *message)
+{
+    if (b->warning_count < IKD_BVH_WARN_MAX) {
+        ikd_bvh_warning *w = &b->warnings[b->warning_count];
+        snprintf(w->code, sizeof w->code, "%s", code);
+        snprintf(w->message, sizeof w->message, "%s", message);
+        snprintf(w->field, sizeof w->field, "%s", field);
+    }
+    b->warning_count++;
+}
+
+static int add_joint(ikd_bvh *b, size_t max_joints, int parent, const char *name, size_t line, ikd_error *err)
+{
+    if (b->count >= max_joints) {
+        b->too_large = 1;
+        return fail(err, line, IKD_E_INVALID, "more joints than --max-joints allows%s", NULL);
+    }
+    ikd_bvh_joint *js = realloc(b->joints, (b->count + 1) * sizeof *js);
+    if (!js) return fail(err, line, IKD_E_NOMEM, "out of memory%s", NULL);
+    b->joints = js;
+    ikd_bvh_joint *j = &js[b->count++];
+    memset(j, 0, sizeof *j);
+    j->parent = parent;
+    snprintf(j->name, sizeof j->name, "%s", name);
+    return 0;
+}
+
+static int channel_kind(const char *t)
+{
+    static const char *names[6] = {"Xposition", "Yposition", "Zposition", "Xrotation", "Yrotation", "Zrotation"};
+    for (int i = 0; i < 6; i++)
+        if (strcasecmp(t, names[i]) == 0) return i;
+    return -1;
+}
+
+/* OFFSET x y z, then (not for an End Site) CHANNELS n c1 .. cn. */
+static int joint_body(bvh_lex *lx, ikd_bvh *b, double scale, ikd_error *err)
+{
+    ikd_bvh_joint *j = &b->joints[b->count - 1];
+    double o[3];
+    int rc;
+    if ((rc = expect(lx, "OFFSET", err)) != 0) return rc;
+    for (int i = 0; i < 3; i++)
+        if ((rc = number(lx, &o[i], err)) != 0) return rc;
+    j->offset = ikd_vec3_make(o[0] * scale, o[1] * scale, o[2] * scale);
+    if (j->end_site) return 0;
+    if ((rc = expect(lx, "CHANNELS", err)) != 0) return rc;
+    double n;
+    if ((rc = number(lx, &n, err)) != 0) return rc;
+    if (n != floor(n) || n < 0 || n > 6)
+        return fail(err, lx->tok_line, IKD_E_INVALID, "a joint has 0 to 6 channels, not %s", lx->tok);
+    j->nchan = (int)n;
+    j->chan_at = b->channels;
+    int seen = 0;
+    for (int i = 0; i < j->nchan; i++) {
+        if (!next(lx)) return fail(err, lx->line, IKD_E_INVALID, "the file ends in a CHANNELS list%s", NULL);
+        int k = channel_kind(lx->tok);
+        if (k < 0)
+            return fail(err, lx->tok_line, IKD_E_INVALID,
+                        "unknown channel '%.40s' (Xposition, Yposition, Zposition, Xrotation, Yrotation, Zrotation)",
+                        lx->tok);
+        if (seen & (1 << k)) return fail(err, lx->tok_line, IKD_E_INVALID, "channel %s is listed twice", lx->tok);
+        seen |= 1 << k;
+        j->chan[i] = (unsigned char)k;
+    }
+    b->channels += (size_t)j->nchan;
+    return 0;
+}
+
+/* The HIERARCHY section: ROOT, JOINT and End Site blocks, nested by braces. */
+static int hierarchy(bvh_lex *lx, ikd_bvh *b, double scale, size_t max_joints, ikd_error *err)
+{
+    int stack[256], depth = 0, rc;
+    if ((rc = expect(lx, "HIERARCHY", err)) != 0) return rc;
+    if ((rc = expect(lx, "ROOT", err)) != 0) return rc;
+    for (;;) {
+        /* at a ROOT/JOINT/End keyword already read in lx->tok */
+        int end_site = strcasecmp(lx->tok, "End") == 0;
+        size_t line = lx->tok_line;
+        if (!next(lx)) return fail(err, lx->line, IKD_E_INVALID, "the file ends where a joint's name was expected%s", NULL);
+        if (end_site && strcasecmp(lx->tok, "Site") != 0) return fail(err, lx->tok_line, IKD_E_INVALID, "End Site was expected%s", NULL);
+        char name[IKD_BVH_NAME_MAX];
+        if (!end_site && lx->tok_long) return fail(err, lx->tok_line, IKD_E_INVALID, "a joint's name is longer than 63 bytes%s", NULL);
+        int parent = depth ? stack[depth - 1] : -1;
+        if (end_site) snprintf(name, sizeof name, "%.50s_End", parent >= 0 ? b->joints[parent].name : "root");
+        else snprintf(name, sizeof name, "%s", lx->tok);
+        if ((rc = add_joint(b, max_joints, parent, name, line, err)) != 0) return rc;
+        b->joints[b->count - 1].end_site = end_site;
+        if ((rc = expect(lx, "{", err)) != 0) return rc;
+        if (depth == (int)(sizeof stack / sizeof stack[0])) return fail(err, line, IKD_E_INVALID, "joints nested too deep%s", NULL);
+        stack[depth++] = (int)b->count - 1;
+        if ((rc = joint_body(lx, b, scale, err)) != 0) return rc;
+        for (;;) { /* children, then the closing brace */
+            if (!next(lx)) return fail(err, lx->line, IKD_E_INVALID, "the file ends inside a joint's braces%s", NULL);
+            if (strcmp(lx->tok, "}") == 0) {
+                depth--;
+                if (depth == 0) return 0;
+                continue;
+            }
+            if (b->joints[stack[depth - 1]].end_site)
+                return fail(err, lx->tok_line, IKD_E_INVALID, "an End Site has no children ('}' was expected)%s", NULL);
+            if (strcasecmp(lx->tok, "JOINT") == 0 || strcasecmp(lx->tok, "End") == 0) break;
+            return fail(err, lx->tok_line, IKD_E_INVALID, "JOINT, End Site or '}' was expected, not '%.40s'", lx->tok);
+        }
+    }
+}
+
+/* MOTION, Frames: n, Frame Time: t, then the values. */
+static int motion(bvh_lex *lx, ikd_bvh *b, double scale, size_t max_frames, ikd_error *err)
+{
+    int rc;
+    double declared, ft;
+    if ((rc = expect(lx, "MOTION", err)) != 0) return rc;
+    if ((rc = expect(lx, "Frames:", err)) != 0) return rc;
+    size_t frames_line = lx->tok_line;
+    if ((rc = number(lx, &declared, err)) != 0) return rc;
+    if ((rc = expect(lx, "Frame", err)) != 0) return rc;
+    if ((rc = expect(lx, "Time:", err)) != 0) return rc;
+    if ((rc = number(lx, &ft, err)) != 0) return rc;
+    if (ft <= 0) return fail(err, lx->tok_line, IKD_E_INVALID, "Frame Time must be more than 0, not %s", lx->tok);
+    b->frame_time = ft;
+    size_t cap = 0, nv = 0, per = b->channels ? b->channels : 1;
+    for (;;) {
+        double v;
+        if (!next(lx)) break;
+        if (b->channels == 0) return fail(err, lx->tok_line, IKD_E_INVALID, "values, but no joint has channels%s", NULL);
+        char *e;
+        v = strtod(lx->tok, &e);
+        if (lx->tok_long || e == lx->tok || *e || !isfinite(v))
+            return fail(err, lx->tok_line, IKD_E_INVALID, "'%.40s' is not a finite number", lx->tok);
+        if (nv / per >= max_frames) {
+            b->too_large = 1;
+            return fail(err, lx->tok_line, IKD_E_INVALID, "more frames than --max-frames allows%s", NULL);
+        }
+        if (nv == cap) {
+            size_t ncap = cap ? 2 * cap : 4096;
+            double *m = realloc(b->motion, ncap * sizeof *m);
+            if (!m) return fail(err, lx->tok_line, IKD_E_NOMEM, "out of memory%s", NULL);
+            b->motion = m;
+            cap = ncap;
+        }
+        b->motion[nv++] = v;
+    }
+    if (b->channels && nv % b->channels) {
+        char msg[120];
+        snprintf(msg, sizeof msg, "the last frame has %zu of %zu values: it is left out", nv % b->channels, b->channels);
+        warn(b, "frame_cut", "line end", msg);
+        nv -= nv % b->channels;
+    }
+    b->frames = b->channels ? nv / b->channels : 0;
+    if (declared != (double)b->frames) {
+        char msg[120], field[32];
+        snprintf(msg, sizeof msg, "Frames: says %.0f, the data has %zu frames: the data wins", declared, b->frames);
+        snprintf(field, sizeof field, "line %zu", frames_line);
+        warn(b, "frame_count", field, msg);
+    }
+    for (size_t j = 0; j < b->count; j++) /* scale the position channels */
+        for (int c = 0; c < b->joints[j].nchan; c++)
+            if (b->joints[j].chan[c] <= IKD_BVH_ZPOS)
+                for (size_t k = 0; k < b->frames; k++) b->motion[k * b->channels + b->joints[j].chan_at + (size_t)c] *= scale;
+    return 0;
+}
+
+int ikd_bvh_read(const char *text, size_t len, double scale, size_t max_joints, size_t max_frames, ikd_bvh *out,
+                 ikd_error *err)
+{
+    memset(out, 0, sizeof *out);
+    ikd_error_clear(err);
+    bvh_lex lx = {text, text + len, 1, "", 1, 0};
+    if (len >= 3 && (unsigned char)text[0] == 0xef && (unsigned char)text[1] == 0xbb && (unsigned char)text[2] == 0xbf)
+        lx.p += 3; /* a UTF-8 byte order mark */
+    int rc = hierarchy(&lx, out, scale, max_joints, err);
+    if (rc == 0) rc = motion(&lx, out, scale, max_frames, err);
+    return rc;
+}
+
+void ikd_bvh_free(ikd_bvh *b)
+{
+    free(b->joints);
+    free(b->motion);
+    memset(b, 0, sizeof *b);
+}
+
+void ikd_bvh_joint_at(const ikd_bvh *b, size_t j, size_t k, ikd_quat *rotation, ikd_vec3 *translation, int *moved)
+{
+    static const ikd_vec3 axes[3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    const ikd_bvh_joint *jt = &b->joints[j];
+    const double *v = b->motion ? b->motion + k * b->channels + jt->chan_at : NULL;
+    ikd_quat q = ikd_quat_identity();
+    ikd_vec3 t = jt->offset;
+    *moved = 0;
+    for (int c = 0; c < jt->nchan; c++) {
+        int kind = jt->chan[c];
+        if (kind >= IKD_BVH_XROT) {
+            q = ikd_quat_mul(q, ikd_quat_axis_angle(axes[kind - IKD_BVH_XROT], v[c] * IKD_DEG2RAD));
+        } else {
+            double *d = kind == IKD_BVH_XPOS ? &t.x : kind == IKD_BVH_YPOS ? &t.y : &t.z;
+            *d += v[c];
+            *moved = 1;
+        }
+    }
+    *rotation = ikd_quat_norm(q);
+    *translation = t;
+}

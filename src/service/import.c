@@ -1,0 +1,342 @@
+/* import.c - POST /v1/import: a file (BVH today) read into a skeleton and its clips, as the other endpoints take them. */
+#include "import.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../codec/bvh.h"
+#include "reply.h"
+#include "wire.h"
+
+const char *const ikd_import_arg_names[IKD_IMPORT__ARGS] = {"format", "scale", "fps", "skin", "humanoid", "limits"};
+
+static int bad_arg(ikd_error *err, int which, const char *what)
+{
+    char field[32];
+    snprintf(field, sizeof field, "query.%s", ikd_import_arg_names[which]);
+    return ikd_error_set(err, IKD_E_INVALID, field, "%s", what);
+}
+
+static int one_of(const char *v, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp(v, *list) == 0) return 1;
+    return 0;
+}
+
+static int positive(const char *v, double *out)
+{
+    char *e;
+    double d = strtod(v, &e);
+    if (e == v || *e || !isfinite(d) || d <= 0) return 0;
+    *out = d;
+    return 1;
+}
+
+int ikd_import_opts_parse(ikd_import_opts *o, const char *const args[IKD_IMPORT__ARGS], ikd_error *err)
+{
+    static const char *const formats[] = {"bvh", "glb", "gltf", "urdf", NULL};
+    static const char *const humanoid[] = {"auto", "off", NULL};
+    static const char *const limits[] = {"file", "humanoid", "none", NULL};
+    memset(o, 0, sizeof *o);
+    o->scale = 1;
+    snprintf(o->humanoid, sizeof o->humanoid, "auto");
+    ikd_error_clear(err);
+    const char *v;
+    if ((v = args[IKD_IMPORT_FORMAT])) {
+        if (!one_of(v, formats)) return bad_arg(err, IKD_IMPORT_FORMAT, "must be bvh, glb, gltf or urdf");
+        snprintf(o->format, sizeof o->format, "%s", v);
+    }
+    if ((v = args[IKD_IMPORT_SCALE]) && !positive(v, &o->scale))
+        return bad_arg(err, IKD_IMPORT_SCALE, "must be a finite number above 0");
+    if ((v = args[IKD_IMPORT_FPS]) && (!positive(v, &o->fps) || o->fps > 1000))
+        return bad_arg(err, IKD_IMPORT_FPS, "must be a number in (0, 1000]");
+    if ((v = args[IKD_IMPORT_SKIN])) {
+        char *e;
+        o->skin = strtol(v, &e, 10);
+        if (e == v || *e || o->skin < 0 || o->skin > 100000) return bad_arg(err, IKD_IMPORT_SKIN, "must be an integer >= 0");
+    }
+    if ((v = args[IKD_IMPORT_HUMANOID])) {
+        if (!one_of(v, humanoid)) return bad_arg(err, IKD_IMPORT_HUMANOID, "must be auto or off");
+        snprintf(o->humanoid, sizeof o->humanoid, "%s", v);
+    }
+    if ((v = args[IKD_IMPORT_LIMITS])) {
+        if (!one_of(v, limits)) return bad_arg(err, IKD_IMPORT_LIMITS, "must be file, humanoid or none");
+        snprintf(o->limits, sizeof o->limits, "%s", v);
+    }
+    return IKD_E_OK;
+}
+
+/* The media type of a Content-Type (up to ';'), compared without case. */
+static int media_is(const char *ct, const char *type)
+{
+    if (!ct) return 0;
+    ct += strspn(ct, " \t");
+    size_t n = strcspn(ct, "; \t");
+    return n == strlen(type) && strncasecmp(ct, type, n) == 0;
+}
+
+static const char *format_from_type(const char *ct)
+{
+    if (media_is(ct, "model/gltf-binary")) return "glb";
+    if (media_is(ct, "model/gltf+json")) return "gltf";
+    if (media_is(ct, "application/x-bvh") || media_is(ct, "text/x-bvh")) return "bvh";
+    if (media_is(ct, "application/xml") || media_is(ct, "text/xml")) return "urdf";
+    return NULL;
+}
+
+int ikd_import_media_ok(const char *ct)
+{
+    return !ct || format_from_type(ct) || media_is(ct, "application/octet-stream") || media_is(ct, "text/plain") ||
+           media_is(ct, "application/json") || media_is(ct, "application/x-www-form-urlencoded"); /* curl -d's */
+}
+
+const char *ikd_import_format(const ikd_import_opts *o, const char *ct, const char *body, size_t len)
+{
+    if (o->format[0]) return o->format;
+    const char *t = format_from_type(ct);
+    if (t) return t;
+    if (len >= 4 && memcmp(body, "glTF", 4) == 0) return "glb";
+    size_t i = 0;
+    if (len >= 3 && (unsigned char)body[0] == 0xef && (unsigned char)body[1] == 0xbb && (unsigned char)body[2] == 0xbf) i = 3;
+    while (i < len && (body[i] == ' ' || body[i] == '\t' || body[i] == '\r' || body[i] == '\n')) i++;
+    if (len - i >= 9 && strncasecmp(body + i, "HIERARCHY", 9) == 0) return "bvh";
+    if (i < len && body[i] == '{') {
+        size_t head = len - i < 4096 ? len - i : 4096; /* "asset" near the top of a glTF */
+        for (size_t k = i; k + 7 <= i + head; k++)
+            if (memcmp(body + k, "\"asset\"", 7) == 0) return "gltf";
+    }
+    if (i < len && body[i] == '<') {
+        size_t head = len - i < 65536 ? len - i : 65536;
+        for (size_t k = i; k + 6 <= i + head; k++)
+            if (memcmp(body + k, "<robot", 6) == 0) return "urdf";
+    }
+    return NULL;
+}
+
+/* ---- BVH ---------------------------------------------------------------- */
+
+/* a unless it is closer to -b: the shortest way from a to b */
+static ikd_quat slerp(ikd_quat a, ikd_quat b, double t)
+{
+    double d = ikd_quat_dot(a, b);
+    if (d < 0) b = ikd_quat_make(-b.x, -b.y, -b.z, -b.w), d = -d;
+    if (d > 0.9995) {
+        return ikd_quat_norm(ikd_quat_make(a.x + t * (b.x - a.x), a.y + t * (b.y - a.y), a.z + t * (b.z - a.z),
+                                           a.w + t * (b.w - a.w)));
+    }
+    double th = acos(d), s = sin(th), wa = sin((1 - t) * th) / s, wb = sin(t * th) / s;
+    return ikd_quat_make(wa * a.x + wb * b.x, wa * a.y + wb * b.y, wa * a.z + wb * b.z, wa * a.w + wb * b.w);
+}
+
+/* Joint j at time `s` in frames (between two frames: slerp and lerp). */
+static void joint_at(const ikd_bvh *b, size_t j, double s, ikd_quat *q, ikd_vec3 *t, int *moved)
+{
+    size_t k = (size_t)floor(s);
+    if (k + 1 >= b->frames) k = b->frames - 1;
+    double a = s - (double)k;
+    ikd_bvh_joint_at(b, j, k, q, t, moved);
+    if (a <= 1e-12 || k + 1 >= b->frames) return;
+    ikd_quat q1;
+    ikd_vec3 t1;
+    ikd_bvh_joint_at(b, j, k + 1, &q1, &t1, moved);
+    *q = slerp(*q, q1, a);
+    *t = ikd_vec3_add(*t, ikd_vec3_scale(ikd_vec3_sub(t1, *t), a));
+}
+
+/* Unique names: a later joint whose name was taken gets "_2", "_3"... */
+static void unique_names(ikd_bvh *b)
+{
+    for (size_t j = 1; j < b->count; j++)
+        for (int n = 2; n < 1000; n++) {
+            size_t i = 0;
+            while (i < j && strcmp(b->joints[i].name, b->joints[j].name) != 0) i++;
+            if (i == j) break;
+            char base[IKD_BVH_NAME_MAX - 8];
+            memcpy(base, b->joints[i].name, sizeof base - 1);
+            base[sizeof base - 1] = '\0';
+            snprintf(b->joints[j].name, sizeof b->joints[j].name, "%s_%d", base, n);
+        }
+}
+
+static void emit_vec(ikd_emitter *e, ikd_vec3 v) { ikd_emit_nums(e, &v.x, 3); }
+
+static void emit_skeleton(ikd_emitter *e, const ikd_bvh *b, ikd_vec3 *world)
+{
+    static const double identity[4] = {0, 0, 0, 1};
+    IKD_EMIT_KEY(e, "skeleton");
+    ikd_emit_map(e, 1);
+    IKD_EMIT_KEY(e, "joints");
+    ikd_emit_array(e, b->count);
+    for (size_t j = 0; j < b->count; j++) {
+        const ikd_bvh_joint *jt = &b->joints[j];
+        world[j] = jt->parent < 0 ? jt->offset : ikd_vec3_add(world[jt->parent], jt->offset);
+        ikd_emit_map(e, jt->parent < 0 ? 3 : 4);
+        IKD_EMIT_KEY(e, "name");
+        ikd_emit_str(e, jt->name);
+        if (jt->parent >= 0) {
+            IKD_EMIT_KEY(e, "parent");
+            ikd_emit_str(e, b->joints[jt->parent].name);
+        }
+        IKD_EMIT_KEY(e, "position");
+        emit_vec(e, world[j]);
+        IKD_EMIT_KEY(e, "rotation");
+        ikd_emit_nums(e, identity, 4);
+        ikd_emit_end(e);
+    }
+    ikd_emit_end(e);
+    ikd_emit_end(e);
+}
+
+/* "poses": one a frame at `fps` (the file's own when 0). */
+static void emit_poses(ikd_emitter *e, const ikd_bvh *b, double fps, int translations)
+{
+    double own = 1.0 / b->frame_time, rate = fps > 0 ? fps : own;
+    size_t n = b->frames ? (size_t)floor((double)(b->frames - 1) * b->frame_time * rate + 1e-9) + 1 : 0;
+    IKD_EMIT_KEY(e, "poses");
+    ikd_emit_array(e, n);
+    for (size_t k = 0; k < n; k++) {
+        double s = fps > 0 ? (double)k / rate * own : (double)k;
+        ikd_quat q;
+        ikd_vec3 t;
+        int moved;
+        ikd_emit_map(e, 2 + translations);
+        joint_at(b, 0, s, &q, &t, &moved);
+        IKD_EMIT_KEY(e, "root");
+        emit_vec(e, t);
+        IKD_EMIT_KEY(e, "rotations");
+        ikd_emit_array(e, b->count);
+        for (size_t j = 0; j < b->count; j++) {
+            joint_at(b, j, s, &q, &t, &moved);
+            ikd_emit_nums(e, &q.x, 4);
+        }
+        ikd_emit_end(e);
+        if (translations) {
+            IKD_EMIT_KEY(e, "translations");
+            ikd_emit_array(e, b->count);
+            for (size_t j = 0; j < b->count; j++) {
+                joint_at(b, j, s, &q, &t, &moved);
+                if (j > 0 && moved) emit_vec(e, t);
+                else ikd_emit_null(e);
+            }
+            ikd_emit_end(e);
+        }
+        ikd_emit_end(e);
+    }
+    ikd_emit_end(e);
+}
+
+static void emit_warnings(ikd_emitter *e, const ikd_bvh *b)
+{
+    size_t kept = b->warning_count < IKD_BVH_WARN_MAX ? b->warning_count : IKD_BVH_WARN_MAX;
+    IKD_EMIT_KEY(e, "warnings");
+    ikd_emit_array(e, kept);
+    for (size_t i = 0; i < kept; i++) {
+        ikd_emit_map(e, 3);
+        IKD_EMIT_KEY(e, "code");
+        ikd_emit_str(e, b->warnings[i].code);
+        IKD_EMIT_KEY(e, "message");
+        ikd_emit_str(e, b->warnings[i].message);
+        IKD_EMIT_KEY(e, "field");
+        ikd_emit_str(e, b->warnings[i].field);
+        ikd_emit_end(e);
+    }
+    ikd_emit_end(e);
+}
+
+static int bvh_reply(const ikd_bvh *b, const ikd_import_opts *o, ikd_encoding enc, ikd_buf *out)
+{
+    ikd_vec3 *world = malloc(b->count * sizeof *world);
+    char *has_child = calloc(b->count, 1);
+    if (!world || !has_child) {
+        free(world);
+        free(has_child);
+        return -1;
+    }
+    int translations = 0;
+    for (size_t j = 0; j < b->count; j++) {
+        if (b->joints[j].parent >= 0) has_child[b->joints[j].parent] = 1;
+        for (int c = 0; j > 0 && c < b->joints[j].nchan; c++) translations |= b->joints[j].chan[c] <= IKD_BVH_ZPOS;
+    }
+    size_t leaves = 0;
+    for (size_t j = 0; j < b->count; j++) leaves += !has_child[j];
+    ikd_emitter e;
+    ikd_emit_reply(&e, enc, out);
+    ikd_emit_map(&e, 7);
+    IKD_EMIT_KEY(&e, "format");
+    ikd_emit_str(&e, "bvh");
+    emit_skeleton(&e, b, world);
+    IKD_EMIT_KEY(&e, "id");
+    ikd_emit_null(&e);
+    IKD_EMIT_KEY(&e, "humanoid");
+    ikd_emit_null(&e);
+    IKD_EMIT_KEY(&e, "effectors");
+    ikd_emit_array(&e, leaves);
+    for (size_t j = 0; j < b->count; j++)
+        if (!has_child[j]) ikd_emit_str(&e, b->joints[j].name);
+    ikd_emit_end(&e);
+    IKD_EMIT_KEY(&e, "clips");
+    ikd_emit_array(&e, b->frames ? 1 : 0);
+    if (b->frames) {
+        ikd_emit_map(&e, 4);
+        IKD_EMIT_KEY(&e, "name");
+        ikd_emit_str(&e, "motion");
+        IKD_EMIT_KEY(&e, "fps");
+        ikd_emit_num(&e, o->fps > 0 ? o->fps : 1.0 / b->frame_time);
+        IKD_EMIT_KEY(&e, "frame_time");
+        ikd_emit_num(&e, o->fps > 0 ? 1.0 / o->fps : b->frame_time);
+        emit_poses(&e, b, o->fps, translations);
+        ikd_emit_end(&e);
+    }
+    ikd_emit_end(&e);
+    emit_warnings(&e, b);
+    ikd_emit_end(&e);
+    free(world);
+    free(has_child);
+    return out->failed ? -1 : 0;
+}
+
+int ikd_api_import(const ikd_api_limits *lim, const ikd_import_opts *o, const char *content_type, ikd_encoding out_enc,
+                   const char *body, size_t len, ikd_buf *out, int *error)
+{
+    const char *format = ikd_import_format(o, content_type, body, len);
+    *error = IKD_E_OK;
+    if (!format) {
+        *error = IKD_E_MEDIA_TYPE;
+        return ikd_reply_errorf(out, out_enc, IKD_E_MEDIA_TYPE, "format",
+                                "the file's format is not known: send ?format=bvh|glb|gltf|urdf, a Content-Type "
+                                "(application/x-bvh, model/gltf-binary, model/gltf+json, application/xml), or a "
+                                "BVH, glTF or URDF file");
+    }
+    if (strcmp(format, "bvh") != 0) {
+        *error = IKD_E_NOT_IMPLEMENTED;
+        return ikd_reply_errorf(out, out_enc, IKD_E_NOT_IMPLEMENTED, "format",
+                                "%s import is not in this build yet (BVH is)", format);
+    }
+    ikd_bvh b;
+    ikd_error err;
+    size_t max_frames = lim->max_frames ? lim->max_frames : 10000;
+    int rc = ikd_bvh_read(body, len, o->scale, lim->max_joints, max_frames, &b, &err);
+    if (rc == IKD_E_OK && o->fps > 0 && b.frames && (double)(b.frames - 1) * b.frame_time * o->fps + 1 > (double)max_frames) {
+        b.too_large = 1;
+        rc = ikd_error_set(&err, IKD_E_INVALID, "query.fps", "sampled at %g fps the clip has more frames than --max-frames (%zu)",
+                           o->fps, max_frames);
+    }
+    if (rc != IKD_E_OK) {
+        if (b.too_large) err.code = IKD_E_TOO_LARGE;
+        *error = err.code;
+        ikd_bvh_free(&b);
+        return ikd_reply_error_body(out, out_enc, &err);
+    }
+    unique_names(&b);
+    rc = bvh_reply(&b, o, out_enc, out);
+    ikd_bvh_free(&b);
+    if (rc != 0) {
+        *error = IKD_E_NOMEM;
+        return ikd_reply_errorf(out, out_enc, IKD_E_NOMEM, "", "out of memory for the import's reply");
+    }
+    return 200;
+}

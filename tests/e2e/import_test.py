@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""import_test.py - POST /v1/import against a real daemon, on files this test writes itself.
+
+A BVH writer here makes the quirks of real files (per-joint rotation orders, six channels on
+any joint, CRLF, a Frames: line that disagrees with the data, zero-length bones, End Sites, a
+ground-level root whose child carries the motion, odd spacing). Each file is imported and every
+frame's pose is put through forward kinematics as DESIGN.md defines it (world rotation =
+parent's world rotation x local; position = parent's + parent's world rotation x the offset or
+translation); the joints must land where the file's own kinematics (computed here with
+rotation matrices, independently of ikd) put them, within 1e-9 of the skeleton's size. Bad
+files get 400 naming the line.
+
+usage: import_test.py IKD_BIN   (prints "N passed, N failed"; exit 1 on a failure)
+"""
+import http.client
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+
+IKD = sys.argv[1]
+VERBOSE = bool(os.environ.get("IKD_TEST_VERBOSE"))
+
+
+class Daemon:
+    def __init__(self, *flags):
+        self.p = subprocess.Popen([IKD, "--listen", "127.0.0.1:0", "--log-level", "off", *flags],
+                                  stdout=subprocess.PIPE, stderr=None if VERBOSE else subprocess.DEVNULL, text=True)
+        self.port = int(re.search(r":(\d+)$", self.p.stdout.readline().strip()).group(1))
+
+    def post(self, path, body, ctype=None):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        c.request("POST", path, body=body, headers={"Content-Type": ctype} if ctype else {})
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r.status, json.loads(data)
+
+    def stop(self):
+        self.p.terminate()
+        assert self.p.wait(30) == 0
+
+
+# ---- a BVH writer with the quirks of real files -------------------------------------------
+
+AXES = "XYZ"
+
+
+def random_skeleton(rng):
+    """Joints (name, parent, offset, channels, end_site): a root, a tree of 4-24 joints, End Sites on the leaves."""
+    joints = []
+    ground = rng.random() < 0.3  # a ground-level root without motion; its child carries it
+    joints.append(["Root" if ground else "Hips", -1, [rng.uniform(-1, 1), 0 if ground else rng.uniform(0, 90), 0],
+                   [] if ground else ["Xposition", "Yposition", "Zposition"] + rot_order(rng), False])
+    if ground:
+        joints.append(["Hips", 0, [0, rng.uniform(80, 100), 0], ["Xposition", "Yposition", "Zposition"] + rot_order(rng),
+                       False])
+    n = rng.randint(4, 24)
+    for i in range(n):
+        parent = rng.randrange(len(joints))
+        zero = rng.random() < 0.1
+        off = [0, 0, 0] if zero else [rng.uniform(-20, 20), rng.uniform(-20, 20), rng.uniform(-20, 20)]
+        chans = rot_order(rng)
+        if rng.random() < 0.15:  # six channels on an inner joint (IK control bones, stretchy rigs)
+            chans = ["Xposition", "Yposition", "Zposition"] + chans
+            rng.shuffle(chans) if rng.random() < 0.3 else None
+        joints.append(["J%d" % i, parent, off, chans, False])
+    has_child = {j[1] for j in joints}
+    for i, j in enumerate(list(joints)):
+        if i not in has_child:
+            joints.append([j[0] + "_End", i, [rng.uniform(-5, 5), rng.uniform(1, 10), 0], [], True])
+    # the file's order: depth first, children in the order they were made
+    order, children = [], {}
+    for i, j in enumerate(joints):
+        children.setdefault(j[1], []).append(i)
+
+    def visit(i):
+        order.append(i)
+        for c in children.get(i, []):
+            visit(c)
+
+    visit(0)
+    where = {old: new for new, old in enumerate(order)}
+    return [[joints[i][0], where[joints[i][1]] if joints[i][1] >= 0 else -1] + joints[i][2:] for i in order]
+
+
+def rot_order(rng):
+    o = ["Xrotation", "Yrotation", "Zrotation"]
+    rng.shuffle(o)
+    return o
+
+
+def write_bvh(rng, joints, frames, frame_time, crlf, lie):
+    nl = "\r\n" if crlf else "\n"
+    children = {}
+    for i, j in enumerate(joints):
+        children.setdefault(j[1], []).append(i)
+    out = ["HIERARCHY"]
+
+    def block(i, depth):
+        name, parent, off, chans, end = joints[i]
+        pad = "\t" * depth if rng.random() < 0.5 else "  " * depth
+        if end:
+            out.append(pad + "End Site")
+        else:
+            out.append(pad + ("ROOT " if parent < 0 else "JOINT ") + name)
+        out.append(pad + "{")
+        out.append(pad + "  OFFSET %r %r %r" % tuple(off))
+        if not end:
+            out.append(pad + "  CHANNELS %d %s" % (len(chans), " ".join(chans)))
+        for c in children.get(i, []):
+            block(c, depth + 1)
+        out.append(pad + "}")
+
+    block(0, 0)
+    out.append("MOTION")
+    out.append("Frames: %d" % (len(frames) + (1 if lie else 0)))
+    out.append("Frame Time: %r" % frame_time)
+    for f in frames:
+        out.append(" ".join(repr(v) for v in f))
+    return (nl.join(out) + nl).encode()
+
+
+def random_frames(rng, joints, n):
+    """Smooth channel values: positions in units, rotations up to 170 degrees."""
+    chans = [(i, c) for i, j in enumerate(joints) for c in j[3]]
+    phase = [(rng.uniform(0, 6.28), rng.uniform(0.02, 0.2), rng.uniform(5, 170)) for _ in chans]
+    frames = []
+    for k in range(n):
+        row = []
+        for (i, c), (p, w, a) in zip(chans, phase):
+            if c.endswith("position"):
+                row.append(round(a / 10 * math.sin(p + w * k), 6))
+            else:
+                row.append(round(a * math.sin(p + w * k), 6))
+        frames.append(row)
+    return frames
+
+
+# ---- the file's own kinematics (rotation matrices) ----------------------------------------
+
+def mat_axis(axis, deg):
+    c, s = math.cos(math.radians(deg)), math.sin(math.radians(deg))
+    if axis == "X":
+        return [[1, 0, 0], [0, c, -s], [0, s, c]]
+    if axis == "Y":
+        return [[c, 0, s], [0, 1, 0], [-s, 0, c]]
+    return [[c, -s, 0], [s, c, 0], [0, 0, 1]]
+
+
+def mm(a, b):
+    return [[sum(a[i][k] * b[k][j] for k in range(3)) for j in range(3)] for i in range(3)]
+
+
+def mv(a, v):
+    return [sum(a[i][k] * v[k] for k in range(3)) for i in range(3)]
+
+
+def bvh_fk(joints, frame, scale):
+    """World positions of every joint: M = T(offset + position channels) R(c1) R(c2) R(c3)."""
+    at, world_r, world_p = 0, [], []
+    for name, parent, off, chans, end in joints:
+        r = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+        t = [o * scale for o in off]
+        for c in chans:
+            v = frame[at]
+            at += 1
+            if c.endswith("rotation"):
+                r = mm(r, mat_axis(c[0], v))
+            else:
+                t[AXES.index(c[0])] += v * scale
+        if parent < 0:
+            world_r.append(r)
+            world_p.append(t)
+        else:
+            world_p.append([a + b for a, b in zip(world_p[parent], mv(world_r[parent], t))])
+            world_r.append(mm(world_r[parent], r))
+    return world_p
+
+
+# ---- ikd's forward kinematics, as DESIGN.md defines a pose ---------------------------------
+
+def qmul(a, b):
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return [aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz]
+
+
+def qrot(q, v):
+    x, y, z, w = q
+    p = qmul(qmul(q, [v[0], v[1], v[2], 0]), [-x, -y, -z, w])
+    return p[:3]
+
+
+def ikd_fk(skeleton, pose):
+    js = skeleton["joints"]
+    index = {j["name"]: i for i, j in enumerate(js)}
+    world_q, world_p = [], []
+    trans = pose.get("translations")
+    for i, j in enumerate(js):
+        local = pose["rotations"][i]
+        if "parent" not in j:
+            world_p.append(list(pose["root"]))
+            world_q.append(local)
+            continue
+        p = index[j["parent"]]
+        off = trans[i] if trans and trans[i] is not None else [a - b for a, b in zip(j["position"], js[p]["position"])]
+        world_p.append([a + b for a, b in zip(world_p[p], qrot(world_q[p], off))])
+        world_q.append(qmul(world_q[p], local))
+    return world_p
+
+
+# ---- the checks -------------------------------------------------------------------------
+
+def test_generated_bvh_round_trip():
+    d = Daemon()
+    try:
+        rng = random.Random(7)
+        frames_checked, worst = 0, 0.0
+        for case in range(40):
+            joints = random_skeleton(rng)
+            n = rng.randint(1, 120)
+            frames = random_frames(rng, joints, n)
+            scale = rng.choice([1, 0.01, 2.5])
+            crlf, lie = case % 3 == 0, case % 4 == 1
+            body = write_bvh(rng, joints, frames, 1 / 30, crlf, lie)
+            path = "/v1/import" + ("?scale=%r" % scale if scale != 1 else "")
+            s, r = d.post(path, body, "application/x-bvh" if case % 2 else None)
+            assert s == 200, (case, r)
+            assert r["format"] == "bvh" and len(r["skeleton"]["joints"]) == len(joints), case
+            names = [j["name"] for j in r["skeleton"]["joints"]]
+            assert len(set(names)) == len(names), "names are unique"
+            assert r["effectors"] == [j["name"] for j in r["skeleton"]["joints"]
+                                      if not any(k.get("parent") == j["name"] for k in r["skeleton"]["joints"])]
+            assert any(w["code"] == "frame_count" for w in r["warnings"]) == lie, (case, r["warnings"])
+            clip = r["clips"][0]
+            assert abs(clip["fps"] - 30) < 1e-9 and len(clip["poses"]) == n, (case, clip["fps"], len(clip["poses"]))
+            sk = r["skeleton"]
+            ps = [j["position"] for j in sk["joints"]]
+            size = max(max(abs(a - b) for a, b in zip(p, ps[0])) for p in ps) or 1.0
+            for k in range(n):
+                want = bvh_fk(joints, frames[k], scale)
+                got = ikd_fk(sk, clip["poses"][k])
+                err = max(math.dist(a, b) for a, b in zip(want, got)) / size
+                worst = max(worst, err)
+                assert err < 1e-9, "case %d frame %d: joints %.3g of the size off" % (case, k, err)
+                frames_checked += 1
+        # the server's own validation takes the skeleton: a solve on it works
+        s, r2 = d.post("/v1/solve/skeleton", json.dumps({
+            "skeleton": sk, "goals": [{"joint": r["effectors"][0], "position": ps[names.index(r["effectors"][0])]}]}),
+            "application/json")
+        assert s == 200, r2
+        if VERBOSE:
+            print("bvh round trip: %d frames, worst %.2g of the size" % (frames_checked, worst), file=sys.stderr)
+        assert frames_checked > 1000
+    finally:
+        d.stop()
+
+
+def test_resampled_clip():
+    d = Daemon()
+    try:
+        rng = random.Random(3)
+        joints = random_skeleton(rng)
+        frames = random_frames(rng, joints, 61)
+        body = write_bvh(rng, joints, frames, 1 / 30, False, False)
+        s, r = d.post("/v1/import?fps=60", body)
+        assert s == 200, r
+        clip = r["clips"][0]
+        assert clip["fps"] == 60 and len(clip["poses"]) == 121, (clip["fps"], len(clip["poses"]))
+        sk = r["skeleton"]
+        ps = [j["position"] for j in sk["joints"]]
+        size = max(math.dist(p, ps[0]) for p in ps) or 1.0
+        for k in range(0, 121, 2):  # every other frame is one of the file's
+            want = bvh_fk(joints, frames[k // 2], 1)
+            got = ikd_fk(sk, clip["poses"][k])
+            assert max(math.dist(a, b) for a, b in zip(want, got)) / size < 1e-9, k
+    finally:
+        d.stop()
+
+
+def test_bad_files_name_the_line():
+    d = Daemon("--max-joints", "64")
+    try:
+        good = b"HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 3 Xrotation Yrotation Zrotation\n" \
+               b" End Site\n {\n  OFFSET 0 1 0\n }\n}\nMOTION\nFrames: 1\nFrame Time: 0.0333\n0 0 0\n"
+        s, r = d.post("/v1/import", good)
+        assert s == 200, r
+        cases = [
+            (good.replace(b"Yrotation", b"Wrotation"), 400, "line 5"),
+            (good.replace(b"OFFSET 0 1 0", b"OFFSET 0 one 0"), 400, "line 8"),
+            (good[:40], 400, None),
+            (good.replace(b"0.0333\n0 0 0\n", b"0.0333\n0 0 x\n"), 400, "line 14"),
+            (good.replace(b"Frame Time: 0.0333", b"Frame Time: 0"), 400, "line 13"),
+            (b"HIERARCHY\r\nROOT A\r\n{\r\n OFFSET 0 0 0\r\n CHANNELS 7 Xrotation\r\n", 400, "line 5"),
+        ]
+        for body, status, field in cases:
+            s, r = d.post("/v1/import", body, "application/x-bvh")
+            assert s == status, (body[:60], s, r)
+            assert r["error"]["code"] == "invalid_request", r
+            if field:
+                assert r["error"]["field"] == field, (r["error"], field)
+        deep = b"HIERARCHY\nROOT J\n{\n OFFSET 0 0 0\n CHANNELS 3 Xrotation Yrotation Zrotation\n" + \
+               b"".join(b"JOINT J%d\n{\n OFFSET 0 1 0\n CHANNELS 3 Xrotation Yrotation Zrotation\n" % i for i in range(70))
+        s, r = d.post("/v1/import", deep)
+        assert s == 413 and r["error"]["code"] == "payload_too_large", r
+        s, r = d.post("/v1/import", b"not a file at all")
+        assert s == 415 and r["error"]["field"] == "format", r
+        s, r = d.post("/v1/import?format=urdf", b"<robot name='a'/>")
+        assert s == 501 and r["error"]["code"] == "not_implemented", r
+        s, r = d.post("/v1/import?scale=-1", good)
+        assert s == 400 and r["error"]["field"] == "query.scale", r
+        s, r = d.post("/v1/import", good, "image/png")
+        assert s == 415, r
+    finally:
+        d.stop()
+
+
+def main():
+    tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and callable(f)]
+    passed = failed = 0
+    for name, f in tests:
+        t = time.time()
+        try:
+            f()
+            passed += 1
+            print("ok   %s (%.1f s)" % (name, time.time() - t), flush=True)
+        except Exception as e:
+            failed += 1
+            print("FAIL %s: %r" % (name, e), flush=True)
+    print("import: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
