@@ -10,6 +10,7 @@
  * table, src/service/wire.c, gives it its wire name and HTTP status). */
 enum ikd_codec_code {
     IKD_E_MALFORMED = IKD_E__COUNT, /* the body is not a well-formed document */
+    IKD_E_UNKNOWN_SKELETON,         /* "skeleton": "sk_..." names a skeleton this instance does not hold */
     IKD_E__CODEC_END
 };
 

@@ -156,12 +156,30 @@ static int parse_joint(ikd_val v, const ikd_path *f, ikd_skel_request *r, size_t
     return IKD_E_OK;
 }
 
+/* "skeleton": "sk_...": the lookup's copy, or 409 unknown_skeleton. */
+static int skeleton_by_id(ikd_val v, const ikd_path *fs, ikd_skel_request *r, ikd_error *err)
+{
+    size_t len;
+    const char *id = v.ops->string(v.v, &len);
+    int found = 0, oom = 0;
+    if (r->lookup) r->lookup->get(r->lookup->ctx, id, len, r, &found, &oom);
+    if (oom) return nomem(err, fs);
+    if (!found)
+        return ikd_field_fail(err, IKD_E_UNKNOWN_SKELETON, fs,
+                              r->lookup ? "this instance does not hold this skeleton: send it again (POST /v1/skeletons, "
+                                          "or the skeleton itself in its place)"
+                                        : "skeleton ids are not taken here: send the skeleton itself");
+    r->by_reference = 1;
+    return IKD_E_OK;
+}
+
 static int parse_skeleton(ikd_val v, const ikd_path *pre, size_t max_joints, ikd_skel_request *r, ikd_error *err)
 {
     static const ikd_field keys[] = {FIELD("joints")};
     ikd_path fs = ikd_field_key(pre, "skeleton"), fj = ikd_field_key(&fs, "joints");
     if (!v.v) return ikd_field_bad(err, &fs, "is required");
-    if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fs, "must be an object");
+    if (ikd_val_type(v) == IKD_DOC_STRING) return skeleton_by_id(v, &fs, r, err);
+    if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fs, "must be an object or a skeleton id (sk_...)");
     ikd_val m[1];
     int rc = GATHER(v, &fs, keys, m, err);
     if (rc) return rc;
@@ -548,6 +566,21 @@ static int decode(ikd_val root, const ikd_path *pre, int item, int clip, size_t 
     const ikd_option_info *table = ikd_multi_options_table(&n);
     ikd_path fo = ikd_field_key(pre, "options");
     return ikd_field_options(m[OPTIONS], &fo, table, n, p, err);
+}
+
+int ikd_skel_decode_register(ikd_val root, size_t max_joints, ikd_skel_request *req, ikd_error *err)
+{
+    static const ikd_field keys[] = {FIELD("skeleton")};
+    ikd_path body = ikd_field_key(NULL, "");
+    if (ikd_val_type(root) != IKD_DOC_OBJECT) return ikd_field_bad(err, &body, "the body must be an object");
+    ikd_val m[1];
+    int rc = GATHER(root, &body, keys, m, err);
+    if (rc) return rc;
+    if (ikd_val_type(m[0]) == IKD_DOC_STRING) {
+        ikd_path fs = ikd_field_key(&body, "skeleton");
+        return ikd_field_bad(err, &fs, "must be a skeleton object (it is being registered)");
+    }
+    return parse_skeleton(m[0], &body, max_joints, req, err);
 }
 
 int ikd_skel_decode(ikd_val root, long item, size_t max_joints, ikd_skel_request *req, ikd_error *err)

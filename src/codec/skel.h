@@ -11,7 +11,17 @@
 /* Most goals in one skeleton request (the solver's system grows with them). */
 #define IKD_SKEL_MAX_GOALS 64
 
-typedef struct ikd_skel_request {
+typedef struct ikd_skel_request ikd_skel_request;
+
+/* Where "skeleton": "sk_..." is looked up (the service's store): get
+ * copies the skeleton under id[0..len) into req (joints, names, count) and
+ * sets *found; *nomem when memory ran out. */
+typedef struct ikd_skel_lookup {
+    void (*get)(void *ctx, const char *id, size_t len, ikd_skel_request *req, int *found, int *nomem);
+    void *ctx;
+} ikd_skel_lookup;
+
+struct ikd_skel_request {
     ikd_skeleton skeleton;      /* skeleton.joints points at `joints` */
     ikd_skeleton_joint *joints; /* owned */
     char **names;               /* owned: one per joint, NULL when unnamed (NULL: none named) */
@@ -31,10 +41,15 @@ typedef struct ikd_skel_request {
     size_t pack_len, pack_cap;
     size_t *pack_at;            /* owned: frame k's goals start at pack + pack_at[k]; frame_count + 1 */
     size_t frames_cap;          /* room in frame_first and pack_at */
-} ikd_skel_request;
+    const ikd_skel_lookup *lookup; /* where skeleton ids are found; NULL: ids are refused */
+    int by_reference;           /* the skeleton came from the lookup */
+};
 
 void ikd_skel_request_init(ikd_skel_request *r);
 void ikd_skel_request_destroy(ikd_skel_request *r);
+
+/* POST /v1/skeletons' body: {"skeleton": {...}} (the skeleton only). */
+int ikd_skel_decode_register(ikd_val root, size_t max_joints, ikd_skel_request *req, ikd_error *err);
 
 /* Decode a skeleton request from `root` (shapes, types, names to indices;
  * values are checked by ikd_skeleton_validate and ikd_multi_validate).

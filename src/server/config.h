@@ -12,6 +12,7 @@ typedef struct ikd_config {
     long max_body;       /* request body limit of the small routes (solve, batch, skeleton), bytes; larger -> 413 */
     long max_clip_body;  /* request body limit of /v1/solve/clip, bytes; larger -> 413 */
     long max_import_body; /* request body limit of /v1/import, bytes; larger -> 413 */
+    long skeleton_cache;  /* bytes of skeletons kept by reference */
     long linger_bytes;   /* body bytes read and dropped after an early answer before the connection is cut */
     long linger_ms;      /* ms spent reading and dropping a body after an early answer before the connection is cut */
     long max_joints;     /* joints per chain; more -> 400 */

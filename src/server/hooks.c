@@ -96,10 +96,11 @@ long ikd_hooks_online_cpus(void)
 int ikd_hooks_service_start(ikd_http *h, const ikd_config *cfg, void (*finished)(ikd_call *call))
 {
     ikd_service_settings set = {.limits = {(size_t)cfg->max_joints, (int)cfg->max_iterations, (size_t)cfg->max_batch, NULL,
-                                           (size_t)cfg->max_frames, 0},
+                                           (size_t)cfg->max_frames, 0, NULL, NULL},
                                 .max_body = cfg->max_body,
                                 .max_clip_body = cfg->max_clip_body,
                                 .max_import_body = cfg->max_import_body,
+                                .skeleton_cache = (size_t)cfg->skeleton_cache,
                                 .deadline_ms = cfg->deadline_ms,
                                 .debug_delay_ms = cfg->debug_delay_ms,
                                 .head_max = cfg->conn_buffer,

@@ -82,6 +82,7 @@ int ikd_api_check(ikd_request *req, const ikd_api_limits *lim, long item, ikd_er
 void ikd_api_skel_init(ikd_skel_request *req, const ikd_api_limits *lim)
 {
     ikd_skel_request_init(req);
+    req->lookup = lim->lookup;
     req->problem.cancel = lim->cancel;
     if (req->problem.max_iterations > lim->max_iterations) req->problem.max_iterations = lim->max_iterations;
 }
@@ -215,6 +216,47 @@ int ikd_api_skeleton(const ikd_api_limits *lim, unsigned long long deadline_ns, 
         status = ikd_reply_error_body(out, out_enc, &err);
     } else {
         status = skeleton_run(&req, deadline_ns, out_enc, out, outcome);
+    }
+    ikd_skel_request_destroy(&req);
+    return status;
+}
+
+int ikd_api_keep_skeleton(const ikd_api_limits *lim, ikd_skeleton *s, char *const *names, char id[IKD_SKEL_ID_LEN + 1],
+                          ikd_error *err)
+{
+    int rc = ikd_skeleton_validate(s, err);
+    if (rc != IKD_E_OK) return rc;
+    ikd_skelstore_id(s, names, id);
+    if (lim->store) ikd_skelstore_put(lim->store, id, s, names); /* larger than the store: not kept (409 later) */
+    return IKD_E_OK;
+}
+
+int ikd_api_register(const ikd_api_limits *lim, ikd_encoding in_enc, ikd_encoding out_enc, const char *body, size_t len,
+                     ikd_buf *out, int *error)
+{
+    ikd_doc doc;
+    ikd_error err;
+    ikd_skel_request req;
+    ikd_skel_request_init(&req);
+    char id[IKD_SKEL_ID_LEN + 1];
+    int rc = ikd_doc_load(&doc, in_enc, body, len, &err);
+    if (rc == IKD_E_OK) rc = ikd_skel_decode_register(doc.root, lim->max_joints, &req, &err);
+    ikd_doc_free(&doc);
+    if (rc == IKD_E_OK) rc = ikd_api_keep_skeleton(lim, &req.skeleton, req.names, id, &err);
+    int status = 200;
+    *error = rc;
+    if (rc != IKD_E_OK) {
+        status = ikd_reply_error_body(out, out_enc, &err);
+    } else {
+        ikd_emitter e;
+        ikd_emit_reply(&e, out_enc, out);
+        ikd_emit_map(&e, 2);
+        IKD_EMIT_KEY(&e, "id");
+        ikd_emit_str(&e, id);
+        IKD_EMIT_KEY(&e, "joints");
+        ikd_emit_int(&e, (long long)req.skeleton.count);
+        ikd_emit_end(&e);
+        if (out->failed) *error = IKD_E_NOMEM, status = ikd_reply_errorf(out, out_enc, IKD_E_NOMEM, "", NULL);
     }
     ikd_skel_request_destroy(&req);
     return status;

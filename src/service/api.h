@@ -10,6 +10,7 @@
 #include "../codec/emit.h"
 #include "../codec/request.h"
 #include "../codec/skel.h"
+#include "skelstore.h"
 #include "ikd/solve.h"
 
 /* Server-side limits applied on top of the library's own checks. */
@@ -21,6 +22,8 @@ typedef struct ikd_api_limits {
     size_t max_frames;       /* frames per clip; 0 = IKD_CLIP_MAX_FRAMES */
     size_t clip_whole_max;   /* clip bodies up to this many bytes are parsed whole; 0 = IKD_CLIP_WHOLE_MAX
                                 (tests set 1 to parse every clip a frame at a time) */
+    const ikd_skel_lookup *lookup; /* where "skeleton": "sk_..." is found; NULL: ids are refused (409) */
+    struct ikd_skelstore *store;   /* where POST /v1/skeletons and /v1/import keep skeletons; NULL: nowhere */
 } ikd_api_limits;
 
 /* Per-worker scratch for solves: the pose and the solver workspace for the
@@ -94,5 +97,15 @@ int ikd_api_batch(ikd_api_scratch *s, const ikd_api_limits *lim, ikd_encoding in
 int ikd_api_healthz(ikd_buf *out, ikd_encoding enc);
 int ikd_api_readyz(ikd_buf *out, ikd_encoding enc, int ready);
 int ikd_api_solvers(const ikd_api_limits *lim, ikd_encoding enc, ikd_buf *out);
+
+/* POST /v1/skeletons: {"skeleton": {...}} validated, kept in lim->store
+ * and answered {"id": "sk_...", "joints": n}; the HTTP status, *error the
+ * code of an error reply. */
+int ikd_api_register(const ikd_api_limits *lim, ikd_encoding in_enc, ikd_encoding out_enc, const char *body, size_t len,
+                     ikd_buf *out, int *error);
+/* Validate a skeleton, compute its id and keep it in lim->store (when it
+ * fits): IKD_E_OK with the id, or the validation's error. */
+int ikd_api_keep_skeleton(const ikd_api_limits *lim, ikd_skeleton *s, char *const *names, char id[IKD_SKEL_ID_LEN + 1],
+                          ikd_error *err);
 
 #endif

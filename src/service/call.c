@@ -46,6 +46,9 @@ int ikd_service_init(ikd_service *s, const ikd_service_settings *set, const ikd_
     s->find_file = set->find_file;
     s->budget = set->memory_budget;
     atomic_init(&s->held, 0);
+    if (ikd_skelstore_init(&s->store, set->skeleton_cache, &s->held) != 0) return -1;
+    s->limits.lookup = &s->store.lookup;
+    s->limits.store = &s->store;
     s->hooks = *hooks;
     ikd_guard_init(&s->guard, set->cors_origins ? set->cors_origins : "", set->api_token ? set->api_token : "");
     atomic_init(&s->next_id, 1);
@@ -67,6 +70,7 @@ size_t ikd_service_held(const ikd_service *s) { return atomic_load(&((ikd_servic
 
 void ikd_service_destroy(ikd_service *s)
 {
+    ikd_skelstore_destroy(&s->store);
     for (int e = 0; e < 2; e++) ikd_buf_destroy(&s->solvers_doc[e]);
 }
 
@@ -485,7 +489,10 @@ static void solve_task(ikd_task *task, void *worker_data)
             s->hooks.finished(c);
             return;
         }
-        if (c->route->id == IKD_ROUTE_IMPORT)
+        if (c->route->id == IKD_ROUTE_SKELETONS)
+            c->status = ikd_api_register(&s->limits, c->in_enc, c->out_enc, body, c->body.len, &c->reply,
+                                         &c->outcome.error);
+        else if (c->route->id == IKD_ROUTE_IMPORT)
             c->status = ikd_api_import(&s->limits, &c->import, c->import_type[0] ? c->import_type : NULL, c->out_enc,
                                        body, c->body.len, &c->reply, &c->outcome.error);
         else if (c->route->id == IKD_ROUTE_SKELETON)

@@ -65,6 +65,7 @@ typedef struct ikd_service_settings {
     long debug_delay_ms; /* testing: every pooled job sleeps this long first */
     long head_max;       /* most bytes of request line and headers (431 beyond); 0 = no limit */
     size_t memory_budget; /* bytes of request bodies and replies held at once; 0 = no limit */
+    size_t skeleton_cache; /* bytes of skeletons kept by reference (POST /v1/skeletons); 0 = none */
     const char *cors_origins;
     const char *api_token;
     /* the editor's and client's files by URL path; NULL: none (404, --ui off) */
@@ -81,6 +82,7 @@ typedef struct ikd_service {
     atomic_int stop;        /* set by ikd_service_stop: solves stop, pooled calls get 503 */
     size_t budget;          /* --memory-budget; 0 = none */
     atomic_size_t held;     /* bytes of bodies and replies charged to the budget now */
+    ikd_skelstore store;    /* skeletons by reference (--skeleton-cache), charged to `held` */
     atomic_ulong next_id;   /* for generated request ids */
     unsigned long id_salt;
 } ikd_service;

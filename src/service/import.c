@@ -247,7 +247,41 @@ static void emit_warnings(ikd_emitter *e, const ikd_bvh *b)
     ikd_emit_end(e);
 }
 
-static int bvh_reply(const ikd_bvh *b, const ikd_import_opts *o, ikd_encoding enc, ikd_buf *out)
+/* The skeleton as the solvers take it, validated, its id computed and kept
+ * (id "" when it does not validate: then a warning says why). */
+static void bvh_keep(const ikd_api_limits *lim, ikd_bvh *b, char id[IKD_SKEL_ID_LEN + 1])
+{
+    id[0] = '\0';
+    ikd_skeleton_joint *js = calloc(b->count, sizeof *js);
+    char **names = calloc(b->count, sizeof *names);
+    if (js && names) {
+        for (size_t j = 0; j < b->count; j++) {
+            const ikd_bvh_joint *bj = &b->joints[j];
+            js[j].parent = bj->parent;
+            js[j].position = bj->parent < 0 ? bj->offset : ikd_vec3_add(js[bj->parent].position, bj->offset);
+            js[j].rotation = ikd_quat_identity();
+            ikd_limit_init(&js[j].limit, IKD_LIMIT_NONE);
+            names[j] = b->joints[j].name;
+        }
+        ikd_skeleton s = {js, b->count, 0};
+        ikd_error err;
+        if (ikd_api_keep_skeleton(lim, &s, names, id, &err) != IKD_E_OK) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "the skeleton does not validate (%.100s): no id", err.message);
+            if (b->warning_count < IKD_BVH_WARN_MAX) {
+                ikd_bvh_warning *w = &b->warnings[b->warning_count];
+                snprintf(w->code, sizeof w->code, "skeleton_invalid");
+                snprintf(w->message, sizeof w->message, "%s", msg);
+                snprintf(w->field, sizeof w->field, "%.31s", err.field);
+            }
+            b->warning_count++;
+        }
+    }
+    free(js);
+    free(names);
+}
+
+static int bvh_reply(const ikd_bvh *b, const ikd_import_opts *o, const char *id, ikd_encoding enc, ikd_buf *out)
 {
     ikd_vec3 *world = malloc(b->count * sizeof *world);
     char *has_child = calloc(b->count, 1);
@@ -270,7 +304,8 @@ static int bvh_reply(const ikd_bvh *b, const ikd_import_opts *o, ikd_encoding en
     ikd_emit_str(&e, "bvh");
     emit_skeleton(&e, b, world);
     IKD_EMIT_KEY(&e, "id");
-    ikd_emit_null(&e);
+    if (id[0]) ikd_emit_str(&e, id);
+    else ikd_emit_null(&e);
     IKD_EMIT_KEY(&e, "humanoid");
     ikd_emit_null(&e);
     IKD_EMIT_KEY(&e, "effectors");
@@ -332,7 +367,9 @@ int ikd_api_import(const ikd_api_limits *lim, const ikd_import_opts *o, const ch
         return ikd_reply_error_body(out, out_enc, &err);
     }
     unique_names(&b);
-    rc = bvh_reply(&b, o, out_enc, out);
+    char id[IKD_SKEL_ID_LEN + 1];
+    bvh_keep(lim, &b, id);
+    rc = bvh_reply(&b, o, id, out_enc, out);
     ikd_bvh_free(&b);
     if (rc != 0) {
         *error = IKD_E_NOMEM;

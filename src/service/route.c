@@ -9,6 +9,7 @@ static const ikd_route routes[IKD_ROUTE__COUNT] = {
     [IKD_ROUTE_SKELETON] = {"/v1/solve/skeleton", IKD_ROUTE_SKELETON, "POST", "POST, OPTIONS", 1, 0},
     [IKD_ROUTE_CLIP] = {"/v1/solve/clip", IKD_ROUTE_CLIP, "POST", "POST, OPTIONS", 1, 0, 1},
     [IKD_ROUTE_IMPORT] = {"/v1/import", IKD_ROUTE_IMPORT, "POST", "POST, OPTIONS", 1, 0, 2},
+    [IKD_ROUTE_SKELETONS] = {"/v1/skeletons", IKD_ROUTE_SKELETONS, "POST", "POST, OPTIONS", 1, 0, 0},
     [IKD_ROUTE_SOLVERS] = {"/v1/solvers", IKD_ROUTE_SOLVERS, "GET, HEAD", "GET, HEAD, OPTIONS", 0, 0},
     [IKD_ROUTE_HEALTHZ] = {"/healthz", IKD_ROUTE_HEALTHZ, "GET, HEAD", "GET, HEAD, OPTIONS", 0, 1},
     [IKD_ROUTE_READYZ] = {"/readyz", IKD_ROUTE_READYZ, "GET, HEAD", "GET, HEAD, OPTIONS", 0, 1},

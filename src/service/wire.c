@@ -13,13 +13,15 @@ static const struct {
     [IKD_E_INTERNAL] = {"internal_error", 500, "internal error"},
     /* the codec's */
     [IKD_E_MALFORMED] = {"malformed_request", 400, "the body is not a well-formed document"},
+    [IKD_E_UNKNOWN_SKELETON] = {"unknown_skeleton", 409,
+                                "this instance does not hold that skeleton: send the skeleton again (POST /v1/skeletons)"},
 /* the service's */
 #define IKD_X_ROW(name, wire, http, msg) [IKD_E_##name] = {wire, http, msg},
     IKD_SERVICE_ERROR_TABLE(IKD_X_ROW)
 #undef IKD_X_ROW
 };
 
-_Static_assert(IKD_E__COUNT == 4 && IKD_E__CODEC_END == 5, "a new library or codec code needs its row above");
+_Static_assert(IKD_E__COUNT == 4 && IKD_E__CODEC_END == 6, "a new library or codec code needs its row above");
 
 static int known(int code) { return code >= 0 && code < IKD_E__SERVICE_END && rows[code].wire; }
 

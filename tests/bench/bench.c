@@ -42,7 +42,7 @@ static void codec_bench(void)
     static const char *names[] = {"two_bone (3 joints)", "chain (32 joints)"};
     printf("\ncodec, ns per request (median of 15 runs of 2000)\n");
     printf("%-20s %-8s %12s %12s %10s\n", "request", "encoding", "decode_ns", "encode_ns", "bytes");
-    ikd_api_limits lim = {4096, 100000, 1024, NULL, 0, 0};
+    ikd_api_limits lim = {4096, 100000, 1024, NULL, 0, 0, NULL, NULL};
     for (int kind = 0; kind < 2; kind++) {
         size_t n = kind ? 32 : 3;
         char json[8192];
@@ -122,7 +122,7 @@ static void batch_bench(void)
     printf("\nbatch of %d two-bone problems, us per batch (median of %d runs of %d), one core\n", N, RUNS, REPS);
     printf("%-8s %10s %12s %12s %14s %14s\n", "encoding", "bytes", "parse_us", "whole_us", "parse_share", "solves/s/core");
     unsigned long long st = 12345;
-    ikd_api_limits lim = {64, 1000, 1024, NULL, 0, 0};
+    ikd_api_limits lim = {64, 1000, 1024, NULL, 0, 0, NULL, NULL};
     ikd_api_scratch scratch;
     ikd_api_scratch_init(&scratch, 64);
     for (int enc = 0; enc < 2; enc++) {

@@ -321,6 +321,119 @@ def test_bad_files_name_the_line():
         d.stop()
 
 
+
+def metric(d, name):
+    c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
+    c.request("GET", "/metrics")
+    text = c.getresponse().read().decode()
+    c.close()
+    return float(re.search(r"^%s (\S+)$" % re.escape(name), text, re.M).group(1))
+
+
+def arm(n, bend):
+    return {"joints": [{"name": "j%d" % i, "position": [0, i * 0.3, bend * i * i * 0.01],
+                        "constraint": {"type": "hinge", "axis": [1, 0, 0], "min_deg": -120, "max_deg": 120}}
+                       for i in range(n)]}
+
+
+def test_skeletons_by_reference():
+    a, b = Daemon(), Daemon()
+    try:
+        sk = arm(6, 1)
+        s, r = a.post("/v1/skeletons", json.dumps({"skeleton": sk}), "application/json")
+        assert s == 200 and re.fullmatch(r"sk_[0-9a-f]{32}", r["id"]) and r["joints"] == 6, r
+        sid = r["id"]
+        # the same skeleton written otherwise (spacing, key order, -0) has the same id on another instance
+        other = {"joints": [{"constraint": j["constraint"], "position": [(-0.0 if v == 0 else v) for v in j["position"]],
+                             "name": j["name"]} for j in sk["joints"]]}
+        s, r = b.post("/v1/skeletons", json.dumps({"skeleton": other}, indent=3), "application/json")
+        assert s == 200 and r["id"] == sid, (r, sid)
+        s, r = b.post("/v1/skeletons", json.dumps({"skeleton": arm(6, 2)}), "application/json")
+        assert r["id"] != sid, "another skeleton, another id"
+        goals = [{"joint": "j5", "position": [0, 1.0, 0.6]}]
+        s, by_ref = a.post("/v1/solve/skeleton", json.dumps({"skeleton": sid, "goals": goals}), "application/json")
+        s2, whole = a.post("/v1/solve/skeleton", json.dumps({"skeleton": sk, "goals": goals}), "application/json")
+        assert s == 200 and s2 == 200 and by_ref["pose"] == whole["pose"], (by_ref, whole)
+        # an instance that does not hold it: 409 on the field; batch items get theirs in their slot
+        c = Daemon()
+        try:
+            s, r = c.post("/v1/solve/skeleton", json.dumps({"skeleton": sid, "goals": goals}), "application/json")
+            assert s == 409 and r["error"]["code"] == "unknown_skeleton" and r["error"]["field"] == "skeleton", r
+            s, r = c.post("/v1/solve/clip", json.dumps({"skeleton": sid, "frames": [{"goals": goals}]}), "application/json")
+            assert s == 409 and r["error"]["field"] == "skeleton", r
+            s, r = c.post("/v1/solve/batch", json.dumps({"problems": [
+                {"skeleton": sk, "goals": goals}, {"skeleton": sid, "goals": goals}]}), "application/json")
+            assert s == 200 and "pose" in r["results"][0], r
+            assert r["results"][1]["error"]["code"] == "unknown_skeleton", r
+            assert r["results"][1]["error"]["field"] == "problems[1].skeleton", r
+            s, r = c.post("/v1/skeletons", json.dumps({"skeleton": sk}), "application/json")
+            s, r = c.post("/v1/solve/skeleton", json.dumps({"skeleton": sid, "goals": goals}), "application/json")
+            assert s == 200, r
+            s, r = c.post("/v1/skeletons", json.dumps({"skeleton": sid}), "application/json")
+            assert s == 400 and r["error"]["field"] == "skeleton", r
+            s, r = c.post("/v1/skeletons", json.dumps({"skeleton": {"joints": [[0, 0, 0], [0, "x", 0]]}}), "application/json")
+            assert s == 400 and r["error"]["field"] == "skeleton.joints[1]", r
+        finally:
+            c.stop()
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_small_cache_evicts_oldest():
+    d = Daemon("--skeleton-cache", "20000")
+    try:
+        base = metric(d, "ikd_memory_held_bytes")
+        ids = []
+        for k in range(40):
+            s, r = d.post("/v1/skeletons", json.dumps({"skeleton": arm(3, k + 1)}), "application/json")
+            assert s == 200, r
+            ids.append(r["id"])
+        held = metric(d, "ikd_memory_held_bytes") - base
+        assert 0 < held <= 20000, held
+        goals = [{"joint": "j2", "position": [0, 0.5, 0.2]}]
+        s, r = d.post("/v1/solve/skeleton", json.dumps({"skeleton": ids[-1], "goals": goals}), "application/json")
+        assert s == 200, r
+        s, r = d.post("/v1/solve/skeleton", json.dumps({"skeleton": ids[0], "goals": goals}), "application/json")
+        assert s == 409, r
+        # a used skeleton stays: touch ids[-10] then add more; it survives
+        kept = ids[-10]
+        d.post("/v1/solve/skeleton", json.dumps({"skeleton": kept, "goals": goals}), "application/json")
+        for k in range(8):
+            d.post("/v1/skeletons", json.dumps({"skeleton": arm(3, 100 + k)}), "application/json")
+        s, r = d.post("/v1/solve/skeleton", json.dumps({"skeleton": kept, "goals": goals}), "application/json")
+        assert s == 200, r
+    finally:
+        d.stop()
+    d = Daemon("--skeleton-cache", "0")
+    try:
+        s, r = d.post("/v1/skeletons", json.dumps({"skeleton": arm(3, 1)}), "application/json")
+        assert s == 200, r
+        s, r = d.post("/v1/solve/skeleton", json.dumps({"skeleton": r["id"], "goals": [{"joint": 2, "position": [0, 0.5, 0]}]}),
+                      "application/json")
+        assert s == 409, r
+    finally:
+        d.stop()
+
+
+def test_imported_skeleton_by_reference():
+    a, b = Daemon(), Daemon()
+    try:
+        rng = random.Random(11)
+        joints = random_skeleton(rng)
+        body = write_bvh(rng, joints, random_frames(rng, joints, 5), 1 / 30, False, False)
+        s, r = a.post("/v1/import?scale=0.01", body)
+        s2, r2 = b.post("/v1/import?scale=0.01", body)
+        assert s == 200 and s2 == 200 and r["id"] and r["id"] == r2["id"], (r["id"], r2["id"])
+        pose = r["clips"][0]["poses"][3]
+        goal = {"joint": r["effectors"][0], "position": [0.0, 0.5, 0.1]}
+        s, out = a.post("/v1/solve/skeleton", json.dumps({"skeleton": r["id"], "pose": {"root": pose["root"],
+                        "rotations": pose["rotations"]}, "goals": [goal]}), "application/json")
+        assert s == 200, out
+    finally:
+        a.stop()
+        b.stop()
+
 def main():
     tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and callable(f)]
     passed = failed = 0

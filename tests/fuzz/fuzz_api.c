@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = size - 1;
     /* small limits keep every input fast: 64 joints, 200 iterations, 16
      * problems, 8 frames */
-    ikd_api_limits lim = {64, 200, 16, NULL, 8, 0};
+    ikd_api_limits lim = {64, 200, 16, NULL, 8, 0, NULL, NULL};
     lim.clip_whole_max = (sel & 32) ? 1 : 0; /* bit 5: a clip parsed a frame at a time */
     ikd_encoding in = (sel & 1) ? IKD_ENC_MSGPACK : IKD_ENC_JSON;
     ikd_encoding out = (sel & 2) ? IKD_ENC_MSGPACK : IKD_ENC_JSON;

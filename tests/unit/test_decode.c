@@ -82,7 +82,7 @@ static void check_reply(json_t *c, int status, const char *reply, size_t len)
 START_TEST(fixtures_through_the_handler)
 {
     json_t *cases = load_cases();
-    ikd_api_limits lim = {64, 100000, 100, NULL, 0, 0};
+    ikd_api_limits lim = {64, 100000, 100, NULL, 0, 0, NULL, NULL};
     ikd_api_scratch s;
     ck_assert_int_eq(ikd_api_scratch_init(&s, 64), 0);
     ikd_buf out;
@@ -159,7 +159,7 @@ static int same_doc(json_t *a, json_t *b)
 START_TEST(fixtures_in_msgpack_give_the_same_replies)
 {
     json_t *cases = load_cases();
-    ikd_api_limits lim = {64, 100000, 100, NULL, 0, 0};
+    ikd_api_limits lim = {64, 100000, 100, NULL, 0, 0, NULL, NULL};
     ikd_api_scratch s;
     ck_assert_int_eq(ikd_api_scratch_init(&s, 64), 0);
     ikd_buf jout, mout;
@@ -205,7 +205,7 @@ END_TEST
 
 START_TEST(malformed_msgpack)
 {
-    ikd_api_limits lim = {64, 100000, 100, NULL, 0, 0};
+    ikd_api_limits lim = {64, 100000, 100, NULL, 0, 0, NULL, NULL};
     ikd_api_scratch s;
     ck_assert_int_eq(ikd_api_scratch_init(&s, 64), 0);
     ikd_buf out;
@@ -253,7 +253,7 @@ END_TEST
 static int solve_msg(ikd_api_scratch *s, ikd_encoding enc, const char *body, size_t len, ikd_buf *out,
                      const char *want_code, const char *want_field, const char *want_text)
 {
-    ikd_api_limits lim = {64, 100000, 100, NULL, 0, 0};
+    ikd_api_limits lim = {64, 100000, 100, NULL, 0, 0, NULL, NULL};
     int st = ikd_api_solve(s, &lim, 0, enc, IKD_ENC_JSON, body, len, out, NULL);
     json_error_t e;
     json_t *d = json_loadb(out->data, out->len, 0, &e);
@@ -314,7 +314,7 @@ START_TEST(max_joints_limit)
     ikd_buf out;
     ikd_buf_init(&out);
     const char *body = "{\"chain\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0],[0,3,0]]},\"target\":[1,1,0]}";
-    ikd_api_limits lim3 = {3, 1000, 10, NULL, 0, 0};
+    ikd_api_limits lim3 = {3, 1000, 10, NULL, 0, 0, NULL, NULL};
     ck_assert_int_eq(ikd_api_solve(&s, &lim3, 0, IKD_ENC_JSON, IKD_ENC_JSON, body, strlen(body), &out, NULL), 400);
     ck_assert_ptr_nonnull(strstr(out.data, "\"field\":\"chain.joints\""));
     ck_assert_ptr_nonnull(strstr(out.data, "--max-joints"));

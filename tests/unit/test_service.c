@@ -158,7 +158,7 @@ static void service_up_budget(const char *cors, const char *token, long deadline
 {
     memset(&F, 0, sizeof F);
     ck_assert_int_eq(ikd_api_scratch_init(&F.scratch, 64), 0);
-    ikd_service_settings set = {.limits = {64, 1000, 100, NULL, 0, 0}, .max_body = 65536, .deadline_ms = deadline_ms,
+    ikd_service_settings set = {.limits = {64, 1000, 100, NULL, 0, 0, NULL, NULL}, .max_body = 65536, .deadline_ms = deadline_ms,
                                 .head_max = 8192, .memory_budget = budget, .cors_origins = cors, .api_token = token};
     ikd_service_hooks hooks = {.solved = f_solved, .rejected = f_rejected, .submit = f_submit, .idle = f_idle,
                                .queue_full = f_queue_full, .ready = f_ready, .metrics = f_metrics,

@@ -29,7 +29,7 @@ static const char *const LEGS =
 
 static int run(const char *body, ikd_encoding enc, ikd_buf *out)
 {
-    ikd_api_limits lim = {64, 1000, 100, NULL, 0, 0};
+    ikd_api_limits lim = {64, 1000, 100, NULL, 0, 0, NULL, NULL};
     ikd_buf_reset(out);
     return ikd_api_skeleton(&lim, 0, enc, IKD_ENC_JSON, body, strlen(body), out, NULL);
 }
@@ -59,7 +59,7 @@ static json_t *skeleton_via_msgpack(const char *body)
     json_t *req = json_loads(body, 0, &e);
     ck_assert_ptr_nonnull(req);
     tu_pack_json(&pk, req);
-    ikd_api_limits lim = {64, 1000, 100, NULL, 0, 0};
+    ikd_api_limits lim = {64, 1000, 100, NULL, 0, 0, NULL, NULL};
     ikd_buf mp;
     ikd_buf_init(&mp);
     ck_assert_int_eq(ikd_api_skeleton(&lim, 0, IKD_ENC_MSGPACK, IKD_ENC_JSON, sb.data, sb.size, &mp, NULL), 200);
@@ -157,7 +157,7 @@ START_TEST(bad_input_names_the_field)
         json_decref(d);
     }
     /* over --max-joints */
-    ikd_api_limits small = {3, 1000, 100, NULL, 0, 0};
+    ikd_api_limits small = {3, 1000, 100, NULL, 0, 0, NULL, NULL};
     char body[1024];
     snprintf(body, sizeof body, "{%s,\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]}", LEGS);
     ikd_buf_reset(&out);
@@ -309,7 +309,7 @@ START_TEST(batch_items_with_a_skeleton)
                                cases[i].skeleton ? cases[i].skeleton : LEGS, cases[i].rest);
     at += (size_t)snprintf(body + at, cap - at, "]}");
     ck_assert_uint_lt(at, cap - 1);
-    ikd_api_limits lim = {64, 1000, 100, NULL, 0, 0};
+    ikd_api_limits lim = {64, 1000, 100, NULL, 0, 0, NULL, NULL};
     ikd_api_scratch sc;
     ck_assert_int_eq(ikd_api_scratch_init(&sc, 64), 0);
     ikd_buf out, one, mp;
@@ -413,7 +413,7 @@ static json_t *problem_json(const humanoid_problem *hp)
 START_TEST(messagepack_and_json_give_the_same_pose)
 {
     static humanoid_problem hp;
-    ikd_api_limits lim = {64, 10000, 100, NULL, 0, 0};
+    ikd_api_limits lim = {64, 10000, 100, NULL, 0, 0, NULL, NULL};
     ikd_buf a, b;
     ikd_buf_init(&a), ikd_buf_init(&b);
     int n = 0;
@@ -513,7 +513,7 @@ static char *predicted_pose(const ikd_skeleton *s, json_t *before, json_t *last)
  * adds up, MessagePack gives the same reply. */
 START_TEST(clips)
 {
-    ikd_api_limits lim = {64, 1000, 100, NULL, 50, 0};
+    ikd_api_limits lim = {64, 1000, 100, NULL, 50, 0, NULL, NULL};
     ikd_buf out, one;
     ikd_buf_init(&out), ikd_buf_init(&one);
     char *bad = clip_body(40, 12, 0);
@@ -684,7 +684,7 @@ static int same_goal(const ikd_goal *a, const ikd_goal *b)
  * MessagePack; truncated bodies are malformed, never a crash. */
 START_TEST(clip_frames_one_at_a_time)
 {
-    ikd_api_limits lim = {64, 1000, 100, NULL, 1000, 1}; /* every body a frame at a time */
+    ikd_api_limits lim = {64, 1000, 100, NULL, 1000, 1, NULL, NULL}; /* every body a frame at a time */
     tu_rng r;
     tu_seed(&r, 4242);
     for (int it = 0; it < 400; it++) {
@@ -771,7 +771,7 @@ END_TEST
 
 static double clip_turn(const char *frames, int nframes, const char *options)
 {
-    ikd_api_limits lim = {64, 1000, 100, NULL, 50, 0};
+    ikd_api_limits lim = {64, 1000, 100, NULL, 50, 0, NULL, NULL};
     char body[4096];
     snprintf(body, sizeof body, "{%s,\"frames\":%s%s}", LEGS, frames, options);
     ikd_buf out;
