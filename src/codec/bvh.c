@@ -1,6 +1,8 @@
 /* bvh.c - BVH motion capture files read into a joint hierarchy and its frames of channel values. */
 #include "bvh.h"
 
+#include "buf.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -273,4 +275,119 @@ void ikd_bvh_joint_at(const ikd_bvh *b, size_t j, size_t k, ikd_quat *rotation, 
     }
     *rotation = ikd_quat_norm(q);
     *translation = t;
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+static void put_num(ikd_buf *out, double v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%.17g", v == 0 ? 0.0 : v);
+    ikd_buf_puts(out, b);
+}
+
+static void indent(ikd_buf *out, int depth)
+{
+    for (int i = 0; i < depth; i++) ikd_buf_puts(out, "\t");
+}
+
+static void joint_name(ikd_buf *out, char *const *names, size_t j)
+{
+    char b[32];
+    if (names && names[j]) {
+        for (const char *p = names[j]; *p; p++) { /* BVH names end at a blank */
+            char c = *p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == '{' || *p == '}' ? '_' : *p;
+            ikd_buf_append(out, &c, 1);
+        }
+        return;
+    }
+    snprintf(b, sizeof b, "joint%zu", j);
+    ikd_buf_puts(out, b);
+}
+
+static void write_joint(ikd_buf *out, const ikd_skeleton *s, char *const *names, size_t j, int depth, size_t *order,
+                        size_t *at)
+{
+    order[(*at)++] = j;
+    const ikd_skeleton_joint *jt = &s->joints[j];
+    indent(out, depth);
+    ikd_buf_puts(out, jt->parent < 0 ? "ROOT " : "JOINT ");
+    joint_name(out, names, j);
+    ikd_buf_puts(out, "\n");
+    indent(out, depth);
+    ikd_buf_puts(out, "{\n");
+    ikd_vec3 off = jt->parent < 0 ? jt->position : ikd_vec3_sub(jt->position, s->joints[jt->parent].position);
+    indent(out, depth + 1);
+    ikd_buf_puts(out, "OFFSET ");
+    put_num(out, off.x), ikd_buf_puts(out, " "), put_num(out, off.y), ikd_buf_puts(out, " "), put_num(out, off.z);
+    ikd_buf_puts(out, "\n");
+    indent(out, depth + 1);
+    ikd_buf_puts(out, jt->parent < 0 ? "CHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation\n"
+                                     : "CHANNELS 3 Zrotation Yrotation Xrotation\n");
+    int leaf = 1;
+    for (size_t k = j + 1; k < s->count; k++)
+        if (s->joints[k].parent == (long)j) {
+            leaf = 0;
+            write_joint(out, s, names, k, depth + 1, order, at);
+        }
+    if (leaf) {
+        indent(out, depth + 1);
+        ikd_buf_puts(out, "End Site\n");
+        indent(out, depth + 1);
+        ikd_buf_puts(out, "{\n");
+        indent(out, depth + 2);
+        ikd_buf_puts(out, "OFFSET 0 0 0\n");
+        indent(out, depth + 1);
+        ikd_buf_puts(out, "}\n");
+    }
+    indent(out, depth);
+    ikd_buf_puts(out, "}\n");
+}
+
+void ikd_bvh_write_head(ikd_buf *out, const ikd_skeleton *s, char *const *names, size_t frames, double frame_time,
+                        size_t *order)
+{
+    char b[96];
+    size_t at = 0;
+    ikd_buf_puts(out, "HIERARCHY\n");
+    write_joint(out, s, names, 0, 0, order, &at);
+    snprintf(b, sizeof b, "MOTION\nFrames: %zu\nFrame Time: %.17g\n", frames, frame_time);
+    ikd_buf_puts(out, b);
+}
+
+/* R = Rz(a) Ry(b) Rx(c) of a unit quaternion, degrees (b in [-90, 90]). */
+static void zyx_angles(ikd_quat q, double deg[3])
+{
+    double x = q.x, y = q.y, z = q.z, w = q.w;
+    double r00 = 1 - 2 * (y * y + z * z), r10 = 2 * (x * y + w * z), r20 = 2 * (x * z - w * y);
+    double r21 = 2 * (y * z + w * x), r22 = 1 - 2 * (x * x + y * y);
+    double r01 = 2 * (x * y - w * z), r11 = 1 - 2 * (x * x + z * z);
+    double sb = -r20;
+    if (sb > 1) sb = 1;
+    if (sb < -1) sb = -1;
+    double b = asin(sb), a, c;
+    if (fabs(sb) < 0.9999999) {
+        a = atan2(r10, r00);
+        c = atan2(r21, r22);
+    } else { /* gimbal lock: the rotation about z and x is one; put it all in z */
+        c = 0;
+        a = atan2(-r01, r11);
+    }
+    deg[0] = a * 180 / IKD_PI, deg[1] = b * 180 / IKD_PI, deg[2] = c * 180 / IKD_PI;
+}
+
+void ikd_bvh_write_frame(ikd_buf *out, const ikd_skeleton *s, const size_t *order, ikd_vec3 root, const ikd_quat *local)
+{
+    ikd_vec3 d = ikd_vec3_sub(root, s->joints[0].position); /* the channels move the root from its OFFSET */
+    put_num(out, d.x), ikd_buf_puts(out, " "), put_num(out, d.y), ikd_buf_puts(out, " "), put_num(out, d.z);
+    for (size_t i = 0; i < s->count; i++) {
+        size_t j = order[i];
+        const ikd_skeleton_joint *jt = &s->joints[j];
+        ikd_quat rp = jt->parent < 0 ? ikd_quat_identity() : s->joints[jt->parent].rotation;
+        ikd_quat r = ikd_quat_norm(ikd_quat_mul(ikd_quat_mul(rp, local[j]), ikd_quat_conj(jt->rotation)));
+        double deg[3];
+        zyx_angles(r, deg);
+        for (int k = 0; k < 3; k++) ikd_buf_puts(out, " "), put_num(out, deg[k]);
+    }
+    ikd_buf_puts(out, "\n");
 }

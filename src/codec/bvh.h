@@ -6,6 +6,7 @@
 
 #include "ikd/error.h"
 #include "ikd/math.h"
+#include "ikd/skeleton.h"
 
 /* A channel of a BVH joint: a position along or a rotation about one of
  * the joint's parent-frame axes. */
@@ -56,5 +57,25 @@ void ikd_bvh_free(ikd_bvh *b);
  * parent (OFFSET plus its position channels, scaled); *moved = 1 when the
  * joint has position channels. */
 void ikd_bvh_joint_at(const ikd_bvh *b, size_t j, size_t k, ikd_quat *rotation, ikd_vec3 *translation, int *moved);
+
+/* ---- writing ---- */
+
+struct ikd_buf;
+
+/* The HIERARCHY of a skeleton (validated): its rest pose as OFFSETs (each
+ * joint's rest position less its parent's, world axes), channels
+ * "Xposition Yposition Zposition Zrotation Yrotation Xrotation" on the root
+ * and "Zrotation Yrotation Xrotation" on the others, an End Site of OFFSET
+ * 0 0 0 under each leaf; names[j] or "joint<j>" (NULL names: all so). Then
+ * MOTION with `frames` and `frame_time`. order[0..count) gets the joints
+ * in the file's order (depth first), for ikd_bvh_write_frame. */
+void ikd_bvh_write_head(struct ikd_buf *out, const ikd_skeleton *s, char *const *names, size_t frames,
+                        double frame_time, size_t *order);
+/* One frame: the root's world position and every joint's local rotation
+ * (ikd's, relative to the rest pose's rotations: the BVH rotation of joint j
+ * is rest_p local_j rest_j^-1, so that the file's kinematics put every
+ * joint where ikd's put it). */
+void ikd_bvh_write_frame(struct ikd_buf *out, const ikd_skeleton *s, const size_t *order, ikd_vec3 root,
+                         const ikd_quat *local);
 
 #endif

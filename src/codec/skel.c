@@ -520,11 +520,11 @@ static int decode(ikd_val root, const ikd_path *pre, int item, int clip, size_t 
 {
     static const ikd_field skel_keys[] = {FIELD("skeleton"), FIELD("pose"), FIELD("root"),   FIELD("up"),
                                           FIELD("goals"),    FIELD("solver"), FIELD("options")};
-    static const ikd_field clip_keys[] = {FIELD("skeleton"), FIELD("pose"), FIELD("root"),   FIELD("up"),
-                                          FIELD("frames"),   FIELD("solver"), FIELD("options")};
-    enum { SKELETON, POSE, ROOT, UP, GOALS, SOLVER, OPTIONS };
+    static const ikd_field clip_keys[] = {FIELD("skeleton"), FIELD("pose"),    FIELD("root"), FIELD("up"),
+                                          FIELD("frames"),   FIELD("solver"),  FIELD("options"), FIELD("fps")};
+    enum { SKELETON, POSE, ROOT, UP, GOALS, SOLVER, OPTIONS, FPS };
     if (ikd_val_type(root) != IKD_DOC_OBJECT) return ikd_field_bad(err, pre, item ? "must be an object" : "the body must be an object");
-    ikd_val m[7];
+    ikd_val m[8] = {{0}};
     int rc = clip ? GATHER(root, pre, clip_keys, m, err) : GATHER(root, pre, skel_keys, m, err);
     if (rc) return rc;
     ikd_multi_problem *p = &req->problem;
@@ -544,6 +544,11 @@ static int decode(ikd_val root, const ikd_path *pre, int item, int clip, size_t 
         ikd_path fs = ikd_field_key(pre, "solver");
         if (!ikd_field_str_is(m[SOLVER], "auto") && !ikd_field_str_is(m[SOLVER], "dls"))
             return ikd_field_bad(err, &fs, "must be \"auto\" or \"dls\" for a skeleton");
+    }
+    if (clip && m[FPS].v) {
+        ikd_path ff = ikd_field_key(pre, "fps");
+        if ((rc = ikd_field_number(m[FPS], &ff, &req->fps, err))) return rc;
+        if (!(req->fps > 0 && req->fps <= 1000)) return ikd_field_bad(err, &ff, "must be a number in (0, 1000]");
     }
     if (clip == 2) { /* the head of a clip decoded a frame at a time: no frames here */
         p->goals = NULL;

@@ -43,6 +43,7 @@ struct ikd_skel_request {
     size_t frames_cap;          /* room in frame_first and pack_at */
     const ikd_skel_lookup *lookup; /* where skeleton ids are found; NULL: ids are refused */
     int by_reference;           /* the skeleton came from the lookup */
+    double fps;                 /* a clip's frames per second (its BVH's Frame Time); 0 = 30 */
 };
 
 void ikd_skel_request_init(ikd_skel_request *r);

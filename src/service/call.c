@@ -264,6 +264,10 @@ static void set_stream(ikd_call *c, const char *accept)
             c->stream_wanted = 1, c->out_enc = IKD_ENC_MSGPACK;
             return;
         }
+        if (n == strlen(IKD_CLIP_BVH) && strncasecmp(p, IKD_CLIP_BVH, n) == 0) {
+            c->bvh_wanted = 1;
+            return;
+        }
         if (n && (strncasecmp(p, "application/", 12) == 0 || strncmp(p, "*/*", 3) == 0)) return; /* a whole body first */
         p += strcspn(p, ",");
     }

@@ -142,6 +142,7 @@ struct ikd_call {
      * hooks.finished and goes on solving into the stream; the transport
      * reads it (ikd_stream_read) and releases its reference when done. */
     int stream_wanted;
+    int bvh_wanted;         /* a clip asked for as a BVH file (Accept: application/x-bvh) */
     struct ikd_stream *stream;
     const char *allow;      /* an Allow header, or NULL */
     int close;              /* close the connection after the reply (its body was not read) */

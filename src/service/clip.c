@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../codec/bvh.h"
 #include "../codec/field.h"
 #include "reply.h"
 #include "wire.h"
@@ -316,4 +317,23 @@ void ikd_clip_outcome(const ikd_clip_run *run, ikd_api_outcome *outcome)
 {
     *outcome = (ikd_api_outcome){.solved = 1, .clip = 1, .solve_s = run->summary.solve_us / 1e6};
     for (int i = 0; i < 3; i++) outcome->frames[i] = run->by_status[i];
+}
+
+int ikd_clip_write_bvh(const ikd_skel_request *req, ikd_clip_run *run, ikd_buf *out, ikd_api_outcome *outcome)
+{
+    size_t *order = malloc(req->skeleton.count * sizeof *order);
+    if (!order) {
+        if (outcome) outcome->error = IKD_E_NOMEM;
+        return ikd_reply_errorf(out, IKD_ENC_JSON, IKD_E_NOMEM, "", "out of memory for the BVH file");
+    }
+    ikd_bvh_write_head(out, &req->skeleton, req->names, req->frame_count, 1.0 / (req->fps > 0 ? req->fps : 30.0), order);
+    for (size_t k = 0; k < req->frame_count; k++) {
+        ikd_clip_step(run, req, k);
+        ikd_bvh_write_frame(out, &req->skeleton, order, run->res.root, run->local);
+    }
+    free(order);
+    if (outcome) ikd_clip_outcome(run, outcome);
+    if (!out->failed) return 200;
+    if (outcome) outcome->error = IKD_E_NOMEM;
+    return ikd_reply_errorf(out, IKD_ENC_JSON, IKD_E_NOMEM, "", "the BVH file could not be built");
 }

@@ -97,6 +97,11 @@ int ikd_clip_write(const ikd_skel_request *req, ikd_clip_run *run, ikd_encoding 
 /* The media types of the two streams. */
 #define IKD_CLIP_NDJSON "application/x-ndjson"
 #define IKD_CLIP_MSGPACK_STREAM "application/x-msgpack-stream"
+#define IKD_CLIP_BVH "application/x-bvh"
+/* Solve every frame into a BVH file in `out` (the skeleton's rest pose as
+ * its hierarchy, the root's position and every joint's rotation as
+ * channels, Frame Time 1 / req->fps, default 1/30); the HTTP status. */
+int ikd_clip_write_bvh(const ikd_skel_request *req, ikd_clip_run *run, ikd_buf *out, ikd_api_outcome *outcome);
 /* The run as an outcome for metrics and the log. */
 void ikd_clip_outcome(const ikd_clip_run *run, ikd_api_outcome *outcome);
 

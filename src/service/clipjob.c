@@ -133,7 +133,12 @@ void ikd_clipjob_whole(ikd_call *c)
         } else if (!ikd_budget_charge(c, est, 0)) {
             ikd_budget_over(c, est);
         } else {
-            c->status = ikd_clip_write(&req, &run, c->out_enc, &c->reply, &c->outcome);
+            if (c->bvh_wanted) {
+                c->status = ikd_clip_write_bvh(&req, &run, &c->reply, &c->outcome);
+                if (c->status == 200) c->reply_type = IKD_CLIP_BVH;
+            } else {
+                c->status = ikd_clip_write(&req, &run, c->out_enc, &c->reply, &c->outcome);
+            }
             ikd_budget_release(c, est);
             ikd_call_record(c);
             ikd_budget_charge(c, c->reply.len, 1);

@@ -434,6 +434,81 @@ def test_imported_skeleton_by_reference():
         a.stop()
         b.stop()
 
+
+def quat_axis(axis, deg):
+    n = math.sqrt(sum(a * a for a in axis))
+    h = math.radians(deg) / 2
+    return [axis[0] / n * math.sin(h), axis[1] / n * math.sin(h), axis[2] / n * math.sin(h), math.cos(h)]
+
+
+def rest_fk(skeleton, pose):
+    """ikd's forward kinematics with rest rotations: offsets in the parent's rest frame."""
+    js = skeleton["joints"]
+    index = {j["name"]: i for i, j in enumerate(js)}
+    wq, wp = [], []
+    for i, j in enumerate(js):
+        local = pose["rotations"][i]
+        if "parent" not in j:
+            wp.append(list(pose["root"]))
+            wq.append(local)
+            continue
+        p = index[j["parent"]]
+        rp = js[p].get("rotation", [0, 0, 0, 1])
+        inv = [-rp[0], -rp[1], -rp[2], rp[3]]
+        off = qrot(inv, [a - b for a, b in zip(j["position"], js[p]["position"])])
+        wp.append([a + b for a, b in zip(wp[p], qrot(wq[p], off))])
+        wq.append(qmul(wq[p], local))
+    return {j["name"]: wp[i] for i, j in enumerate(js)}
+
+
+def test_clip_as_bvh_round_trip():
+    d = Daemon()
+    try:
+        rng = random.Random(5)
+        # a branching skeleton with rest rotations that are not identity, named joints
+        joints = [{"name": "pelvis", "position": [0, 1, 0], "rotation": quat_axis([0, 1, 0], 30)}]
+        for side, x in (("l", 0.2), ("r", -0.2)):
+            joints += [{"name": "hip_" + side, "parent": "pelvis", "position": [x, 0.9, 0],
+                        "rotation": quat_axis([1, 0.2, 0], 20 * x * 5)},
+                       {"name": "knee_" + side, "parent": "hip_" + side, "position": [x, 0.5, 0.05]},
+                       {"name": "foot_" + side, "parent": "knee_" + side, "position": [x, 0.1, 0],
+                        "rotation": quat_axis([0, 0, 1], -40)}]
+        joints += [{"name": "chest", "parent": "pelvis", "position": [0, 1.4, 0]},
+                   {"name": "head", "parent": "chest", "position": [0, 1.7, 0.02]}]
+        sk = {"joints": joints}
+        frames = []
+        for k in range(120):
+            a = 2 * math.pi * k / 120
+            frames.append({"goals": [
+                {"joint": "foot_l", "position": [0.2 + 0.1 * math.sin(a), 0.15 + 0.1 * math.cos(a), 0.1 * math.sin(a)]},
+                {"joint": "foot_r", "position": [-0.2, 0.12 + 0.05 * math.sin(a), 0.05]},
+                {"joint": "head", "position": [0.05 * math.sin(a), 1.68, 0.05]}]})
+        body = {"skeleton": sk, "root": "free", "frames": frames, "fps": 60}
+        c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=60)
+        c.request("POST", "/v1/solve/clip", body=json.dumps(body),
+                  headers={"Content-Type": "application/json", "Accept": "application/x-bvh"})
+        r = c.getresponse()
+        bvh = r.read()
+        assert r.status == 200 and r.getheader("Content-Type") == "application/x-bvh", (r.status, bvh[:200])
+        assert b"Frame Time: 0.016666666666666666" in bvh, bvh[:800]
+        s, solved = d.post("/v1/solve/clip", json.dumps(body), "application/json")
+        assert s == 200, solved
+        s, back = d.post("/v1/import", bvh)
+        assert s == 200 and len(back["clips"][0]["poses"]) == 120, back
+        size = max(math.dist(j["position"], joints[0]["position"]) for j in joints)
+        worst = 0
+        for k in range(120):
+            want = rest_fk(sk, solved["frames"][k]["pose"])
+            got = ikd_fk(back["skeleton"], back["clips"][0]["poses"][k])
+            names = [j["name"] for j in back["skeleton"]["joints"]]
+            for name, p in want.items():
+                worst = max(worst, math.dist(p, got[names.index(name)]) / size)
+        if VERBOSE:
+            print("clip as BVH: worst %.2g of the size" % worst, file=sys.stderr)
+        assert worst < 1e-9, worst
+    finally:
+        d.stop()
+
 def main():
     tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and callable(f)]
     passed = failed = 0

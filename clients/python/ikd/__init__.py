@@ -1,0 +1,187 @@
+"""ikd - a client for ikd, the inverse-kinematics solving service (standard library only).
+
+    import ikd
+    client = ikd.Client("http://127.0.0.1:8080")            # token=..., encoding="msgpack"
+    reply = client.solve({"chain": {"joints": [[0, 0, 0], [0, 1, 0], [0, 2, 0]]}, "target": [1, 1, 0]})
+    imported = client.import_file("walk.bvh", scale=0.01)     # skeleton, id, clips, warnings
+    for frame in client.clip({...}, on_frame=print): ...      # NDJSON, frames as they are solved
+
+Every failure raises ikd.IkdError with the reply's status, code, message and field. A request
+whose "skeleton" is an id this client registered (register, import_file) and that the server no
+longer holds (409 unknown_skeleton: another instance, evicted) is sent again with the skeleton
+registered anew, once. MessagePack is used when asked for and the msgpack module is importable.
+"""
+import http.client
+import json
+import os
+import urllib.parse
+
+try:  # optional: MessagePack when it is there
+    import msgpack as _msgpack
+except ImportError:  # pragma: no cover - depends on the machine
+    _msgpack = None
+
+__all__ = ["Client", "IkdError", "DEFAULT_URL"]
+__version__ = "1.0.0"
+DEFAULT_URL = "http://127.0.0.1:8080"
+
+
+class IkdError(Exception):
+    """An error reply of ikd (or a transport failure: status 0, code "transport")."""
+
+    def __init__(self, status, code, message, field=""):
+        super().__init__("%s %s: %s%s" % (status, code, message, " (%s)" % field if field else ""))
+        self.status, self.code, self.message, self.field = status, code, message, field
+
+
+class Client:
+    """One ikd server. url: its base URL (default $IKD_URL, else http://127.0.0.1:8080);
+    token: the bearer token of --api-token; encoding: "json" or "msgpack" (needs msgpack)."""
+
+    def __init__(self, url=None, token=None, encoding="json", timeout=60):
+        self.url = (url or os.environ.get("IKD_URL") or DEFAULT_URL).rstrip("/")
+        if encoding not in ("json", "msgpack"):
+            raise ValueError("encoding must be json or msgpack")
+        if encoding == "msgpack" and _msgpack is None:
+            raise ValueError("encoding msgpack needs the msgpack module (pip install msgpack)")
+        self.token, self.encoding, self.timeout = token, encoding, timeout
+        parts = urllib.parse.urlsplit(self.url)
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname or "127.0.0.1"
+        self._port = parts.port or (443 if self._https else 80)
+        self._prefix = parts.path.rstrip("/")
+        self._skeletons = {}  # id -> skeleton, for sending again on 409
+
+    # ---- the endpoints ----------------------------------------------------------------
+
+    def solve(self, body):
+        """POST /v1/solve: one chain and target."""
+        return self._call("/v1/solve", body)
+
+    def batch(self, body):
+        """POST /v1/solve/batch: {"problems": [...]} -> {"results": [...]}."""
+        return self._call("/v1/solve/batch", body)
+
+    def skeleton(self, body):
+        """POST /v1/solve/skeleton: a skeleton (or its id) and goals."""
+        return self._call("/v1/solve/skeleton", body)
+
+    def register(self, skeleton):
+        """POST /v1/skeletons: keep a skeleton on the server; returns its id (sk_...)."""
+        reply = self._call("/v1/skeletons", {"skeleton": skeleton})
+        self._skeletons[reply["id"]] = skeleton
+        return reply["id"]
+
+    def solvers(self):
+        """GET /v1/solvers: the solvers and their options."""
+        return self._request("GET", "/v1/solvers", None, None)
+
+    def import_file(self, path_or_bytes, format=None, **options):
+        """POST /v1/import: a BVH, glTF or URDF file (a path or its bytes). Options: scale, fps,
+        skin, humanoid, limits (and format, else the server tells it by the bytes). The
+        imported skeleton's id is remembered for sending the skeleton again on 409."""
+        if isinstance(path_or_bytes, (bytes, bytearray)):
+            data = bytes(path_or_bytes)
+        else:
+            with open(path_or_bytes, "rb") as f:
+                data = f.read()
+            if format is None:
+                ext = os.path.splitext(str(path_or_bytes))[1].lower().lstrip(".")
+                format = ext if ext in ("bvh", "glb", "gltf", "urdf") else None
+        query = {k: str(v) for k, v in dict(options, format=format).items() if v is not None}
+        path = "/v1/import" + ("?" + urllib.parse.urlencode(query) if query else "")
+        reply = self._request("POST", path, data, "application/octet-stream")
+        if reply.get("id"):
+            self._skeletons[reply["id"]] = reply["skeleton"]
+        return reply
+
+    def clip(self, body, on_frame=None):
+        """POST /v1/solve/clip. Without on_frame: the whole reply {"frames", "summary"}. With
+        on_frame: the frames are streamed (NDJSON) and on_frame(frame) is called for each as it
+        arrives; returns {"frames": [...], "summary": {...}} when the stream ends."""
+        if on_frame is None:
+            return self._call("/v1/solve/clip", body)
+        return self._retry_409(body, lambda b: self._stream("/v1/solve/clip", b, on_frame))
+
+    # ---- plumbing -------------------------------------------------------------------------
+
+    def _call(self, path, body):
+        ctype = "application/msgpack" if self.encoding == "msgpack" else "application/json"
+        return self._retry_409(body, lambda b: self._request("POST", path, self._encode(b), ctype))
+
+    def _retry_409(self, body, send):
+        try:
+            return send(body)
+        except IkdError as e:
+            sid = body.get("skeleton") if isinstance(body, dict) else None
+            if e.status != 409 or e.code != "unknown_skeleton" or sid not in self._skeletons:
+                raise
+            self._call("/v1/skeletons", {"skeleton": self._skeletons[sid]})  # held again from now on
+            return send(body)
+
+    def _encode(self, body):
+        if self.encoding == "msgpack":
+            return _msgpack.packb(body, use_bin_type=True)
+        return json.dumps(body, separators=(",", ":")).encode()
+
+    def _connection(self):
+        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+        return cls(self._host, self._port, timeout=self.timeout)
+
+    def _headers(self, ctype, accept):
+        h = {"Accept": accept}
+        if ctype:
+            h["Content-Type"] = ctype
+        if self.token:
+            h["Authorization"] = "Bearer " + self.token
+        return h
+
+    def _request(self, method, path, data, ctype):
+        accept = "application/msgpack" if self.encoding == "msgpack" else "application/json"
+        conn = self._connection()
+        try:
+            conn.request(method, self._prefix + path, body=data, headers=self._headers(ctype, accept))
+            r = conn.getresponse()
+            raw = r.read()
+            return self._decode(r.status, r.getheader("Content-Type", ""), raw)
+        except (OSError, http.client.HTTPException) as e:
+            raise IkdError(0, "transport", str(e)) from e
+        finally:
+            conn.close()
+
+    def _decode(self, status, ctype, raw):
+        try:
+            if "msgpack" in ctype and _msgpack is not None:
+                doc = _msgpack.unpackb(raw, raw=False)
+            else:
+                doc = json.loads(raw.decode() or "null")
+        except ValueError:
+            raise IkdError(status, "bad_reply", "the reply is not %s: %r" % (ctype, raw[:80]))
+        if status >= 400:
+            err = doc.get("error", {}) if isinstance(doc, dict) else {}
+            raise IkdError(status, err.get("code", "error"), err.get("message", ""), err.get("field", ""))
+        return doc
+
+    def _stream(self, path, body, on_frame):
+        conn = self._connection()
+        try:
+            conn.request("POST", self._prefix + path, body=json.dumps(body, separators=(",", ":")).encode(),
+                         headers=self._headers("application/json", "application/x-ndjson"))
+            r = conn.getresponse()
+            if r.status != 200:
+                return self._decode(r.status, r.getheader("Content-Type", ""), r.read())
+            frames, summary = [], None
+            for line in r:  # one JSON object a line, as each frame is solved
+                if not line.strip():
+                    continue
+                doc = json.loads(line)
+                if "summary" in doc:
+                    summary = doc["summary"]
+                else:
+                    frames.append(doc)
+                    on_frame(doc)
+            return {"frames": frames, "summary": summary}
+        except (OSError, http.client.HTTPException) as e:
+            raise IkdError(0, "transport", str(e)) from e
+        finally:
+            conn.close()
