@@ -27,7 +27,7 @@ BUILD   ?= build
 
 # Debian packages: what the daemon needs to build (make run), and what the tests add (make test).
 RUN_PKGS  := gcc make pkg-config libmicrohttpd-dev libjansson-dev libmsgpack-dev libjs-three
-TEST_PKGS := $(RUN_PKGS) check curl openssl prometheus systemd python3 binutils
+TEST_PKGS := $(RUN_PKGS) check curl openssl prometheus systemd python3 python3-venv python3-pip binutils
 
 SERVER_CFLAGS := $(shell pkg-config --cflags libmicrohttpd jansson msgpack 2>/dev/null)
 SERVER_LIBS   := $(shell pkg-config --libs libmicrohttpd jansson msgpack 2>/dev/null)
@@ -176,6 +176,8 @@ check-suites: $(BUILD)/libikd.a $(BUILD)/ikd $(TEST_UNIT) $(TEST_E2E) $(FAILALLO
 	@python3 tests/e2e/transport.py $(BUILD)/ikd $(BUILD)/bench
 	@echo "== tests/e2e/import_test.py (POST /v1/import on generated files)"
 	@python3 tests/e2e/import_test.py $(BUILD)/ikd
+	@echo "== tests/e2e/python_client_test.py (clients/python installed in a venv, against a live daemon)"
+	@python3 tests/e2e/python_client_test.py $(BUILD)/ikd $(BUILD)
 
 # OpenAPI checks with pinned npm tools (tests/openapi): Redocly's lint of openapi.yaml, then the
 # contract test, which sends live traffic through Stoplight Prism's validating proxy. Skipped

@@ -21,7 +21,7 @@ try:  # optional: MessagePack when it is there
 except ImportError:  # pragma: no cover - depends on the machine
     _msgpack = None
 
-__all__ = ["Client", "IkdError", "DEFAULT_URL"]
+__all__ = ["Client", "IkdError", "DEFAULT_URL", "forward_kinematics"]
 __version__ = "1.0.0"
 DEFAULT_URL = "http://127.0.0.1:8080"
 
@@ -103,6 +103,15 @@ class Client:
             return self._call("/v1/solve/clip", body)
         return self._retry_409(body, lambda b: self._stream("/v1/solve/clip", b, on_frame))
 
+    def clip_bvh(self, body):
+        """POST /v1/solve/clip answered as a BVH file (bytes): the skeleton's rest pose as the
+        hierarchy, the solved frames as motion; body["fps"] sets Frame Time (default 30)."""
+        def send(b):
+            return self._request("POST", "/v1/solve/clip", self._encode(b),
+                                 "application/msgpack" if self.encoding == "msgpack" else "application/json",
+                                 accept="application/x-bvh", raw=True)
+        return self._retry_409(body, send)
+
     # ---- plumbing -------------------------------------------------------------------------
 
     def _call(self, path, body):
@@ -136,14 +145,16 @@ class Client:
             h["Authorization"] = "Bearer " + self.token
         return h
 
-    def _request(self, method, path, data, ctype):
-        accept = "application/msgpack" if self.encoding == "msgpack" else "application/json"
+    def _request(self, method, path, data, ctype, accept=None, raw=False):
+        accept = accept or ("application/msgpack" if self.encoding == "msgpack" else "application/json")
         conn = self._connection()
         try:
             conn.request(method, self._prefix + path, body=data, headers=self._headers(ctype, accept))
             r = conn.getresponse()
-            raw = r.read()
-            return self._decode(r.status, r.getheader("Content-Type", ""), raw)
+            payload = r.read()
+            if raw and r.status == 200:
+                return payload
+            return self._decode(r.status, r.getheader("Content-Type", ""), payload)
         except (OSError, http.client.HTTPException) as e:
             raise IkdError(0, "transport", str(e)) from e
         finally:
@@ -185,3 +196,57 @@ class Client:
             raise IkdError(0, "transport", str(e)) from e
         finally:
             conn.close()
+
+
+# ---- forward kinematics, as ikd defines a pose ------------------------------------------------
+
+def _qmul(a, b):
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return [aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz]
+
+
+def _qrot(q, v):
+    p = _qmul(_qmul(q, [v[0], v[1], v[2], 0.0]), [-q[0], -q[1], -q[2], q[3]])
+    return p[:3]
+
+
+def forward_kinematics(skeleton, pose=None):
+    """World position and rotation of every joint of `skeleton` (a skeleton object, joints root
+    first) in `pose` ({"root", "rotations"[, "translations"]}; default the rest pose): a list of
+    {"name", "position", "rotation"}. A joint's world rotation is its parent's times its local
+    rotation; its position is its parent's plus its parent's world rotation applied to its rest
+    offset in the parent's rest frame (or its translation, when the pose gives one)."""
+    joints = skeleton["joints"]
+    index = {}
+    out = []
+    for i, j in enumerate(joints):
+        if isinstance(j, list):
+            j = {"position": j}
+        index[j.get("name", i)] = i
+        rest_q = j.get("rotation", [0.0, 0.0, 0.0, 1.0])
+        local = pose["rotations"][i] if pose else None
+        parent = j.get("parent", i - 1 if i else None)
+        if isinstance(parent, str):
+            parent = index[parent]
+        if parent is None:
+            pos = list(pose["root"]) if pose else list(j["position"])
+            rot = local if pose else rest_q
+        else:
+            pj = joints[parent] if isinstance(joints[parent], dict) else {"position": joints[parent]}
+            prest = pj.get("rotation", [0.0, 0.0, 0.0, 1.0])
+            trans = pose.get("translations") if pose else None
+            if trans and trans[i] is not None:
+                off = trans[i]
+            else:
+                off = _qrot([-prest[0], -prest[1], -prest[2], prest[3]],
+                            [a - b for a, b in zip(j["position"], pj["position"])])
+            ppos, prot = out[parent]["position"], out[parent]["rotation"]
+            pos = [a + b for a, b in zip(ppos, _qrot(prot, off))]
+            if pose:
+                rot = _qmul(prot, local)
+            else:  # the rest pose: world rest rotations
+                rot = rest_q
+        out.append({"name": j.get("name", str(i)), "position": pos, "rotation": rot})
+    return out
