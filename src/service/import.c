@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "../codec/bvh.h"
+#include "robot.h"
 #include "reply.h"
 #include "wire.h"
 
@@ -229,21 +230,25 @@ static void emit_poses(ikd_emitter *e, const ikd_bvh *b, double fps, int transla
     ikd_emit_end(e);
 }
 
+void ikd_import_emit_warning(ikd_emitter *e, const char *code, const char *message, const char *field)
+{
+    ikd_emit_map(e, 3);
+    IKD_EMIT_KEY(e, "code");
+    ikd_emit_str(e, code);
+    IKD_EMIT_KEY(e, "message");
+    ikd_emit_str(e, message);
+    IKD_EMIT_KEY(e, "field");
+    ikd_emit_str(e, field);
+    ikd_emit_end(e);
+}
+
 static void emit_warnings(ikd_emitter *e, const ikd_bvh *b)
 {
     size_t kept = b->warning_count < IKD_BVH_WARN_MAX ? b->warning_count : IKD_BVH_WARN_MAX;
     IKD_EMIT_KEY(e, "warnings");
     ikd_emit_array(e, kept);
-    for (size_t i = 0; i < kept; i++) {
-        ikd_emit_map(e, 3);
-        IKD_EMIT_KEY(e, "code");
-        ikd_emit_str(e, b->warnings[i].code);
-        IKD_EMIT_KEY(e, "message");
-        ikd_emit_str(e, b->warnings[i].message);
-        IKD_EMIT_KEY(e, "field");
-        ikd_emit_str(e, b->warnings[i].field);
-        ikd_emit_end(e);
-    }
+    for (size_t i = 0; i < kept; i++)
+        ikd_import_emit_warning(e, b->warnings[i].code, b->warnings[i].message, b->warnings[i].field);
     ikd_emit_end(e);
 }
 
@@ -334,6 +339,22 @@ static int bvh_reply(const ikd_bvh *b, const ikd_import_opts *o, const char *id,
     return out->failed ? -1 : 0;
 }
 
+/* ---- URDF --------------------------------------------------------------- */
+
+static int import_urdf(const ikd_api_limits *lim, const ikd_import_opts *o, ikd_encoding out_enc, const char *body,
+                       size_t len, ikd_buf *out, int *error)
+{
+    ikd_urdf u;
+    ikd_error err;
+    int rc = ikd_urdf_read(body, len, o->scale, lim->max_joints, &u, &err);
+    if (rc != IKD_E_OK && u.too_large) err.code = IKD_E_TOO_LARGE;
+    if (rc == IKD_E_OK) rc = ikd_robot_reply(lim, &u, strcmp(o->limits, "none") != 0, out_enc, out, &err);
+    ikd_urdf_free(&u);
+    if (rc == IKD_E_OK) return 200;
+    *error = err.code;
+    return ikd_reply_error_body(out, out_enc, &err);
+}
+
 int ikd_api_import(const ikd_api_limits *lim, const ikd_import_opts *o, const char *content_type, ikd_encoding out_enc,
                    const char *body, size_t len, ikd_buf *out, int *error)
 {
@@ -346,10 +367,11 @@ int ikd_api_import(const ikd_api_limits *lim, const ikd_import_opts *o, const ch
                                 "(application/x-bvh, model/gltf-binary, model/gltf+json, application/xml), or a "
                                 "BVH, glTF or URDF file");
     }
+    if (strcmp(format, "urdf") == 0) return import_urdf(lim, o, out_enc, body, len, out, error);
     if (strcmp(format, "bvh") != 0) {
         *error = IKD_E_NOT_IMPLEMENTED;
         return ikd_reply_errorf(out, out_enc, IKD_E_NOT_IMPLEMENTED, "format",
-                                "%s import is not in this build yet (BVH is)", format);
+                                "%s import is not in this build yet (BVH and URDF are)", format);
     }
     ikd_bvh b;
     ikd_error err;

@@ -38,6 +38,9 @@ const char *ikd_import_format(const ikd_import_opts *o, const char *content_type
  * application/x-www-form-urlencoded, or absent: the first bytes tell). */
 int ikd_import_media_ok(const char *content_type);
 
+/* One warning of an import's reply: {"code", "message", "field"}. */
+void ikd_import_emit_warning(ikd_emitter *e, const char *code, const char *message, const char *field);
+
 /* The whole of POST /v1/import: the reply in `out` (out_enc), the HTTP
  * status; *error the code of an error reply. */
 int ikd_api_import(const ikd_api_limits *lim, const ikd_import_opts *o, const char *content_type, ikd_encoding out_enc,

@@ -311,7 +311,7 @@ def test_bad_files_name_the_line():
         assert s == 413 and r["error"]["code"] == "payload_too_large", r
         s, r = d.post("/v1/import", b"not a file at all")
         assert s == 415 and r["error"]["field"] == "format", r
-        s, r = d.post("/v1/import?format=urdf", b"<robot name='a'/>")
+        s, r = d.post("/v1/import?format=gltf", b'{"asset": {"version": "2.0"}}')
         assert s == 501 and r["error"]["code"] == "not_implemented", r
         s, r = d.post("/v1/import?scale=-1", good)
         assert s == 400 and r["error"]["field"] == "query.scale", r
@@ -506,6 +506,171 @@ def test_clip_as_bvh_round_trip():
         if VERBOSE:
             print("clip as BVH: worst %.2g of the size" % worst, file=sys.stderr)
         assert worst < 1e-9, worst
+    finally:
+        d.stop()
+
+
+# ---- URDF --------------------------------------------------------------------------------
+
+def rpy_matrix(r, p, y):
+    return mm(mat_axis("Z", math.degrees(y)), mm(mat_axis("Y", math.degrees(p)), mat_axis("X", math.degrees(r))))
+
+
+def random_robot(rng, arms=2):
+    """A torso with `arms` 6R arms (revolute with limits, some excluding zero, some one-sided;
+    continuous joints that still carry <limit>), a fixed flange, a prismatic gripper finger with
+    a mimic twin, meshes that are absent."""
+    links, joints = ["torso"], []
+    for a in range(arms):
+        parent = "torso"
+        for k in range(6):
+            name = "arm%d_j%d" % (a, k)
+            child = "arm%d_l%d" % (a, k)
+            links.append(child)
+            kind = "continuous" if k == 5 else "revolute"
+            lo, hi = sorted([rng.uniform(-3, 3), rng.uniform(-3, 3)])
+            if k == 3:
+                lo, hi = -3.07, -0.07  # excludes the zero configuration (the Panda's joint 4)
+            limit = ' <limit lower="%r" upper="%r" effort="10" velocity="1"/>' % (lo, hi)
+            if k == 1:
+                limit = ' <limit upper="%r" effort="10" velocity="1"/>' % hi  # one-sided
+            joints.append(dict(name=name, type=kind, parent=parent, child=child,
+                               xyz=[rng.uniform(-0.3, 0.3) for _ in range(3)], rpy=[rng.uniform(-3, 3) for _ in range(3)],
+                               axis=[rng.uniform(-1, 1) for _ in range(3)], limit=limit, lo=lo, hi=hi))
+            parent = child
+        links.append("arm%d_flange" % a)
+        joints.append(dict(name="arm%d_flange_joint" % a, type="fixed", parent=parent, child="arm%d_flange" % a,
+                           xyz=[0, 0, 0.1], rpy=[0, 0, 0], axis=None, limit=""))
+        links += ["arm%d_finger_l" % a, "arm%d_finger_r" % a]
+        joints.append(dict(name="arm%d_finger_l_joint" % a, type="prismatic", parent="arm%d_flange" % a,
+                           child="arm%d_finger_l" % a, xyz=[0, 0.02, 0.05], rpy=[0, 0, 0], axis=[0, 1, 0],
+                           limit=' <limit lower="0" upper="0.04" effort="1" velocity="1"/>'))
+        joints.append(dict(name="arm%d_finger_r_joint" % a, type="prismatic", parent="arm%d_flange" % a,
+                           child="arm%d_finger_r" % a, xyz=[0, -0.02, 0.05], rpy=[0, 0, 0], axis=[0, -1, 0],
+                           limit=' <limit lower="0" upper="0.04" effort="1" velocity="1"/>',
+                           mimic=' <mimic joint="arm%d_finger_l_joint"/>' % a))
+    return links, joints
+
+
+def write_urdf(links, joints):
+    out = ['<?xml version="1.0"?>', '<robot name="two_arms">']
+    for l in links:
+        out.append('  <link name="%s"><visual><geometry><mesh filename="package://absent/%s.dae"/></geometry>'
+                   '</visual></link>' % (l, l))
+    for j in joints:
+        out.append('  <joint name="%s" type="%s">' % (j["name"], j["type"]))
+        out.append('    <parent link="%s"/><child link="%s"/>' % (j["parent"], j["child"]))
+        out.append('    <origin xyz="%r %r %r" rpy="%r %r %r"/>' % tuple(j["xyz"] + j["rpy"]))
+        if j["axis"]:
+            out.append('    <axis xyz="%r %r %r"/>' % tuple(j["axis"]))
+        out.append("   " + j["limit"] + j.get("mimic", ""))
+        out.append('  </joint>')
+    out.append('</robot>')
+    return "\n".join(out).encode()
+
+
+def urdf_frames(links, joints):
+    """World frame (rotation matrix, origin) of every joint, by the URDF's own rule."""
+    frame = {"torso": ([[1, 0, 0], [0, 1, 0], [0, 0, 1]], [0, 0, 0])}
+    out = {}
+    pending = list(joints)
+    while pending:
+        for j in list(pending):
+            if j["parent"] in frame:
+                r, p = frame[j["parent"]]
+                wr = mm(r, rpy_matrix(*j["rpy"]))
+                wp = [a + b for a, b in zip(p, mv(r, j["xyz"]))]
+                frame[j["child"]] = (wr, wp)
+                out[j["name"]] = (wr, wp)
+                pending.remove(j)
+    return out
+
+
+def quat_matrix(q):
+    x, y, z, w = q
+    return [[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
+
+
+def test_generated_urdf():
+    d = Daemon()
+    try:
+        rng = random.Random(21)
+        for case in range(20):
+            links, joints = random_robot(rng, arms=1 + case % 3)
+            body = write_urdf(links, joints)
+            s, r = d.post("/v1/import", body, "application/xml" if case % 2 else None)
+            assert s == 200, (case, r)
+            assert r["format"] == "urdf" and r["id"] and r["clips"] == [], r
+            sk = {j["name"]: j for j in r["skeleton"]["joints"]}
+            assert len(sk) == len(joints) + 1 and r["skeleton"]["joints"][0]["name"] == "torso"
+            frames = urdf_frames(links, joints)
+            for j in joints:
+                got = sk[j["name"]]
+                wr, wp = frames[j["name"]]
+                assert math.dist(got["position"], wp) < 1e-12, (j["name"], got["position"], wp)
+                gr = quat_matrix(got["rotation"])
+                assert max(abs(gr[a][b] - wr[a][b]) for a in range(3) for b in range(3)) < 1e-12, j["name"]
+                c = got["constraint"]
+                if j["type"] in ("revolute", "continuous"):
+                    n = math.sqrt(sum(v * v for v in j["axis"]))
+                    want = mv(wr, [v / n for v in j["axis"]])
+                    assert c["type"] == "hinge" and math.dist(c["axis"], want) < 1e-12, (j["name"], c)
+                    if j["type"] == "continuous" or "lower" not in j["limit"]:
+                        assert (c.get("min_deg", -180), c.get("max_deg", 180)) == (-180, 180), c
+                    else:
+                        assert abs(c["min_deg"] - math.degrees(j["lo"])) < 1e-9 and \
+                            abs(c["max_deg"] - math.degrees(j["hi"])) < 1e-9, (c, j["lo"], j["hi"])
+                else:
+                    assert c["type"] == "fixed", c
+            codes = [(w["code"], w["field"]) for w in r["warnings"]]
+            assert ("joint_fixed", "robot.joint[arm0_finger_l_joint]") in codes, codes
+            assert ("mimic", "robot.joint[arm0_finger_r_joint]") in codes, codes
+            assert ("limit_missing", "robot.joint[arm0_j1]") in codes, codes
+            assert set(r["effectors"]) >= {"arm0_finger_l_joint", "arm0_finger_r_joint"}, r["effectors"]
+        # the imported arm solves: a 6-DoF flange goal from the rest pose (reachable: the rest flange itself)
+        flange = sk["arm0_flange_joint"]
+        goal = {"joint": "arm0_flange_joint", "position": [v + 0.01 for v in flange["position"]],
+                "rotation": flange["rotation"]}
+        s, out = d.post("/v1/solve/skeleton", json.dumps({"skeleton": r["id"], "goals": [goal]}), "application/json")
+        assert s == 200, out
+    finally:
+        d.stop()
+
+
+def test_bad_urdf():
+    d = Daemon()
+    try:
+        arm = ('<robot name="a"><link name="base"/><link name="l1"/>'
+               '<joint name="elbow" type="revolute"><parent link="base"/><child link="l1"/>'
+               '<axis xyz="0 0 1"/><limit lower="-1" upper="1"/></joint></robot>')
+        s, r = d.post("/v1/import", arm.encode())
+        assert s == 200 and r["format"] == "urdf", r
+        cases = [
+            (arm.replace('upper="1"', 'upper="one"'), "robot.joint[elbow].limit"),
+            (arm.replace('lower="-1"', 'lower="2"'), "robot.joint[elbow].limit"),
+            (arm.replace('<axis xyz="0 0 1"/>', '<axis xyz="0 0 0"/>'), "robot.joint[elbow].axis"),
+            (arm.replace('type="revolute"', 'type="screw"'), "robot.joint[elbow]"),
+            (arm.replace('<child link="l1"/>', '<child link="base"/>'), "robot.joint[elbow].parent"),
+            (arm.replace("</robot>", ""), None),
+            (arm.replace('<parent link="base"/>', ''), "robot.joint[elbow]"),
+        ]
+        for body, field in cases:
+            s, r = d.post("/v1/import?format=urdf", body.encode())
+            assert s == 400 and r["error"]["code"] == "invalid_request", (body, r)
+            if field:
+                assert r["error"]["field"] == field, (r["error"], field)
+        # an entity bomb is refused at once; an external entity is never read
+        bomb = ('<?xml version="1.0"?><!DOCTYPE robot [<!ENTITY a "aaaaaaaaaa">' +
+                "".join('<!ENTITY %s "%s">' % (chr(98 + i), ("&%s;" % chr(97 + i)) * 10) for i in range(9)) +
+                ']><robot name="&j;"/>')
+        t = time.time()
+        s, r = d.post("/v1/import", bomb.encode(), "application/xml")
+        assert s == 400 and time.time() - t < 1 and "entit" in r["error"]["message"], r
+        ext = '<?xml version="1.0"?><!DOCTYPE robot [<!ENTITY x SYSTEM "file:///etc/passwd">]><robot name="&x;"/>'
+        s, r = d.post("/v1/import", ext.encode(), "text/xml")
+        assert s == 400 and "root:" not in json.dumps(r), r
     finally:
         d.stop()
 
