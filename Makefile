@@ -296,13 +296,15 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/reader.h $(FUZZ_SRC) $(wildcar
 
 fuzz: deps-test
 	$(call install_missing,$(FUZZ_PKGS))
-	@$(MAKE) --no-print-directory build-fuzz/fuzz_api build-fuzz/fuzz_solvers build-fuzz/fuzz_skeleton build-fuzz/fuzz_strtod
+	@$(MAKE) --no-print-directory build-fuzz/fuzz_api build-fuzz/fuzz_solvers build-fuzz/fuzz_skeleton build-fuzz/fuzz_strtod \
+	  build-fuzz/fuzz_import
 	python3 tests/fuzz/seeds.py build-fuzz/corpus
 	./build-fuzz/fuzz_api -runs=0 tests/fuzz/regressions/api
 	./build-fuzz/fuzz_solvers -runs=0 tests/fuzz/regressions/solvers
 	./build-fuzz/fuzz_skeleton -runs=0 tests/fuzz/regressions/skeleton
 	./build-fuzz/fuzz_strtod -runs=0 tests/fuzz/regressions/strtod
-	@for f in api solvers skeleton strtod; do \
+	./build-fuzz/fuzz_import -runs=0 tests/fuzz/regressions/import
+	@for f in api solvers skeleton strtod import; do \
 	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
 	  ./build-fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	    $$( [ $$f = api ] && echo -dict=tests/fuzz/json.dict ) -print_final_stats=1 \

@@ -114,5 +114,24 @@ for i, t in enumerate(["0", "-0.0", "1.0691712523735522", "-0.30000000000000004"
                        "1.7976931348623157e308", "12345678.87654321e-5", "0x1p3", "inf", " 1", "1e", "7.5e+027"]):
     with open(os.path.join(numbers, f"seed-{i:02d}"), "w") as f:
         f.write(t)
+# files for the import fuzzer (selector byte, then the file): BVH with the quirks of real files
+# (CRLF, six channels on a joint, End Sites, a Frames: line that disagrees) and URDF (two arms,
+# continuous joints with limits, a prismatic finger, a mimic)
+imp = os.path.join(out, "import")
+os.makedirs(imp, exist_ok=True)
+bvh = ("HIERARCHY\r\nROOT Hips\r\n{\r\n OFFSET 0 90 0\r\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\r\n"
+       " JOINT Spine\r\n {\r\n  OFFSET 0 10 0\r\n  CHANNELS 6 Xposition Yposition Zposition Xrotation Yrotation Zrotation\r\n"
+       "  End Site\r\n  {\r\n   OFFSET 0 20 0\r\n  }\r\n }\r\n JOINT Leg\r\n {\r\n  OFFSET 10 0 0\r\n"
+       "  CHANNELS 3 Yrotation Xrotation Zrotation\r\n  End Site\r\n  {\r\n   OFFSET 0 -40 0\r\n  }\r\n }\r\n}\r\n"
+       "MOTION\r\nFrames: 2\r\nFrame Time: 0.0333333\r\n" +
+       "".join(" ".join(str((k * 7 + c) % 90 - 45) for c in range(15)) + "\r\n" for k in range(3)))
+urdf = ('<?xml version="1.0"?><robot name="r"><link name="torso"/>' +
+        "".join('<link name="l%d"/><joint name="j%d" type="%s"><parent link="%s"/><child link="l%d"/>'
+                '<origin xyz="0 0.1 0.2" rpy="0.1 0.2 0.3"/><axis xyz="0 0 1"/><limit lower="-1" upper="%s"/>%s</joint>'
+                % (i, i, ["revolute", "continuous", "prismatic", "fixed"][i % 4], "torso" if i % 3 == 0 else "l%d" % (i - 1),
+                   i, "2" if i % 2 else "-0.1", '<mimic joint="j0"/>' if i == 5 else "") for i in range(8)) + "</robot>")
+for sel, name, body in [(0, "bvh", bvh), (1 | 4 | 16, "bvh-scaled", bvh), (2, "urdf", urdf), (128 | 64, "urdf-nolimits", urdf)]:
+    with open(os.path.join(imp, "seed-" + name), "wb") as f:
+        f.write(bytes([sel]) + body.encode())
 print(f"seeds: {len(os.listdir(api))} api inputs, {len(os.listdir(solvers))} solver inputs, {len(os.listdir(sk))} skeletons, "
       f"{len(os.listdir(numbers))} numbers in {out}")
