@@ -22,6 +22,8 @@ void ikd_skel_request_destroy(ikd_skel_request *r)
     free(r->names);
     free(r->joints);
     free(r->start);
+    free(r->translations);
+    free(r->has_translation);
     free(r->goals);
     free(r->frame_first);
     free(r->pack);
@@ -197,16 +199,62 @@ static int parse_skeleton(ikd_val v, const ikd_path *pre, size_t max_joints, ikd
     return IKD_E_OK;
 }
 
+/* pose.translations: one entry per joint, null (the rest offset) or
+ * [x, y, z] (the offset from the parent, in the parent's frame; the root
+ * has none: its place is pose.root). The skeleton's rest positions are
+ * moved to them, each subtree with its joint. */
+static int parse_translations(ikd_val v, const ikd_path *fp, ikd_skel_request *r, ikd_error *err)
+{
+    ikd_path ft = ikd_field_key(fp, "translations");
+    size_t n = r->skeleton.count;
+    if (ikd_val_type(v) != IKD_DOC_ARRAY || v.ops->size(v.v) != n)
+        return ikd_field_bad(err, &ft, "must hold one entry per joint (null, or [x, y, z] from the parent)");
+    r->translations = calloc(n, sizeof *r->translations);
+    r->has_translation = calloc(n, 1);
+    ikd_vec3 *rest = malloc(n * sizeof *rest);
+    if (!r->translations || !r->has_translation || !rest) {
+        free(rest);
+        return nomem(err, &ft);
+    }
+    for (size_t i = 0; i < n; i++) {
+        ikd_path fi = ikd_field_index(&ft, i);
+        ikd_val x = ikd_val_at(v, i);
+        rest[i] = r->joints[i].position;
+        if (ikd_val_type(x) == IKD_DOC_NULL) continue;
+        if (i == 0) {
+            free(rest);
+            return ikd_field_bad(err, &fi, "must be null: the root's place is pose.root");
+        }
+        int rc = ikd_field_vec3(x, &fi, &r->translations[i], err);
+        if (rc) {
+            free(rest);
+            return rc;
+        }
+        r->has_translation[i] = 1;
+    }
+    for (size_t i = 1; i < n; i++) { /* parents come first */
+        long p = r->joints[i].parent;
+        if (p < 0 || (size_t)p >= i) continue; /* validation says what is wrong */
+        ikd_vec3 off = ikd_vec3_sub(rest[i], rest[p]);
+        if (r->has_translation[i]) off = ikd_quat_rotate(ikd_quat_norm(r->joints[p].rotation), r->translations[i]);
+        r->joints[i].position = ikd_vec3_add(r->joints[p].position, off);
+    }
+    free(rest);
+    return IKD_E_OK;
+}
+
 static int parse_pose(ikd_val v, const ikd_path *pre, ikd_skel_request *r, ikd_error *err)
 {
-    static const ikd_field keys[] = {FIELD("root"), FIELD("rotations")};
+    static const ikd_field keys[] = {FIELD("root"), FIELD("rotations"), FIELD("translations")};
     ikd_path fp = ikd_field_key(pre, "pose"), froot = ikd_field_key(&fp, "root"), frot = ikd_field_key(&fp, "rotations");
     r->problem.root = r->joints[0].position;
     if (!v.v) return IKD_E_OK;
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fp, "must be an object");
-    ikd_val m[2];
+    ikd_val m[3];
     int rc = GATHER(v, &fp, keys, m, err);
     if (rc) return rc;
+    if (m[2].v && (rc = parse_translations(m[2], &fp, r, err))) return rc;
+    if (m[2].v) r->problem.root = r->joints[0].position;
     if (m[0].v && (rc = ikd_field_vec3(m[0], &froot, &r->problem.root, err))) return rc;
     if (!m[1].v) return IKD_E_OK;
     if (ikd_val_type(m[1]) != IKD_DOC_ARRAY || m[1].ops->size(m[1].v) != r->skeleton.count)

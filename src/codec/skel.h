@@ -44,6 +44,12 @@ struct ikd_skel_request {
     const ikd_skel_lookup *lookup; /* where skeleton ids are found; NULL: ids are refused */
     int by_reference;           /* the skeleton came from the lookup */
     double fps;                 /* a clip's frames per second (its BVH's Frame Time); 0 = 30 */
+    /* pose.translations: joint j's offset from its parent in the parent's
+     * frame (has_translation[j]; else the rest offset). Applied to the
+     * skeleton's rest positions when decoded (the solvers keep them as
+     * given) and echoed in every pose of the reply. NULL: none given. */
+    ikd_vec3 *translations;     /* owned */
+    unsigned char *has_translation; /* owned */
 };
 
 void ikd_skel_request_init(ikd_skel_request *r);

@@ -91,17 +91,26 @@ static void emit_goals(ikd_emitter *e, const ikd_skel_request *req, const ikd_go
     ikd_emit_end(e);
 }
 
-/* "pose": {"root", "rotations"} */
-static void emit_pose(ikd_emitter *e, ikd_vec3 root, const ikd_quat *local, size_t n)
+/* "pose": {"root", "rotations"[, "translations": as the request gave them]} */
+static void emit_pose(ikd_emitter *e, const ikd_skel_request *req, ikd_vec3 root, const ikd_quat *local, size_t n)
 {
     IKD_EMIT_KEY(e, "pose");
-    ikd_emit_map(e, 2);
+    ikd_emit_map(e, req->translations ? 3 : 2);
     IKD_EMIT_KEY(e, "root");
     ikd_emit_nums(e, &root.x, 3);
     IKD_EMIT_KEY(e, "rotations");
     ikd_emit_array(e, n);
     for (size_t i = 0; i < n; i++) ikd_emit_nums(e, &local[i].x, 4);
     ikd_emit_end(e);
+    if (req->translations) {
+        IKD_EMIT_KEY(e, "translations");
+        ikd_emit_array(e, n);
+        for (size_t i = 0; i < n; i++) {
+            if (req->has_translation[i]) ikd_emit_nums(e, &req->translations[i].x, 3);
+            else ikd_emit_null(e);
+        }
+        ikd_emit_end(e);
+    }
     ikd_emit_end(e);
 }
 
@@ -112,7 +121,7 @@ void ikd_reply_skeleton(ikd_emitter *e, const ikd_skel_request *req, const ikd_q
     ikd_emit_map(e, 6);
     emit_goals(e, req, req->goals, req->goal_count, gr, res->status);
     emit_joints(e, req->names, pose, n);
-    emit_pose(e, res->root, local, n);
+    emit_pose(e, req, res->root, local, n);
     IKD_EMIT_KEY(e, "iterations");
     ikd_emit_int(e, res->iterations);
     IKD_EMIT_KEY(e, "solve_us");
@@ -127,7 +136,7 @@ void ikd_reply_clip_frame(ikd_emitter *e, const ikd_skel_request *req, size_t k,
     IKD_EMIT_KEY(e, "frame");
     ikd_emit_int(e, (long long)k);
     emit_goals(e, req, goals, count, gr, res->status);
-    emit_pose(e, res->root, local, req->skeleton.count);
+    emit_pose(e, req, res->root, local, req->skeleton.count);
     IKD_EMIT_KEY(e, "iterations");
     ikd_emit_int(e, res->iterations);
     IKD_EMIT_KEY(e, "solve_us");

@@ -674,6 +674,49 @@ def test_bad_urdf():
     finally:
         d.stop()
 
+
+def test_poses_with_translations():
+    """A pose's translations (an inner joint with position channels) go into solves and come back."""
+    d = Daemon()
+    try:
+        rng = random.Random(17)
+        for case in range(30):
+            joints = random_skeleton(rng)
+            if not any(c.endswith("position") for j in joints[1:] for c in j[3]):
+                continue
+            frames = random_frames(rng, joints, 3)
+            s, r = d.post("/v1/import", write_bvh(rng, joints, frames, 1 / 30, False, False))
+            assert s == 200, r
+            pose = r["clips"][0]["poses"][2]
+            assert "translations" in pose
+            sk = r["skeleton"]
+            names = [j["name"] for j in sk["joints"]]
+            world = ikd_fk(sk, pose)
+            ends = r["effectors"][:3]
+            goals = [{"joint": e, "position": world[names.index(e)]} for e in ends]
+            for body_skeleton in (sk, r["id"]):
+                s, out = d.post("/v1/solve/skeleton", json.dumps({"skeleton": body_skeleton, "pose": pose, "root": "free",
+                                                                  "goals": goals}), "application/json")
+                assert s == 200, out
+                assert out["pose"]["translations"] == pose["translations"], "translations are echoed"
+                got = ikd_fk(sk, out["pose"])
+                for g in goals:
+                    assert math.dist(got[names.index(g["joint"])], g["position"]) < 1e-4, (case, g, out["status"])
+                for j, jt in zip(out["joints"], got):  # the reply's joints are the translated skeleton's
+                    assert math.dist(j["position"], jt) < 1e-9, (j, jt)
+            s, out = d.post("/v1/solve/clip", json.dumps({"skeleton": sk, "pose": pose, "root": "free",
+                                                          "frames": [{"goals": goals}] * 3}), "application/json")
+            assert s == 200 and all(f["pose"]["translations"] == pose["translations"] for f in out["frames"]), out
+        bad = {"skeleton": {"joints": [[0, 0, 0], [0, 1, 0]]}, "goals": [{"joint": 1, "position": [0, 1, 0]}],
+               "pose": {"translations": [[1, 0, 0], None]}}
+        s, r = d.post("/v1/solve/skeleton", json.dumps(bad), "application/json")
+        assert s == 400 and r["error"]["field"] == "pose.translations[0]", r
+        bad["pose"] = {"translations": [None]}
+        s, r = d.post("/v1/solve/skeleton", json.dumps(bad), "application/json")
+        assert s == 400 and r["error"]["field"] == "pose.translations", r
+    finally:
+        d.stop()
+
 def main():
     tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and callable(f)]
     passed = failed = 0
