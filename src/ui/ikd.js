@@ -1,12 +1,17 @@
-// ikd.js - the ikd client for web editors (GET /client/ikd.js): solve, batch, skeleton, clip (streamed), solvers, in JSON or MessagePack.
+// ikd.js - the ikd client for web editors (GET /client/ikd.js): solve, batch, skeleton, clip (streamed), import, register, solvers, in JSON or MessagePack.
 //
 //   import { IkdClient, IkdError } from "http://127.0.0.1:8080/client/ikd.js";
 //   const ikd = new IkdClient("http://127.0.0.1:8080", { encoding: "msgpack", token: "secret" });
 //   const reply = await ikd.skeleton({ skeleton: {...}, goals: [...] });
 //   const clip = await ikd.clip({ skeleton: {...}, frames: [...] }, { onFrame: (f) => draw(f.pose) });
 //
+//   const take = await ikd.importFile(fileFromAPicker, { scale: 0.01 });   // skeleton, id, clips
+//   const id = await ikd.register(skeleton);                               // then {skeleton: id, ...}
+//
 // Every method resolves with the reply document, or rejects with an IkdError carrying the
-// HTTP status, ikd's error code, its message and the JSON path of the offending field.
+// HTTP status, ikd's error code, its message and the JSON path of the offending field. A
+// request whose skeleton is an id this client registered or imported, and that the server no
+// longer holds (409 unknown_skeleton), is sent again after the skeleton is registered anew.
 // MessagePack comes from @msgpack/msgpack (pinned, served by ikd beside this file).
 
 export class IkdError extends Error {
@@ -38,17 +43,66 @@ export class IkdClient {
     this.baseUrl = baseUrl.replace(/\/$/, "");
     this.encoding = encoding;
     this.token = token;
+    this.skeletons = new Map(); // id -> skeleton, sent again on 409
   }
 
   solve(body) { return this.#request("POST", "/v1/solve", body); }
   batch(body) { return this.#request("POST", "/v1/solve/batch", body); }
-  skeleton(body) { return this.#request("POST", "/v1/solve/skeleton", body); }
+  skeleton(body) { return this.#again(body, () => this.#request("POST", "/v1/solve/skeleton", body)); }
   solvers() { return this.#request("GET", "/v1/solvers"); }
+
+  /* POST /v1/skeletons: keep a skeleton on the server; resolves with its id (sk_...). */
+  async register(skeleton) {
+    const r = await this.#request("POST", "/v1/skeletons", { skeleton });
+    this.skeletons.set(r.id, skeleton);
+    return r.id;
+  }
+
+  /* POST /v1/import: a Blob/File, ArrayBuffer or Uint8Array of a BVH, glTF or URDF file;
+   * options: format, scale, fps, skin, humanoid, limits. Resolves with {format, skeleton, id,
+   * humanoid, effectors, clips, warnings}; the skeleton's id is remembered for 409s. */
+  async importFile(data, options = {}) {
+    const query = new URLSearchParams();
+    for (const [k, v] of Object.entries(options)) if (v !== undefined && v !== null) query.set(k, String(v));
+    if (!options.format && data && data.name) {
+      const ext = String(data.name).toLowerCase().split(".").pop();
+      if (["bvh", "glb", "gltf", "urdf"].includes(ext)) query.set("format", ext);
+    }
+    const q = query.toString();
+    const headers = { Accept: this.encoding === "msgpack" ? MSGPACK_TYPE : JSON_TYPE, "Content-Type": "application/octet-stream" };
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    let res;
+    try {
+      res = await fetch(this.baseUrl + "/v1/import" + (q ? "?" + q : ""), { method: "POST", headers, body: data });
+    } catch (e) {
+      throw new IkdError(0, "network_error", String(e && e.message || e), "");
+    }
+    if (!res.ok) throw await this.#error(res);
+    const reply = await this.#read(res);
+    if (reply.id) this.skeletons.set(reply.id, reply.skeleton);
+    return reply;
+  }
+
+  /* A 409 unknown_skeleton for an id this client knows: register it again, retry once. */
+  async #again(body, send) {
+    try {
+      return await send();
+    } catch (e) {
+      const id = body && typeof body.skeleton === "string" ? body.skeleton : null;
+      if (!(e instanceof IkdError) || e.status !== 409 || e.code !== "unknown_skeleton" || !this.skeletons.has(id)) throw e;
+      await this.#request("POST", "/v1/skeletons", { skeleton: this.skeletons.get(id) });
+      return send();
+    }
+  }
 
   /* A clip. Without onFrame: the whole reply {frames, summary}. With onFrame(frame): the
    * frames are streamed (NDJSON, or the MessagePack stream) and onFrame is called with each
    * as soon as it arrives; resolves with {frames, summary} at the end. */
-  async clip(body, { onFrame } = {}) {
+  clip(body, { onFrame } = {}) {
+    return this.#again(body, () => this.#clip(body, onFrame));
+  }
+
+  async #clip(body, onFrame) {
     if (!onFrame) return this.#request("POST", "/v1/solve/clip", body);
     const msgpack = this.encoding === "msgpack";
     const res = await this.#fetch("POST", "/v1/solve/clip", body,

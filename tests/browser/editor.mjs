@@ -43,7 +43,7 @@ async function openPage(origin) {
   return { page, errors, offHost };
 }
 
-const { proc, origin } = await startIkd();
+const { proc, origin } = await startIkd({ IKD_SKELETON_CACHE: "40000" }); /* small: the 409 resend test evicts */
 try {
   const { page, errors, offHost } = await openPage(origin);
   const first = await page.evaluate(async () => {
@@ -170,6 +170,44 @@ try {
     }
     return out;
   });
+  // importFile, register, and the resend of a skeleton the server does not hold (409)
+  const files = await page.evaluate(async () => {
+    const { IkdClient, IkdError } = await import("/client/ikd.js");
+    const bvh = "HIERARCHY\nROOT Hips\n{\n OFFSET 0 90 0\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n" +
+      " JOINT Leg\n {\n  OFFSET 10 -5 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 -80 0\n  }\n }\n}\n" +
+      "MOTION\nFrames: 2\nFrame Time: 0.04\n0 90 0 0 0 0 0 10 0\n1 90 0 0 0 0 0 20 0\n";
+    const out = {};
+    for (const encoding of ["json", "msgpack"]) {
+      const c = new IkdClient("", { encoding });
+      const take = await c.importFile(new File([bvh], "walk.bvh"), { scale: 0.01 });
+      out[encoding + "_import"] = `${take.format} ${take.skeleton.joints.length} ${take.clips[0].poses.length} ${take.clips[0].fps} ${/^sk_[0-9a-f]{32}$/.test(take.id)}`;
+      const legs = { joints: [{ name: "hip", position: [0, 1, 0] }, { name: "knee", position: [0, 0.5, 0.03 + encoding.length * 1e-3] },
+        { name: "ankle", position: [0, 0, 0] }] };
+      const id = await c.register(legs);
+      const first = await c.skeleton({ skeleton: id, goals: [{ joint: "ankle", position: [0.2, 0.1, 0.1] }] });
+      // another client of the same server that never registered it gets the 409 ...
+      let stranger = "no error";
+      try {
+        await new IkdClient("", { encoding }).skeleton({ skeleton: "sk_" + "0".repeat(32), goals: [{ joint: 2, position: [0, 0, 0] }] });
+      } catch (e) { stranger = e instanceof IkdError ? `${e.status} ${e.code} ${e.field}` : String(e); }
+      // ... and a client whose id the server forgot (evicted from the 40,000-byte
+      // --skeleton-cache by 60 others) sends the skeleton again by itself
+      const other = new IkdClient("", { encoding });
+      for (let k = 0; k < 60; k++) await other.register({ joints: [[0, 0, 0], [0, 1 + k, 0], [0, 3 + k, 0]] });
+      let forgotten = "held";
+      try { await other.skeleton({ skeleton: id, goals: [{ joint: "ankle", position: [0.2, 0.1, 0.1] }] }); }
+      catch (e) { forgotten = `${e.status}`; }
+      const again = await c.skeleton({ skeleton: id, goals: [{ joint: "ankle", position: [0.2, 0.1, 0.1] }] })
+        .then((r) => `${forgotten} ${r.status}`).catch((e) => `${e.status} ${e.code}`);
+      out[encoding + "_refs"] = `${first.status} ${stranger} ${again}`;
+    }
+    return out;
+  });
+  for (const enc of ["json", "msgpack"]) {
+    check(files[enc + "_import"] === "bvh 3 2 25 true", `client imports a BVH File in ${enc}`, JSON.stringify(files));
+    check(files[enc + "_refs"] === "reached 409 unknown_skeleton skeleton 409 reached",
+      `client registers, gets 409 for unknown ids, resends what it knows in ${enc}`, JSON.stringify(files));
+  }
   for (const enc of ["json", "msgpack"]) {
     check(client[enc] === "reached" && client[enc + "_solve"] === "reached", `client solves in ${enc}`, JSON.stringify(client));
     const c = client[enc + "_clip"];
@@ -190,8 +228,13 @@ try {
   check(played.frames >= 8 && played.summary === played.frames && played.reached === played.frames,
     "record and play back a path", JSON.stringify(played));
 
-  const later = errors.slice(expected).filter((e) => !/status of 400/.test(e)); // the two deliberate bad requests
-  check(later.length === 0 && errors.length - expected === 2, "no console errors but the two deliberate 400s", errors.join(" | "));
+  // the two deliberate bad requests, and per encoding three deliberate 409s (an unknown id,
+  // an evicted one asked by a client that never registered it, then by one that did, before it resends)
+  const later = errors.slice(expected).filter((e) => !/status of 40[09]/.test(e));
+  const c400 = errors.slice(expected).filter((e) => /status of 400/.test(e)).length;
+  const c409 = errors.slice(expected).filter((e) => /status of 409/.test(e)).length;
+  check(later.length === 0 && c400 === 2 && c409 === 6, "no console errors but the two deliberate 400s and six 409s",
+    errors.join(" | "));
   check(offHost.length === 0, "no request leaves ikd's origin", offHost.join(" "));
   await page.waitForTimeout(1500); // the playback's last frames drawn
   await page.screenshot({ path: shot });
