@@ -194,6 +194,10 @@ static int motion(bvh_lex *lx, ikd_bvh *b, double scale, size_t max_frames, ikd_
     if (ft <= 0) return fail(err, lx->tok_line, IKD_E_INVALID, "Frame Time must be more than 0, not %s", lx->tok);
     b->frame_time = ft;
     size_t cap = 0, nv = 0, per = b->channels ? b->channels : 1;
+    if (lx->end > lx->p) { /* about one value per 8 bytes of text */
+        size_t guess = (size_t)(lx->end - lx->p) / 8 + 16;
+        if ((b->motion = malloc(guess * sizeof *b->motion))) cap = guess;
+    }
     for (;;) {
         double v;
         if (!next(lx)) break;

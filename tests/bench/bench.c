@@ -12,6 +12,8 @@
 #include "ikd/constraint.h"
 #include "ikd/motion.h"
 #include "service/api.h"
+#include "service/import.h"
+#include "service/skelstore.h"
 #include "../unit/humanoid.h"
 #include "service/reply.h"
 #include "service/route.h"
@@ -577,6 +579,122 @@ static void clip_json(unsigned seed)
     clip_free(&cp);
 }
 
+/* Import: MB/s per format on a generated 60 s, 30 fps BVH take (22 joints and their End Sites,
+ * values written with 8 decimals: about 2.4 MB) and a generated 14-arm URDF, then on Debian's real BVH clips (assimp-testmodels) when
+ * they are installed; median of 7 runs of ikd_api_import (parse, reply, skeleton kept). */
+static double import_once(const ikd_api_limits *lim, const char *format, const char *body, size_t len, size_t *reply_len)
+{
+    const char *args[IKD_IMPORT__ARGS] = {format, NULL, NULL, NULL, NULL, NULL};
+    ikd_import_opts o;
+    ikd_error err;
+    ikd_import_opts_parse(&o, args, &err);
+    double t[7];
+    for (int k = 0; k < 7; k++) {
+        ikd_buf out;
+        ikd_buf_init(&out);
+        int error = 0;
+        double t0 = now_ns();
+        int status = ikd_api_import(lim, &o, NULL, IKD_ENC_JSON, body, len, &out, &error);
+        t[k] = (now_ns() - t0) / 1e6;
+        if (status != 200) fprintf(stderr, "import %s: %d %.200s\n", format, status, out.data ? out.data : "");
+        *reply_len = out.len;
+        ikd_buf_destroy(&out);
+    }
+    qsort(t, 7, sizeof t[0], cmp_double);
+    return t[3];
+}
+
+static void import_row(const ikd_api_limits *lim, const char *label, const char *format, const char *body, size_t len)
+{
+    size_t reply = 0;
+    double ms = import_once(lim, format, body, len, &reply);
+    printf("%-26s %-5s %9.2f %9.2f %9.1f %9.2f\n", label, format, len / 1e6, ms, len / 1e6 / (ms / 1e3), reply / 1e6);
+}
+
+static void import_bench(void)
+{
+    static ikd_skelstore store;
+    ikd_skelstore_init(&store, 64u << 20, NULL);
+    ikd_api_limits lim = {1024, 10000, 1024, NULL, 1000000, 0, &store.lookup, &store};
+    ikd_buf b;
+    ikd_buf_init(&b);
+    /* a 25-joint body: hips (6 channels), spine x3, neck, head, 2 x (clavicle, arm, forearm, hand), 2 x (thigh, shin, foot, toe) */
+    static const char *names[] = {"Hips", "Spine", "Spine1", "Spine2", "Neck", "Head", "LClav", "LArm", "LFore", "LHand",
+                                  "RClav", "RArm", "RFore", "RHand", "LThigh", "LShin", "LFoot", "LToe", "RThigh", "RShin",
+                                  "RFoot", "RToe"};
+    static const int parent[] = {-1, 0, 1, 2, 3, 4, 3, 6, 7, 8, 3, 10, 11, 12, 0, 14, 15, 16, 0, 18, 19, 20};
+    int n = (int)(sizeof names / sizeof names[0]);
+    ikd_buf_puts(&b, "HIERARCHY\n");
+    int depth = 0, stack[32];
+    for (int j = 0; j < n; j++) {
+        while (depth && stack[depth - 1] != parent[j]) { /* close the joints that are not this one's parent */
+            int leaf = 1;
+            for (int k = 0; k < n; k++) leaf &= parent[k] != stack[depth - 1];
+            if (leaf) ikd_buf_puts(&b, "End Site\n{\nOFFSET 0 5 0\n}\n");
+            ikd_buf_puts(&b, "}\n");
+            depth--;
+        }
+        char line[160];
+        snprintf(line, sizeof line, "%s %s\n{\nOFFSET %.4f %.4f %.4f\nCHANNELS %s\n", j ? "JOINT" : "ROOT", names[j],
+                 j ? 3.0 + j % 3 : 0.0, j ? 7.5 + j % 5 : 90.0, j ? 0.5 * (j % 2) : 0.0,
+                 j ? "3 Zrotation Xrotation Yrotation" : "6 Xposition Yposition Zposition Zrotation Xrotation Yrotation");
+        ikd_buf_puts(&b, line);
+        stack[depth++] = j;
+    }
+    while (depth) {
+        int leaf = 1;
+        for (int k = 0; k < n; k++) leaf &= parent[k] != stack[depth - 1];
+        if (leaf) ikd_buf_puts(&b, "End Site\n{\nOFFSET 0 5 0\n}\n");
+        ikd_buf_puts(&b, "}\n");
+        depth--;
+    }
+    int frames = 1800;
+    char line[64];
+    snprintf(line, sizeof line, "MOTION\nFrames: %d\nFrame Time: 0.0333333\n", frames);
+    ikd_buf_puts(&b, line);
+    for (int k = 0; k < frames; k++) {
+        for (int c = 0; c < 3 + 3 * n; c++) {
+            snprintf(line, sizeof line, "%s%.8f", c ? " " : "", 170 * sin(0.01 * k * (1 + c % 7) + c));
+            ikd_buf_puts(&b, line);
+        }
+        ikd_buf_puts(&b, "\n");
+    }
+    printf("\nimport (POST /v1/import in-process: parse, reply, skeleton kept), median of 7 runs\n");
+    printf("%-26s %-5s %9s %9s %9s %9s\n", "file", "fmt", "MB", "ms", "MB/s", "reply_MB");
+    import_row(&lim, "generated take, 60 s 30 fps", "bvh", b.data, b.len);
+    ikd_buf_reset(&b);
+    ikd_buf_puts(&b, "<?xml version=\"1.0\"?>\n<robot name=\"bench\">\n<link name=\"torso\"/>\n");
+    for (int a = 0; a < 14; a++)
+        for (int k = 0; k < 7; k++) {
+            char j[640], parent_link[32];
+            if (k) snprintf(parent_link, sizeof parent_link, "a%d_l%d", a, k - 1);
+            else snprintf(parent_link, sizeof parent_link, "torso");
+            snprintf(j, sizeof j,
+                     "<link name=\"a%d_l%d\"><visual><geometry><mesh filename=\"package://x/a%d_l%d.dae\"/></geometry></visual></link>\n"
+                     "<joint name=\"a%d_j%d\" type=\"revolute\"><parent link=\"%s\"/><child link=\"a%d_l%d\"/>"
+                     "<origin xyz=\"0.1 0.02 0.3\" rpy=\"0.1 -0.2 0.3\"/><axis xyz=\"0 0 1\"/>"
+                     "<limit lower=\"-2.9\" upper=\"2.9\" effort=\"87\" velocity=\"2.175\"/></joint>\n",
+                     a, k, a, k, a, k, parent_link, a, k);
+            ikd_buf_puts(&b, j);
+        }
+    ikd_buf_puts(&b, "</robot>\n");
+    import_row(&lim, "generated 14-arm robot", "urdf", b.data, b.len);
+    static const char *real[] = {"/usr/share/assimp/models/BVH/01_01.bvh", "/usr/share/assimp/models/BVH/01_03.bvh",
+                                 "/usr/share/assimp/models/BVH/Boxing_Toes.bvh"};
+    int found = 0;
+    for (size_t i = 0; i < sizeof real / sizeof real[0]; i++) {
+        size_t len;
+        char *text = tu_read_file(real[i], &len);
+        if (!text) continue;
+        found++;
+        import_row(&lim, strrchr(real[i], '/') + 1, "bvh", text, len);
+        free(text);
+    }
+    if (!found) printf("(Debian's BVH clips are absent: apt-get install assimp-testmodels for the real-file rows)\n");
+    ikd_buf_destroy(&b);
+    ikd_skelstore_destroy(&store);
+}
+
 int main(int argc, char **argv)
 {
     /* the daemon's heap settings (src/server/main.c): batches' buffers stay in the heap
@@ -687,6 +805,7 @@ int main(int argc, char **argv)
     if (codec) strtod_bench();
     if (codec) number_writer_bench();
     if (!only || getenv("IKD_BENCH_BATCH_ONLY")) batch_bench();
+    if ((codec || (only && !strcmp(only, "import"))) && !getenv("IKD_BENCH_BATCH_ONLY")) import_bench();
     free(joints);
     free(targets);
     free(far);
