@@ -121,13 +121,30 @@ def humanoid_clip(seed):
     return json.loads(out)
 
 
-def bodies(seed, kind, encoding, batch_size, count=64, frames=240):
+def humanoid_problems(seed, count):
+    """POST /v1/solve/skeleton bodies: the bench's humanoid (25 joints, limits) with five goals,
+    the clip's four 6-DoF hand and foot goals of a frame and a head aim."""
+    doc = humanoid_clip(seed)
+    out = []
+    for i in range(count):
+        goals = doc["frames"][(i * 37) % len(doc["frames"])]["goals"]
+        aim = {"joint": "head", "aim": {"axis": [0, 0, 1], "at": [0.3 * math.sin(i), 1.7, 2.0]}}
+        out.append({"skeleton": doc["skeleton"], "goals": goals + [aim]})
+    return out
+
+
+def bodies(seed, kind, encoding, batch_size, count=64, frames=240, skeleton_id=None):
     rng = random.Random(seed)
     out = []
     if kind == "clip-humanoid":
         count = 8  # 240 frames each: a request is 30 ms of solving
+    humans = humanoid_problems(seed, count) if kind == "skeleton" else None
     for i in range(count):
-        if kind == "clip-humanoid":
+        if kind == "skeleton":
+            doc = humans[i]
+            if skeleton_id:
+                doc = dict(doc, skeleton=skeleton_id)
+        elif kind == "clip-humanoid":
             doc = humanoid_clip(seed * 1000 + i)
         elif kind == "clip":
             doc = clip_doc(rng, frames)
@@ -254,7 +271,9 @@ def run_slices(label, url, path, ctype, bfile, args, per_request, seconds, serie
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", help="target a running ikd instead of starting one")
-    ap.add_argument("--mode", choices=["single", "batch", "mixed", "clip"], default="single")
+    ap.add_argument("--mode", choices=["single", "batch", "mixed", "clip", "skeleton"], default="single")
+    ap.add_argument("--ref", action="store_true", help="skeleton mode: register the skeleton once (POST /v1/skeletons) "
+                                                        "and send its id in every request")
     ap.add_argument("--frames", type=int, default=240, help="clip mode: frames per request (the chain)")
     ap.add_argument("--clip", choices=["chain", "humanoid"], default="chain",
                     help="clip mode: an 8-joint hinge chain, or the bench's humanoid with 6-DoF goals (240 frames)")
@@ -290,12 +309,13 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     ctype = "application/msgpack" if args.encoding == "msgpack" else "application/json"
     batch = args.batch_size if args.mode == "batch" else 0
-    path = "/v1/solve/clip" if args.mode == "clip" else "/v1/solve/batch" if batch else "/v1/solve"
+    path = "/v1/solve/clip" if args.mode == "clip" else "/v1/solve/batch" if batch else \
+        "/v1/solve/skeleton" if args.mode == "skeleton" else "/v1/solve"
     if args.mode == "clip" and args.clip == "humanoid":
         args.frames = 240
     per_request = args.frames if args.mode == "clip" else batch or 1
     kind = ("clip-humanoid" if args.clip == "humanoid" else "clip") if args.mode == "clip" else \
-        args.problems if args.mode != "mixed" else "two_bone"
+        "skeleton" if args.mode == "skeleton" else args.problems if args.mode != "mixed" else "two_bone"
     if args.mode == "clip" and args.stream:
         ACCEPT = "application/x-msgpack-stream" if args.encoding == "msgpack" else "application/x-ndjson"
     bfile = os.path.join(args.out, "bodies.bin")
@@ -319,6 +339,13 @@ def main():
             ip, url = start([args.ikd, "--listen", "127.0.0.1:0"] + args.ikd_args.split(), "ikd listening")
             procs.append(ip)
             ikd_pid = ip.pid
+        if args.mode == "skeleton" and args.ref:  # register, then every body names the skeleton by its id
+            import urllib.request
+            sk = humanoid_problems(args.seed, 1)[0]["skeleton"]
+            req = urllib.request.Request(url + "/v1/skeletons", data=json.dumps({"skeleton": sk}).encode(),
+                                         headers={"Content-Type": "application/json"})
+            sid = json.loads(urllib.request.urlopen(req, timeout=10).read())["id"]
+            write_bodies(bfile, bodies(args.seed, kind, args.encoding, batch, skeleton_id=sid))
         if args.mode == "mixed":
             if interleave:  # the long solves would load the machine under the baseline too: it runs first, alone
                 base = run_slices("baseline", burl, path, ctype, bfile, args, 1, args.duration, series)
