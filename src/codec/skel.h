@@ -33,10 +33,10 @@ struct ikd_skel_request {
      * k's from frame_first[k] to frame_first[k + 1]; 0 frames: not a clip. */
     size_t frame_count;
     size_t *frame_first;        /* owned: frame_count + 1 */
-    /* A clip's goals packed (ikd_skel_pack_frame): only the parts each goal
+    /* A clip's goals packed (ikd_skelpack_frame): only the parts each goal
      * has, so that a long clip holds little memory while it is solved (a
      * 6-DoF goal takes 72 bytes, not sizeof(ikd_goal)). With them, `goals`
-     * is NULL and frame k's goals are unpacked by ikd_skel_unpack_frame. */
+     * is NULL and frame k's goals are unpacked by ikd_skelpack_unpack. */
     unsigned char *pack;        /* owned */
     size_t pack_len, pack_cap;
     size_t *pack_at;            /* owned: frame k's goals start at pack + pack_at[k]; frame_count + 1 */
@@ -77,15 +77,6 @@ int ikd_clip_decode_head(ikd_val root, size_t max_joints, ikd_skel_request *req,
  * IKD_SKEL_MAX_GOALS); field paths "frames[k].goals[i]...". */
 int ikd_clip_decode_frame(ikd_val frame, size_t k, ikd_skel_request *req, ikd_goal *goals, size_t *count,
                           ikd_error *err);
-/* Append the next frame's n goals to the request's pack (frame_count goes
- * up by one). 0, or -1 out of memory. */
-int ikd_skel_pack_frame(ikd_skel_request *req, const ikd_goal *goals, size_t n);
-/* Move a clip decoded whole (ikd_clip_decode) into the pack: `goals` is
- * freed. 0, or -1 out of memory. */
-int ikd_skel_pack_all(ikd_skel_request *req);
-/* Give back the room the pack grew into beyond what it holds. */
-void ikd_skel_pack_trim(ikd_skel_request *req);
-/* Frame k's goals (frame_first[k + 1] - frame_first[k] of them) into out. */
-void ikd_skel_unpack_frame(const ikd_skel_request *req, size_t k, ikd_goal *out);
+
 
 #endif

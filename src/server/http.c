@@ -24,7 +24,7 @@
  * suspended; DONE: the pool has finished; ANSWERED: queued; CUT: the
  * lingering's bounds were passed and the connection closed.
  *
- * Lingering (README, "Early answers"): a client that sends its whole body
+ * Lingering (docs/operating.md, "Early answers"): a client that sends its whole body
  * before it reads gets a reset instead of an answer if the server closes
  * while the body is still coming. So an answer decided before the body is
  * in is written at once (libmicrohttpd 0.9.75 cannot queue one mid-body),

@@ -8,6 +8,7 @@
 
 #include "../codec/bvh.h"
 #include "../codec/field.h"
+#include "../codec/skelpack.h"
 #include "reply.h"
 #include "wire.h"
 
@@ -51,13 +52,13 @@ static int open_frames(const ikd_api_limits *lim, ikd_encoding in_enc, const cha
             rc = ikd_multi_validate(&p, goals, err);
             if (rc) frame_field(err, k);
         }
-        if (rc == IKD_E_OK && ikd_skel_pack_frame(req, goals, n) != 0)
+        if (rc == IKD_E_OK && ikd_skelpack_frame(req, goals, n) != 0)
             rc = ikd_error_set(err, IKD_E_NOMEM, "frames", "out of memory for the clip's frames");
         if (rc) return rc;
     }
     if (more < 0) return err->code;
     if (req->frame_count == 0) return ikd_error_set(err, IKD_E_INVALID, "frames", "must be a non-empty array");
-    ikd_skel_pack_trim(req);
+    ikd_skelpack_trim(req);
     return IKD_E_OK;
 }
 
@@ -90,7 +91,7 @@ static int open_whole(const ikd_api_limits *lim, ikd_encoding in_enc, const char
         rc = ikd_multi_validate(&p, req->goals + req->frame_first[k], err);
         if (rc) frame_field(err, k);
     }
-    if (rc == IKD_E_OK && ikd_skel_pack_all(req) != 0)
+    if (rc == IKD_E_OK && ikd_skelpack_all(req) != 0)
         rc = ikd_error_set(err, IKD_E_NOMEM, "frames", "out of memory for the clip's frames");
     return rc;
 }
@@ -153,7 +154,7 @@ int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long
 static void unpack_frame(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
 {
     run->goal_count = req->frame_first[k + 1] - req->frame_first[k];
-    ikd_skel_unpack_frame(req, k, run->goals);
+    ikd_skelpack_unpack(req, k, run->goals);
 }
 
 void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# readme_example.sh - the library examples (README's chain, docs/library.md's clip), extracted, built
+# readme_example.sh - the library examples (docs/library.md's chain and clip), extracted, built
 # through pkg-config against a scratch `make install`, and run: each must print what it checks
 # (a reached solve; every frame of the clip reached), so the examples cannot go stale.
 # Usage: readme_example.sh README.md docs/library.md
@@ -26,7 +26,7 @@ example() {
     echo "FAIL $1 ($2): exit $rc"; failed=$((failed + 1))
   fi
 }
-example chain "$readme" "## The library" ': reached after'
+example chain "$library" "## A chain" ': reached after'
 example clip "$library" "## A clip" '^([0-9]+) of \1 frames reached'
 echo "library examples: $passed passed, $failed failed"
 [ "$failed" = 0 ]
