@@ -22,27 +22,16 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pyharness  # noqa: E402
+
 IKD = sys.argv[1]
 VERBOSE = bool(os.environ.get("IKD_TEST_VERBOSE"))
 
 
-class Daemon:
+class Daemon(pyharness.Daemon):
     def __init__(self, *flags):
-        self.p = subprocess.Popen([IKD, "--listen", "127.0.0.1:0", "--log-level", "off", *flags],
-                                  stdout=subprocess.PIPE, stderr=None if VERBOSE else subprocess.DEVNULL, text=True)
-        self.port = int(re.search(r":(\d+)$", self.p.stdout.readline().strip()).group(1))
-
-    def post(self, path, body, ctype=None):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        c.request("POST", path, body=body, headers={"Content-Type": ctype} if ctype else {})
-        r = c.getresponse()
-        data = r.read()
-        c.close()
-        return r.status, json.loads(data)
-
-    def stop(self):
-        self.p.terminate()
-        assert self.p.wait(30) == 0
+        super().__init__(IKD, *flags)
 
 
 # ---- a BVH writer with the quirks of real files -------------------------------------------
@@ -322,14 +311,6 @@ def test_bad_files_name_the_line():
 
 
 
-def metric(d, name):
-    c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
-    c.request("GET", "/metrics")
-    text = c.getresponse().read().decode()
-    c.close()
-    return float(re.search(r"^%s (\S+)$" % re.escape(name), text, re.M).group(1))
-
-
 def arm(n, bend):
     return {"joints": [{"name": "j%d" % i, "position": [0, i * 0.3, bend * i * i * 0.01],
                         "constraint": {"type": "hinge", "axis": [1, 0, 0], "min_deg": -120, "max_deg": 120}}
@@ -383,13 +364,13 @@ def test_skeletons_by_reference():
 def test_small_cache_evicts_oldest():
     d = Daemon("--skeleton-cache", "20000")
     try:
-        base = metric(d, "ikd_memory_held_bytes")
+        base = d.metric("ikd_memory_held_bytes")
         ids = []
         for k in range(40):
             s, r = d.post("/v1/skeletons", json.dumps({"skeleton": arm(3, k + 1)}), "application/json")
             assert s == 200, r
             ids.append(r["id"])
-        held = metric(d, "ikd_memory_held_bytes") - base
+        held = d.metric("ikd_memory_held_bytes") - base
         assert 0 < held <= 20000, held
         goals = [{"joint": "j2", "position": [0, 0.5, 0.2]}]
         s, r = d.post("/v1/solve/skeleton", json.dumps({"skeleton": ids[-1], "goals": goals}), "application/json")
@@ -718,19 +699,7 @@ def test_poses_with_translations():
         d.stop()
 
 def main():
-    tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and callable(f)]
-    passed = failed = 0
-    for name, f in tests:
-        t = time.time()
-        try:
-            f()
-            passed += 1
-            print("ok   %s (%.1f s)" % (name, time.time() - t), flush=True)
-        except Exception as e:
-            failed += 1
-            print("FAIL %s: %r" % (name, e), flush=True)
-    print("import: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return pyharness.run_tests(globals(), "import")
 
 
 if __name__ == "__main__":

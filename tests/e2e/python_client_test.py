@@ -15,7 +15,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -114,19 +113,10 @@ def main():
     ikd_bin, build = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     if os.environ.get("IKD_PYCLIENT_INSIDE"):  # in the virtual environment
         url, workdir = os.environ["IKD_URL"], os.environ["IKD_WORKDIR"]
-        passed = failed = 0
-        for name, f in (("client calls", lambda: inside(url, workdir)),
-                        ("README pipeline", lambda: pipeline(url, workdir, ikd_bin))):
-            t = time.time()
-            try:
-                f()
-                passed += 1
-                print("ok   %s (%.1f s)" % (name, time.time() - t), flush=True)
-            except Exception as e:
-                failed += 1
-                print("FAIL %s: %r" % (name, e), flush=True)
-        print("python client: %d passed, %d failed" % (passed, failed))
-        return 1 if failed else 0
+        sys.path.insert(0, HERE)
+        import pyharness
+        return pyharness.run_tests({"test_client_calls": lambda: inside(url, workdir),
+                                    "test_readme_pipeline": lambda: pipeline(url, workdir, ikd_bin)}, "python client")
     venv = os.path.join(build, "pyclient")
     subprocess.run([sys.executable, "-m", "venv", "--clear", venv], check=True)
     py = os.path.join(venv, "bin", "python")

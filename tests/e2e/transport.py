@@ -26,6 +26,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pyharness  # noqa: E402
+
 IKD, BENCH = sys.argv[1], sys.argv[2]
 VERBOSE = bool(os.environ.get("IKD_TEST_VERBOSE"))
 
@@ -35,36 +38,9 @@ def log(*a):
         print(*a, file=sys.stderr, flush=True)
 
 
-class Daemon:
+class Daemon(pyharness.Daemon):
     def __init__(self, *flags):
-        self.p = subprocess.Popen([IKD, "--listen", "127.0.0.1:0", "--log-level", "off", *flags],
-                                  stdout=subprocess.PIPE, stderr=None if VERBOSE else subprocess.DEVNULL, text=True)
-        line = self.p.stdout.readline()
-        m = re.search(r":(\d+)$", line.strip())
-        if not m:
-            raise RuntimeError("ikd did not start: %r" % line)
-        self.port = int(m.group(1))
-
-    def conn(self, timeout=30):
-        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-
-    def rss_mb(self):
-        with open("/proc/%d/status" % self.p.pid) as f:
-            return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1)) / 1024.0
-
-    def metric(self, name):
-        c = self.conn()
-        c.request("GET", "/metrics")
-        text = c.getresponse().read().decode()
-        c.close()
-        m = re.search(r"^%s (\S+)$" % re.escape(name), text, re.M)
-        return float(m.group(1))
-
-    def stop(self):
-        self.p.terminate()
-        rc = self.p.wait(30)
-        if rc != 0:
-            raise AssertionError("ikd exited with %d" % rc)
+        super().__init__(IKD, *flags)
 
 
 def post(d, path, body, headers, chunked=False):
@@ -257,22 +233,7 @@ def test_stalled_streams_hold_bounded_memory():
 
 
 def main():
-    tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and callable(f)]
-    only = os.environ.get("IKD_TEST_ONLY")
-    passed = failed = 0
-    for name, f in tests:
-        if only and only not in name:
-            continue
-        t = time.time()
-        try:
-            f()
-            passed += 1
-            print("ok   %s (%.1f s)" % (name, time.time() - t), flush=True)
-        except Exception as e:
-            failed += 1
-            print("FAIL %s: %r" % (name, e), flush=True)
-    print("transport: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return pyharness.run_tests(globals(), "transport")
 
 
 if __name__ == "__main__":
