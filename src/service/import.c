@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "../codec/bvh.h"
+#include "../codec/gltf.h"
 #include "robot.h"
 #include "reply.h"
 #include "wire.h"
@@ -344,6 +345,116 @@ static int bvh_reply(const ikd_bvh *b, const ikd_import_opts *o, const char *id,
     return out->failed ? -1 : 0;
 }
 
+/* ---- glTF --------------------------------------------------------------- */
+
+static void gltf_skeleton(ikd_emitter *e, const ikd_gltf *g)
+{
+    IKD_EMIT_KEY(e, "skeleton");
+    ikd_emit_map(e, 1);
+    IKD_EMIT_KEY(e, "joints");
+    ikd_emit_array(e, g->count);
+    for (size_t j = 0; j < g->count; j++) {
+        const ikd_gltf_joint *jt = &g->joints[j];
+        ikd_emit_map(e, jt->parent < 0 ? 3 : 4);
+        IKD_EMIT_KEY(e, "name");
+        ikd_emit_str(e, jt->name);
+        if (jt->parent >= 0) {
+            IKD_EMIT_KEY(e, "parent");
+            ikd_emit_str(e, g->joints[jt->parent].name);
+        }
+        IKD_EMIT_KEY(e, "position");
+        ikd_emit_nums(e, &jt->position.x, 3);
+        IKD_EMIT_KEY(e, "rotation");
+        ikd_emit_nums(e, &jt->rotation.x, 4);
+        ikd_emit_end(e);
+    }
+    ikd_emit_end(e);
+    ikd_emit_end(e);
+}
+
+/* The skeleton kept by reference: its id ("" and a warning when it does not validate). */
+static void gltf_keep(const ikd_api_limits *lim, ikd_gltf *g, char id[IKD_SKEL_ID_LEN + 1])
+{
+    id[0] = '\0';
+    ikd_skeleton_joint *js = calloc(g->count, sizeof *js);
+    char **names = calloc(g->count, sizeof *names);
+    if (js && names) {
+        for (size_t j = 0; j < g->count; j++) {
+            js[j].parent = g->joints[j].parent;
+            js[j].position = g->joints[j].position;
+            js[j].rotation = g->joints[j].rotation;
+            ikd_limit_init(&js[j].limit, IKD_LIMIT_NONE);
+            names[j] = g->joints[j].name;
+        }
+        ikd_skeleton s = {js, g->count, 0};
+        ikd_error err;
+        if (ikd_api_keep_skeleton(lim, &s, names, id, &err) != IKD_E_OK && g->warning_count < IKD_GLTF_WARN_MAX) {
+            ikd_gltf_warning *w = &g->warnings[g->warning_count++];
+            snprintf(w->code, sizeof w->code, "skeleton_invalid");
+            snprintf(w->message, sizeof w->message, "the skeleton does not validate (%.100s): no id", err.message);
+            snprintf(w->field, sizeof w->field, "%.63s", err.field);
+            id[0] = '\0';
+        }
+    }
+    free(js);
+    free(names);
+}
+
+static int import_gltf(const ikd_api_limits *lim, const ikd_import_opts *o, ikd_encoding out_enc, const char *body,
+                       size_t len, ikd_buf *out, int *error)
+{
+    ikd_gltf g;
+    ikd_error err;
+    ikd_gltf_opts go = {o->scale, o->fps, o->skin, lim->max_joints, lim->max_frames ? lim->max_frames : 10000};
+    int rc = ikd_gltf_read(body, len, &go, &g, &err);
+    if (rc == IKD_E_OK) {
+        char id[IKD_SKEL_ID_LEN + 1];
+        gltf_keep(lim, &g, id);
+        ikd_emitter e;
+        ikd_emit_reply(&e, out_enc, out);
+        ikd_emit_map(&e, 7);
+        IKD_EMIT_KEY(&e, "format");
+        ikd_emit_str(&e, g.binary ? "glb" : "gltf");
+        gltf_skeleton(&e, &g);
+        IKD_EMIT_KEY(&e, "id");
+        if (id[0]) ikd_emit_str(&e, id);
+        else ikd_emit_null(&e);
+        IKD_EMIT_KEY(&e, "humanoid");
+        ikd_emit_null(&e);
+        IKD_EMIT_KEY(&e, "effectors");
+        size_t leaves = 0;
+        for (size_t j = 0; j < g.count; j++) {
+            int child = 0;
+            for (size_t c = j + 1; c < g.count && !child; c++) child = g.joints[c].parent == (long)j;
+            leaves += !child;
+        }
+        ikd_emit_array(&e, leaves);
+        for (size_t j = 0; j < g.count; j++) {
+            int child = 0;
+            for (size_t c = j + 1; c < g.count && !child; c++) child = g.joints[c].parent == (long)j;
+            if (!child) ikd_emit_str(&e, g.joints[j].name);
+        }
+        ikd_emit_end(&e);
+        IKD_EMIT_KEY(&e, "clips");
+        ikd_emit_array(&e, g.animations);
+        rc = ikd_gltf_emit_clips(&g, &go, &e, &err);
+        ikd_emit_end(&e);
+        size_t kept = g.warning_count < IKD_GLTF_WARN_MAX ? g.warning_count : IKD_GLTF_WARN_MAX;
+        IKD_EMIT_KEY(&e, "warnings");
+        ikd_emit_array(&e, kept);
+        for (size_t i = 0; i < kept; i++)
+            ikd_import_emit_warning(&e, g.warnings[i].code, g.warnings[i].message, g.warnings[i].field);
+        ikd_emit_end(&e);
+        ikd_emit_end(&e);
+        if (rc == IKD_E_OK && out->failed) rc = ikd_error_set(&err, IKD_E_NOMEM, "", "out of memory for the import's reply");
+    }
+    if (rc != IKD_E_OK && g.too_large) err.code = IKD_E_TOO_LARGE;
+    ikd_gltf_free(&g);
+    if (rc == IKD_E_OK) return 200;
+    *error = err.code;
+    return ikd_reply_error_body(out, out_enc, &err);
+}
+
 /* ---- URDF --------------------------------------------------------------- */
 
 static int import_urdf(const ikd_api_limits *lim, const ikd_import_opts *o, ikd_encoding out_enc, const char *body,
@@ -373,10 +484,11 @@ int ikd_api_import(const ikd_api_limits *lim, const ikd_import_opts *o, const ch
                                 "BVH, glTF or URDF file");
     }
     if (strcmp(format, "urdf") == 0) return import_urdf(lim, o, out_enc, body, len, out, error);
+    if (strcmp(format, "glb") == 0 || strcmp(format, "gltf") == 0) return import_gltf(lim, o, out_enc, body, len, out, error);
     if (strcmp(format, "bvh") != 0) {
         *error = IKD_E_NOT_IMPLEMENTED;
         return ikd_reply_errorf(out, out_enc, IKD_E_NOT_IMPLEMENTED, "format",
-                                "%s import is not in this build yet (BVH and URDF are)", format);
+                                "%s import is not in this build", format);
     }
     ikd_bvh b;
     ikd_error err;

@@ -1,0 +1,759 @@
+/* gltf.c - glTF 2.0 (.glb, and .gltf with data: buffers) read into a skin's joint tree and its animations sampled as poses. */
+#include "gltf.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A node: its rest TRS (or matrix), its parent. */
+typedef struct gnode {
+    ikd_vec3 t, s;
+    ikd_quat r;
+    int has_matrix;
+    double m[16];             /* column-major, as glTF writes it */
+    long parent;              /* -1: a scene root */
+    long joint;               /* its ikd joint, or -1 */
+} gnode;
+
+typedef struct gltf_model {
+    json_t *root;
+    unsigned char **buf;      /* decoded buffers (GLB's BIN chunk is borrowed: buf_owned 0) */
+    size_t *buf_len;
+    char *buf_owned;
+    size_t nbuf;
+    gnode *nodes;
+    size_t nnodes;
+    long made_root_node;      /* a made root's ancestor node, or -1 (the origin) */
+    size_t *order;            /* the nodes, parents before children */
+    double size;
+} gltf_model;
+
+static int fail(ikd_error *err, int code, const char *field, const char *msg)
+{
+    return ikd_error_set(err, code, field, "%s", msg);
+}
+
+static int failf(ikd_error *err, const char *fieldfmt, long idx, const char *msg)
+{
+    char field[64];
+    snprintf(field, sizeof field, fieldfmt, idx);
+    return ikd_error_set(err, IKD_E_INVALID, field, "%s", msg);
+}
+
+static void warn(ikd_gltf *g, const char *code, const char *field, const char *msg)
+{
+    if (g->warning_count < IKD_GLTF_WARN_MAX) {
+        ikd_gltf_warning *w = &g->warnings[g->warning_count];
+        snprintf(w->code, sizeof w->code, "%s", code);
+        snprintf(w->message, sizeof w->message, "%s", msg);
+        snprintf(w->field, sizeof w->field, "%s", field);
+    }
+    g->warning_count++;
+}
+
+static uint32_t le32(const unsigned char *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+/* ---- buffers ------------------------------------------------------------ */
+
+static int b64v(int c)
+{
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+}
+
+/* base64 text into a new buffer; NULL when it is not base64 (or out of memory). */
+static unsigned char *base64(const char *s, size_t n, size_t *out_len)
+{
+    unsigned char *o = malloc(n / 4 * 3 + 3);
+    size_t k = 0;
+    unsigned acc = 0;
+    int bits = 0;
+    if (!o) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '=') break;
+        int v = b64v((unsigned char)s[i]);
+        if (v < 0) {
+            free(o);
+            return NULL;
+        }
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            o[k++] = (unsigned char)(acc >> bits);
+        }
+    }
+    *out_len = k;
+    return o;
+}
+
+static int load_buffers(gltf_model *m, const unsigned char *bin, size_t bin_len, ikd_error *err)
+{
+    json_t *bs = json_object_get(m->root, "buffers");
+    m->nbuf = json_is_array(bs) ? json_array_size(bs) : 0;
+    m->buf = calloc(m->nbuf + 1, sizeof *m->buf);
+    m->buf_len = calloc(m->nbuf + 1, sizeof *m->buf_len);
+    m->buf_owned = calloc(m->nbuf + 1, 1);
+    if (!m->buf || !m->buf_len || !m->buf_owned) return fail(err, IKD_E_NOMEM, "", "out of memory");
+    for (size_t i = 0; i < m->nbuf; i++) {
+        json_t *b = json_array_get(bs, i), *uri = json_object_get(b, "uri");
+        json_t *bl = json_object_get(b, "byteLength");
+        if (!json_is_integer(bl) || json_integer_value(bl) < 0) return failf(err, "buffers[%ld].byteLength", (long)i, "must be an integer >= 0");
+        size_t want = (size_t)json_integer_value(bl);
+        if (!uri) {
+            if (i != 0 || !bin) return failf(err, "buffers[%ld].uri", (long)i, "is required (only a .glb's first buffer has none)");
+            m->buf[i] = (unsigned char *)bin, m->buf_len[i] = bin_len;
+        } else {
+            const char *u = json_string_value(uri);
+            const char *comma = u ? strchr(u, ',') : NULL;
+            if (!u || strncmp(u, "data:", 5) != 0 || !comma || !strstr(u, ";base64"))
+                return failf(err, "buffers[%ld].uri", (long)i,
+                             "only data: URIs (base64) in the file itself are read; nothing is fetched");
+            m->buf[i] = base64(comma + 1, strlen(comma + 1), &m->buf_len[i]);
+            if (!m->buf[i]) return failf(err, "buffers[%ld].uri", (long)i, "is not valid base64");
+            m->buf_owned[i] = 1;
+        }
+        if (m->buf_len[i] < want) return failf(err, "buffers[%ld].byteLength", (long)i, "is more than the buffer holds");
+    }
+    return IKD_E_OK;
+}
+
+/* Accessor `a` as doubles: *count elements of *ncomp components (a malloc'd
+ * array in *out). Floats, and normalized or plain integers. */
+static int read_accessor(gltf_model *m, long a, double **out, size_t *count, int *ncomp, ikd_error *err)
+{
+    json_t *acc = json_array_get(json_object_get(m->root, "accessors"), (size_t)a);
+    if (!json_is_object(acc)) return failf(err, "accessors[%ld]", a, "there is no such accessor");
+    const char *type = json_string_value(json_object_get(acc, "type"));
+    static const struct { const char *name; int n; } types[] = {{"SCALAR", 1}, {"VEC2", 2}, {"VEC3", 3}, {"VEC4", 4}, {"MAT4", 16}};
+    int nc = 0;
+    for (size_t i = 0; type && i < 5; i++)
+        if (!strcmp(type, types[i].name)) nc = types[i].n;
+    if (!nc) return failf(err, "accessors[%ld].type", a, "must be SCALAR, VEC2, VEC3, VEC4 or MAT4");
+    long ct = (long)json_integer_value(json_object_get(acc, "componentType"));
+    int csize = ct == 5126 || ct == 5125 ? 4 : ct == 5122 || ct == 5123 ? 2 : ct == 5120 || ct == 5121 ? 1 : 0;
+    if (!csize) return failf(err, "accessors[%ld].componentType", a, "must be 5120-5123, 5125 or 5126");
+    json_t *c = json_object_get(acc, "count");
+    if (!json_is_integer(c) || json_integer_value(c) < 1) return failf(err, "accessors[%ld].count", a, "must be an integer >= 1");
+    if (json_object_get(acc, "sparse")) return failf(err, "accessors[%ld].sparse", a, "sparse accessors are not read");
+    size_t n = (size_t)json_integer_value(c);
+    json_t *bvi = json_object_get(acc, "bufferView");
+    if (!json_is_integer(bvi)) return failf(err, "accessors[%ld].bufferView", a, "is required");
+    json_t *bv = json_array_get(json_object_get(m->root, "bufferViews"), (size_t)json_integer_value(bvi));
+    if (!json_is_object(bv)) return failf(err, "accessors[%ld].bufferView", a, "there is no such bufferView");
+    size_t buffer = (size_t)json_integer_value(json_object_get(bv, "buffer"));
+    json_int_t voff = json_integer_value(json_object_get(bv, "byteOffset")), vlen = json_integer_value(json_object_get(bv, "byteLength"));
+    json_int_t stride = json_integer_value(json_object_get(bv, "byteStride")), aoff = json_integer_value(json_object_get(acc, "byteOffset"));
+    size_t elem = (size_t)csize * (size_t)nc;
+    if (stride == 0) stride = (json_int_t)elem;
+    if (buffer >= m->nbuf || voff < 0 || vlen < 0 || aoff < 0 || stride < (json_int_t)elem || stride > 252 ||
+        (size_t)voff + (size_t)vlen > m->buf_len[buffer])
+        return failf(err, "accessors[%ld].bufferView", a, "its bufferView lies outside its buffer");
+    if ((size_t)aoff + (n - 1) * (size_t)stride + elem > (size_t)vlen || n > (size_t)vlen)
+        return failf(err, "accessors[%ld]", a, "runs past the end of its bufferView");
+    int norm = json_is_true(json_object_get(acc, "normalized"));
+    double *o = malloc(n * (size_t)nc * sizeof *o);
+    if (!o) return fail(err, IKD_E_NOMEM, "", "out of memory");
+    const unsigned char *base = m->buf[buffer] + voff + aoff;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < nc; k++) {
+            const unsigned char *p = base + i * (size_t)stride + (size_t)k * (size_t)csize;
+            double v;
+            if (ct == 5126) {
+                float f;
+                uint32_t u = le32(p);
+                memcpy(&f, &u, 4);
+                v = f;
+            } else if (ct == 5125) {
+                v = le32(p);
+            } else if (ct == 5123 || ct == 5122) {
+                unsigned u = p[0] | (unsigned)p[1] << 8;
+                v = ct == 5122 ? (double)(int16_t)u : (double)u;
+                if (norm) v = ct == 5122 ? fmax(v / 32767.0, -1.0) : v / 65535.0;
+            } else {
+                v = ct == 5120 ? (double)(int8_t)p[0] : (double)p[0];
+                if (norm) v = ct == 5120 ? fmax(v / 127.0, -1.0) : v / 255.0;
+            }
+            if (!isfinite(v)) {
+                free(o);
+                return failf(err, "accessors[%ld]", a, "holds a number that is not finite");
+            }
+            o[i * (size_t)nc + (size_t)k] = v;
+        }
+    *out = o, *count = n, *ncomp = nc;
+    return IKD_E_OK;
+}
+
+/* ---- nodes -------------------------------------------------------------- */
+
+static int read_numbers(json_t *v, double *out, size_t n)
+{
+    if (!json_is_array(v) || json_array_size(v) != n) return 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *x = json_array_get(v, i);
+        if (!json_is_number(x)) return 0;
+        out[i] = json_number_value(x);
+        if (!isfinite(out[i])) return 0;
+    }
+    return 1;
+}
+
+static int load_nodes(gltf_model *m, double scale, ikd_error *err)
+{
+    json_t *ns = json_object_get(m->root, "nodes");
+    m->nnodes = json_is_array(ns) ? json_array_size(ns) : 0;
+    if (!m->nnodes) return fail(err, IKD_E_INVALID, "nodes", "the file has no nodes");
+    m->nodes = calloc(m->nnodes, sizeof *m->nodes);
+    if (!m->nodes) return fail(err, IKD_E_NOMEM, "", "out of memory");
+    for (size_t i = 0; i < m->nnodes; i++) m->nodes[i].parent = -1, m->nodes[i].joint = -1;
+    for (size_t i = 0; i < m->nnodes; i++) {
+        json_t *n = json_array_get(ns, i), *v;
+        gnode *g = &m->nodes[i];
+        double d[16];
+        g->t = ikd_vec3_make(0, 0, 0), g->s = ikd_vec3_make(1, 1, 1), g->r = ikd_quat_identity();
+        if (!json_is_object(n)) return failf(err, "nodes[%ld]", (long)i, "must be an object");
+        if ((v = json_object_get(n, "translation"))) {
+            if (!read_numbers(v, d, 3)) return failf(err, "nodes[%ld].translation", (long)i, "must be three numbers");
+            g->t = ikd_vec3_scale(ikd_vec3_make(d[0], d[1], d[2]), scale);
+        }
+        if ((v = json_object_get(n, "rotation"))) {
+            if (!read_numbers(v, d, 4) || fabs(sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + d[3] * d[3]) - 1) > 1e-3)
+                return failf(err, "nodes[%ld].rotation", (long)i, "must be a unit quaternion [x, y, z, w]");
+            g->r = ikd_quat_norm(ikd_quat_make(d[0], d[1], d[2], d[3]));
+        }
+        if ((v = json_object_get(n, "scale"))) {
+            if (!read_numbers(v, d, 3)) return failf(err, "nodes[%ld].scale", (long)i, "must be three numbers");
+            g->s = ikd_vec3_make(d[0], d[1], d[2]);
+        }
+        if ((v = json_object_get(n, "matrix"))) {
+            if (!read_numbers(v, g->m, 16)) return failf(err, "nodes[%ld].matrix", (long)i, "must be 16 numbers");
+            g->m[12] *= scale, g->m[13] *= scale, g->m[14] *= scale;
+            g->has_matrix = 1;
+        }
+        json_t *ch = json_object_get(n, "children");
+        for (size_t k = 0; json_is_array(ch) && k < json_array_size(ch); k++) {
+            json_t *c = json_array_get(ch, k);
+            json_int_t ci = json_integer_value(c);
+            if (!json_is_integer(c) || ci < 0 || (size_t)ci >= m->nnodes)
+                return failf(err, "nodes[%ld].children", (long)i, "names a node that does not exist");
+            if (m->nodes[ci].parent >= 0 || (size_t)ci == i)
+                return failf(err, "nodes[%ld].children", (long)i, "a node is a child twice (the nodes must form trees)");
+            m->nodes[ci].parent = (long)i;
+        }
+    }
+    /* parents before children: roots first, then each listed node's children (a node left
+     * out is on a cycle: it has a parent but no root above it) */
+    m->order = malloc(m->nnodes * sizeof *m->order);
+    if (!m->order) return fail(err, IKD_E_NOMEM, "", "out of memory");
+    long *first = malloc(m->nnodes * sizeof *first), *next = malloc(m->nnodes * sizeof *next);
+    if (!first || !next) {
+        free(first), free(next);
+        return fail(err, IKD_E_NOMEM, "", "out of memory");
+    }
+    for (size_t i = 0; i < m->nnodes; i++) first[i] = next[i] = -1;
+    for (size_t i = m->nnodes; i-- > 0;) /* children lists, in index order */
+        if (m->nodes[i].parent >= 0) next[i] = first[m->nodes[i].parent], first[m->nodes[i].parent] = (long)i;
+    size_t n = 0;
+    for (size_t i = 0; i < m->nnodes; i++)
+        if (m->nodes[i].parent < 0) m->order[n++] = i;
+    for (size_t head = 0; head < n; head++)
+        for (long c = first[m->order[head]]; c >= 0; c = next[c]) m->order[n++] = (size_t)c;
+    free(first), free(next);
+    if (n < m->nnodes)
+        for (size_t i = 0; i < m->nnodes; i++) {
+            size_t k = 0;
+            while (k < n && m->order[k] != i) k++;
+            if (k == n) return failf(err, "nodes[%ld].children", (long)i, "the nodes form a cycle");
+        }
+    return IKD_E_OK;
+}
+
+/* 4x4 column-major products and a node's local matrix. */
+static void mat_mul(const double *a, const double *b, double *o)
+{
+    double r[16];
+    for (int c = 0; c < 4; c++)
+        for (int rr = 0; rr < 4; rr++) {
+            double s = 0;
+            for (int k = 0; k < 4; k++) s += a[k * 4 + rr] * b[c * 4 + k];
+            r[c * 4 + rr] = s;
+        }
+    memcpy(o, r, sizeof r);
+}
+
+static void trs_matrix(ikd_vec3 t, ikd_quat q, ikd_vec3 s, double *m)
+{
+    double x = q.x, y = q.y, z = q.z, w = q.w;
+    double r[9] = {1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y),
+                   2 * (x * y - w * z), 1 - 2 * (x * x + z * z), 2 * (y * z + w * x),
+                   2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)};
+    double sc[3] = {s.x, s.y, s.z};
+    for (int c = 0; c < 3; c++) {
+        for (int rr = 0; rr < 3; rr++) m[c * 4 + rr] = r[c * 3 + rr] * sc[c];
+        m[c * 4 + 3] = 0;
+    }
+    m[12] = t.x, m[13] = t.y, m[14] = t.z, m[15] = 1;
+}
+
+/* A world matrix's position and its rotation with scale left out. */
+static void decompose(const double *m, ikd_vec3 *p, ikd_quat *q)
+{
+    *p = ikd_vec3_make(m[12], m[13], m[14]);
+    double c[3][3];
+    for (int k = 0; k < 3; k++) {
+        double l = sqrt(m[k * 4] * m[k * 4] + m[k * 4 + 1] * m[k * 4 + 1] + m[k * 4 + 2] * m[k * 4 + 2]);
+        if (l == 0) l = 1;
+        for (int rr = 0; rr < 3; rr++) c[k][rr] = m[k * 4 + rr] / l;
+    }
+    /* rotation matrix R[row][col] = c[col][row] to a quaternion */
+    double r00 = c[0][0], r11 = c[1][1], r22 = c[2][2], tr = r00 + r11 + r22, x, y, z, w;
+    if (tr > 0) {
+        double s = sqrt(tr + 1) * 2;
+        w = s / 4, x = (c[1][2] - c[2][1]) / s, y = (c[2][0] - c[0][2]) / s, z = (c[0][1] - c[1][0]) / s;
+    } else if (r00 > r11 && r00 > r22) {
+        double s = sqrt(1 + r00 - r11 - r22) * 2;
+        w = (c[1][2] - c[2][1]) / s, x = s / 4, y = (c[1][0] + c[0][1]) / s, z = (c[2][0] + c[0][2]) / s;
+    } else if (r11 > r22) {
+        double s = sqrt(1 + r11 - r00 - r22) * 2;
+        w = (c[2][0] - c[0][2]) / s, x = (c[1][0] + c[0][1]) / s, y = s / 4, z = (c[2][1] + c[1][2]) / s;
+    } else {
+        double s = sqrt(1 + r22 - r00 - r11) * 2;
+        w = (c[0][1] - c[1][0]) / s, x = (c[2][0] + c[0][2]) / s, y = (c[2][1] + c[1][2]) / s, z = s / 4;
+    }
+    *q = ikd_quat_norm(ikd_quat_make(x, y, z, w));
+}
+
+/* World matrices of every node for local TRS `t, r, s` (matrix nodes: theirs). */
+static void world_all(const gltf_model *m, const ikd_vec3 *t, const ikd_quat *r, const ikd_vec3 *s, double *world)
+{
+    for (size_t o = 0; o < m->nnodes; o++) {
+        size_t k = m->order[o];
+        double local[16];
+        if (m->nodes[k].has_matrix) memcpy(local, m->nodes[k].m, sizeof local);
+        else trs_matrix(t[k], r[k], s[k], local);
+        long p = m->nodes[k].parent;
+        if (p >= 0) mat_mul(world + (size_t)p * 16, local, world + k * 16);
+        else memcpy(world + k * 16, local, sizeof local);
+    }
+}
+
+/* ---- the skeleton --------------------------------------------------------- */
+
+static void node_name(const gltf_model *m, long node, char *out, size_t n)
+{
+    const char *name = json_string_value(json_object_get(json_array_get(json_object_get(m->root, "nodes"), (size_t)node), "name"));
+    if (name && *name) snprintf(out, n, "%s", name);
+    else snprintf(out, n, "node%ld", node);
+    for (char *p = out; *p; p++)
+        if ((unsigned char)*p < 0x20) *p = '_';
+}
+
+/* The rest world matrices of every node (malloc'd, 16 doubles a node). */
+static double *rest_world(const gltf_model *m)
+{
+    double *w = malloc(m->nnodes * 16 * sizeof *w);
+    ikd_vec3 *t = malloc(m->nnodes * sizeof *t), *sc = malloc(m->nnodes * sizeof *sc);
+    ikd_quat *r = malloc(m->nnodes * sizeof *r);
+    if (w && t && sc && r) {
+        for (size_t i = 0; i < m->nnodes; i++) t[i] = m->nodes[i].t, r[i] = m->nodes[i].r, sc[i] = m->nodes[i].s;
+        world_all(m, t, r, sc, w);
+    } else {
+        free(w);
+        w = NULL;
+    }
+    free(t), free(sc), free(r);
+    return w;
+}
+
+static int build_skeleton(ikd_gltf *g, const ikd_gltf_opts *o, ikd_error *err)
+{
+    gltf_model *m = g->m;
+    json_t *skins = json_object_get(m->root, "skins");
+    json_t *skin = json_array_get(skins, (size_t)o->skin);
+    if (!json_is_object(skin))
+        return fail(err, IKD_E_INVALID, "query.skin", json_array_size(skins) ? "the file has no skin of that index" : "the file has no skin");
+    json_t *js = json_object_get(skin, "joints");
+    size_t nj = json_is_array(js) ? json_array_size(js) : 0;
+    if (!nj) return failf(err, "skins[%ld].joints", o->skin, "must be a non-empty array of nodes");
+    for (size_t k = 0; k < nj; k++) {
+        json_int_t v = json_integer_value(json_array_get(js, k));
+        if (!json_is_integer(json_array_get(js, k)) || v < 0 || (size_t)v >= m->nnodes || m->nodes[v].joint != -1) {
+            char f[64];
+            snprintf(f, sizeof f, "skins[%ld].joints[%zu]", o->skin, k);
+            return fail(err, IKD_E_INVALID, f, "must be a node, listed once");
+        }
+        m->nodes[v].joint = -2; /* a joint; its ikd index comes below */
+    }
+    /* the tops: joints with no joint above them */
+    size_t tops = 0;
+    long top = -1;
+    for (size_t i = 0; i < m->nnodes; i++) {
+        if (m->nodes[i].joint != -2) continue;
+        long p = m->nodes[i].parent;
+        while (p >= 0 && m->nodes[p].joint != -2) p = m->nodes[p].parent;
+        if (p < 0) tops++, top = top < 0 ? (long)i : top;
+    }
+    size_t n = nj + (tops > 1);
+    if (n > o->max_joints) {
+        g->too_large = 1;
+        return fail(err, IKD_E_INVALID, "skins", "the skin has more joints than --max-joints allows");
+    }
+    g->joints = calloc(n, sizeof *g->joints);
+    double *w = rest_world(m);
+    if (!g->joints || !w) {
+        free(w);
+        return fail(err, IKD_E_NOMEM, "", "out of memory");
+    }
+    m->made_root_node = -1;
+    size_t count = 0;
+    if (tops > 1) { /* several trees: one root made for them, at their nearest common ancestor */
+        long anc = m->nodes[top].parent;
+        for (; anc >= 0; anc = m->nodes[anc].parent) {
+            size_t under = 0;
+            for (size_t i = 0; i < m->nnodes; i++) {
+                if (m->nodes[i].joint != -2) continue;
+                long p = m->nodes[i].parent;
+                while (p >= 0 && p != anc) p = m->nodes[p].parent;
+                under += p == anc;
+            }
+            if (under == nj) break;
+        }
+        m->made_root_node = anc;
+        ikd_gltf_joint *r = &g->joints[count++];
+        if (anc >= 0) {
+            node_name(m, anc, r->name, sizeof r->name);
+            decompose(w + (size_t)anc * 16, &r->position, &r->rotation);
+        } else {
+            snprintf(r->name, sizeof r->name, "root");
+            r->position = ikd_vec3_make(0, 0, 0), r->rotation = ikd_quat_identity();
+        }
+        r->parent = -1, r->node = anc >= 0 ? anc : -1;
+        char msg[160];
+        snprintf(msg, sizeof msg, "the skin's joints form %zu trees: joined under %s", tops, r->name);
+        warn(g, "skin_trees", "skins", msg);
+    }
+    for (size_t oi = 0; oi < m->nnodes; oi++) { /* parents before children */
+        size_t i = m->order[oi];
+        if (m->nodes[i].joint != -2) continue;
+        long p = m->nodes[i].parent;
+        while (p >= 0 && m->nodes[p].joint < 0) p = m->nodes[p].parent;
+        ikd_gltf_joint *j = &g->joints[count];
+        m->nodes[i].joint = (long)count;
+        j->parent = p >= 0 ? m->nodes[p].joint : (tops > 1 ? 0 : -1);
+        j->node = (long)i;
+        node_name(m, (long)i, j->name, sizeof j->name);
+        decompose(w + i * 16, &j->position, &j->rotation);
+        count++;
+    }
+    g->count = count;
+    for (size_t a = 1; a < count; a++) /* unique names: later ones get _2, _3 */
+        for (int k = 2; k < 1000; k++) {
+            size_t b = 0;
+            while (b < a && strcmp(g->joints[b].name, g->joints[a].name)) b++;
+            if (b == a) break;
+            char base[IKD_GLTF_NAME_MAX - 8];
+            memcpy(base, g->joints[b].name, sizeof base - 1);
+            base[sizeof base - 1] = 0;
+            snprintf(g->joints[a].name, sizeof g->joints[a].name, "%s_%d", base, k);
+        }
+    m->size = 0;
+    for (size_t k = 0; k < count; k++) m->size = fmax(m->size, ikd_vec3_dist(g->joints[k].position, g->joints[0].position));
+    free(w);
+    return IKD_E_OK;
+}
+
+/* ---- reading -------------------------------------------------------------- */
+
+int ikd_gltf_read(const char *data, size_t len, const ikd_gltf_opts *o, ikd_gltf *g, ikd_error *err)
+{
+    memset(g, 0, sizeof *g);
+    ikd_error_clear(err);
+    g->m = calloc(1, sizeof *g->m);
+    if (!g->m) return fail(err, IKD_E_NOMEM, "", "out of memory");
+    gltf_model *m = g->m;
+    const char *json = data;
+    size_t json_len = len;
+    const unsigned char *bin = NULL;
+    size_t bin_len = 0;
+    if (len >= 4 && memcmp(data, "glTF", 4) == 0) { /* the GLB container */
+        const unsigned char *p = (const unsigned char *)data;
+        g->binary = 1;
+        if (len < 20) return fail(err, IKD_E_INVALID, "glb", "a GLB is at least 20 bytes (its header and a chunk's)");
+        if (le32(p + 4) != 2) return fail(err, IKD_E_INVALID, "glb.version", "only glTF 2 is read");
+        if (le32(p + 8) != len) return fail(err, IKD_E_INVALID, "glb.length", "the header's length is not the body's: cut short?");
+        size_t at = 12;
+        for (int c = 0; at < len; c++) {
+            char f[32];
+            snprintf(f, sizeof f, "glb.chunks[%d]", c);
+            if (len - at < 8) return fail(err, IKD_E_INVALID, f, "a chunk header runs past the end");
+            size_t cl = le32(p + at);
+            uint32_t type = le32(p + at + 4);
+            if (cl > len - at - 8) return fail(err, IKD_E_INVALID, f, "the chunk's length runs past the end");
+            if (c == 0 && type != 0x4E4F534A) return fail(err, IKD_E_INVALID, f, "the first chunk must be JSON");
+            if (c == 0) json = data + at + 8, json_len = cl;
+            if (c == 1 && type == 0x004E4942) bin = p + at + 8, bin_len = cl;
+            at += 8 + cl;
+        }
+    }
+    json_error_t jerr;
+    m->root = json_loadb(json, json_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!m->root)
+        return ikd_error_set(err, IKD_E_INVALID, g->binary ? "glb.chunks[0]" : "", "malformed glTF JSON at line %d column %d: %s",
+                             jerr.line, jerr.column, jerr.text);
+    if (!json_is_object(m->root)) return fail(err, IKD_E_INVALID, "", "a glTF document is a JSON object");
+    const char *ver = json_string_value(json_object_get(json_object_get(m->root, "asset"), "version"));
+    if (!ver || strncmp(ver, "2.", 2) != 0) return fail(err, IKD_E_INVALID, "asset.version", "only glTF 2.x is read");
+    int rc = load_buffers(m, bin, bin_len, err);
+    if (rc == IKD_E_OK) rc = load_nodes(m, o->scale > 0 ? o->scale : 1, err);
+    if (rc == IKD_E_OK) rc = build_skeleton(g, o, err);
+    json_t *anims = json_object_get(m->root, "animations");
+    g->animations = json_is_array(anims) ? json_array_size(anims) : 0;
+    return rc;
+}
+
+void ikd_gltf_free(ikd_gltf *g)
+{
+    gltf_model *m = g->m;
+    if (m) {
+        for (size_t i = 0; i < m->nbuf; i++)
+            if (m->buf_owned && m->buf_owned[i]) free(m->buf[i]);
+        free(m->buf), free(m->buf_len), free(m->buf_owned);
+        free(m->nodes), free(m->order);
+        if (m->root) json_decref(m->root);
+        free(m);
+    }
+    free(g->joints);
+    memset(g, 0, sizeof *g);
+}
+
+/* ---- animations ------------------------------------------------------------ */
+
+typedef struct gchan {
+    double *times, *values;
+    size_t keys;
+    int ncomp, interp; /* 0 LINEAR, 1 STEP, 2 CUBICSPLINE */
+    long node;
+    int path;          /* 0 translation, 1 rotation, 2 scale */
+} gchan;
+
+static ikd_quat slerp(ikd_quat a, ikd_quat b, double t)
+{
+    double d = ikd_quat_dot(a, b);
+    if (d < 0) b = ikd_quat_make(-b.x, -b.y, -b.z, -b.w), d = -d;
+    if (d > 0.9995)
+        return ikd_quat_norm(ikd_quat_make(a.x + t * (b.x - a.x), a.y + t * (b.y - a.y), a.z + t * (b.z - a.z), a.w + t * (b.w - a.w)));
+    double th = acos(d), sn = sin(th), wa = sin((1 - t) * th) / sn, wb = sin(t * th) / sn;
+    return ikd_quat_make(wa * a.x + wb * b.x, wa * a.y + wb * b.y, wa * a.z + wb * b.z, wa * a.w + wb * b.w);
+}
+
+/* The channel's value at time t into v[0..ncomp). */
+static void sample(const gchan *c, double t, double *v)
+{
+    int nc = c->ncomp, cubic = c->interp == 2;
+    size_t stride = (size_t)nc * (cubic ? 3 : 1), off = cubic ? (size_t)nc : 0; /* CUBICSPLINE: in, value, out */
+    size_t k = 0, lo = 0, hi = c->keys - 1;
+    if (t <= c->times[0] || c->keys == 1) {
+        memcpy(v, c->values + off, (size_t)nc * sizeof *v);
+        return;
+    }
+    if (t >= c->times[hi]) {
+        memcpy(v, c->values + hi * stride + off, (size_t)nc * sizeof *v);
+        return;
+    }
+    while (hi - lo > 1) { /* times[lo] <= t < times[hi] */
+        size_t mid = (lo + hi) / 2;
+        if (c->times[mid] <= t) lo = mid;
+        else hi = mid;
+    }
+    k = lo;
+    double dt = c->times[k + 1] - c->times[k], s = dt > 0 ? (t - c->times[k]) / dt : 0;
+    const double *a = c->values + k * stride, *b = c->values + (k + 1) * stride;
+    if (c->interp == 1 || dt <= 0) {
+        memcpy(v, a + off, (size_t)nc * sizeof *v);
+    } else if (cubic) {
+        double s2 = s * s, s3 = s2 * s;
+        for (int i = 0; i < nc; i++)
+            v[i] = (2 * s3 - 3 * s2 + 1) * a[nc + i] + (s3 - 2 * s2 + s) * dt * a[2 * nc + i] + (-2 * s3 + 3 * s2) * b[nc + i] +
+                   (s3 - s2) * dt * b[i];
+    } else if (c->path == 1) {
+        ikd_quat q = slerp(ikd_quat_make(a[0], a[1], a[2], a[3]), ikd_quat_make(b[0], b[1], b[2], b[3]), s);
+        v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+    } else {
+        for (int i = 0; i < nc; i++) v[i] = a[i] + s * (b[i] - a[i]);
+    }
+}
+
+/* Animation a's channels (those on nodes, translation, rotation, scale). */
+static int load_channels(ikd_gltf *g, const ikd_gltf_opts *o, size_t a, gchan **out, size_t *n, ikd_error *err)
+{
+    gltf_model *m = g->m;
+    json_t *an = json_array_get(json_object_get(m->root, "animations"), a);
+    json_t *chs = json_object_get(an, "channels"), *sms = json_object_get(an, "samplers");
+    size_t nch = json_is_array(chs) ? json_array_size(chs) : 0;
+    gchan *c = calloc(nch ? nch : 1, sizeof *c);
+    if (!c) return fail(err, IKD_E_NOMEM, "", "out of memory");
+    *out = c, *n = 0;
+    for (size_t i = 0; i < nch; i++) {
+        json_t *ch = json_array_get(chs, i), *tg = json_object_get(ch, "target");
+        char f[64];
+        snprintf(f, sizeof f, "animations[%zu].channels[%zu]", a, i);
+        const char *path = json_string_value(json_object_get(tg, "path"));
+        json_t *node = json_object_get(tg, "node");
+        if (!path || !json_is_integer(node) || json_integer_value(node) < 0 || (size_t)json_integer_value(node) >= m->nnodes)
+            return fail(err, IKD_E_INVALID, f, "needs a target node and path");
+        int p = !strcmp(path, "translation") ? 0 : !strcmp(path, "rotation") ? 1 : !strcmp(path, "scale") ? 2 : -1;
+        if (p < 0) continue; /* morph target weights: not a pose's */
+        json_t *sm = json_array_get(sms, (size_t)json_integer_value(json_object_get(ch, "sampler")));
+        if (!json_is_object(sm)) return fail(err, IKD_E_INVALID, f, "names a sampler that does not exist");
+        const char *ip = json_string_value(json_object_get(sm, "interpolation"));
+        gchan *x = &c[(*n)++];
+        x->node = (long)json_integer_value(node), x->path = p;
+        x->interp = !ip || !strcmp(ip, "LINEAR") ? 0 : !strcmp(ip, "STEP") ? 1 : !strcmp(ip, "CUBICSPLINE") ? 2 : -1;
+        if (x->interp < 0) return fail(err, IKD_E_INVALID, f, "its sampler's interpolation must be LINEAR, STEP or CUBICSPLINE");
+        size_t kt, kv;
+        int nct, ncv;
+        int rc = read_accessor(m, (long)json_integer_value(json_object_get(sm, "input")), &x->times, &kt, &nct, err);
+        if (rc == IKD_E_OK) rc = read_accessor(m, (long)json_integer_value(json_object_get(sm, "output")), &x->values, &kv, &ncv, err);
+        if (rc) return rc;
+        int want = p == 1 ? 4 : 3;
+        if (nct != 1 || ncv != want || kv != kt * (x->interp == 2 ? 3 : 1))
+            return fail(err, IKD_E_INVALID, f, "its sampler's input and output do not match (count or type)");
+        x->keys = kt, x->ncomp = ncv;
+        for (size_t k = 1; k < kt; k++)
+            if (x->times[k] < x->times[k - 1]) return fail(err, IKD_E_INVALID, f, "its sampler's times go backwards");
+        if (p == 0)
+            for (size_t k = 0; k < kv * 3; k++) x->values[k] *= o->scale > 0 ? o->scale : 1;
+        int scales = 0; /* a joint whose scale moves (Blender writes constant scale channels too) */
+        for (size_t k = 0; p == 2 && k < kv; k++) {
+            const double *v = x->values + k * 3;
+            ikd_vec3 rs = m->nodes[x->node].s;
+            scales |= fabs(v[0] - rs.x) > 1e-6 || fabs(v[1] - rs.y) > 1e-6 || fabs(v[2] - rs.z) > 1e-6;
+        }
+        if (scales) { /* not represented in poses */
+            long q = x->node;
+            while (q >= 0 && m->nodes[q].joint < 0) q = m->nodes[q].parent;
+            if (q >= 0) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "the scale of %.60s is animated: poses carry no scale (joints below it will not match)",
+                         g->joints[m->nodes[q].joint].name);
+                warn(g, "scale_animated", f, msg);
+            }
+        }
+    }
+    return IKD_E_OK;
+}
+
+static void free_channels(gchan *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(c[i].times), free(c[i].values);
+    free(c);
+}
+
+/* One frame's pose from the world matrices. */
+static void emit_pose(ikd_gltf *g, const double *w, ikd_emitter *e, ikd_vec3 *p, ikd_quat *r, ikd_vec3 *tr, char *moved)
+{
+    gltf_model *m = g->m;
+    size_t n = g->count;
+    int any = 0;
+    for (size_t j = 0; j < n; j++) {
+        long node = g->joints[j].node;
+        if (node >= 0) decompose(w + (size_t)node * 16, &p[j], &r[j]);
+        else p[j] = ikd_vec3_make(0, 0, 0), r[j] = ikd_quat_identity();
+    }
+    for (size_t j = 1; j < n; j++) {
+        long q = g->joints[j].parent;
+        ikd_quat inv = ikd_quat_conj(r[q]), rinv = ikd_quat_conj(g->joints[q].rotation);
+        tr[j] = ikd_quat_rotate(inv, ikd_vec3_sub(p[j], p[q]));
+        ikd_vec3 rest = ikd_quat_rotate(rinv, ikd_vec3_sub(g->joints[j].position, g->joints[q].position));
+        moved[j] = ikd_vec3_dist(tr[j], rest) > 1e-9 * fmax(m->size, 1e-9);
+        any |= moved[j];
+    }
+    ikd_emit_map(e, any ? 3 : 2);
+    IKD_EMIT_KEY(e, "root");
+    ikd_emit_nums(e, &p[0].x, 3);
+    IKD_EMIT_KEY(e, "rotations");
+    ikd_emit_array(e, n);
+    for (size_t j = 0; j < n; j++) {
+        ikd_quat l = j ? ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(r[g->joints[j].parent]), r[j])) : r[0];
+        ikd_emit_nums(e, &l.x, 4);
+    }
+    ikd_emit_end(e);
+    if (any) {
+        IKD_EMIT_KEY(e, "translations");
+        ikd_emit_array(e, n);
+        for (size_t j = 0; j < n; j++) {
+            if (j && moved[j]) ikd_emit_nums(e, &tr[j].x, 3);
+            else ikd_emit_null(e);
+        }
+        ikd_emit_end(e);
+    }
+    ikd_emit_end(e);
+}
+
+int ikd_gltf_emit_clips(ikd_gltf *g, const ikd_gltf_opts *o, ikd_emitter *e, ikd_error *err)
+{
+    gltf_model *m = g->m;
+    double fps = o->fps > 0 ? o->fps : 30;
+    size_t nn = m->nnodes, n = g->count;
+    ikd_vec3 *t = malloc(nn * sizeof *t), *s = malloc(nn * sizeof *s), *p = malloc(n * sizeof *p), *tr = malloc(n * sizeof *tr);
+    ikd_quat *r = malloc(nn * sizeof *r), *wr = malloc(n * sizeof *wr);
+    double *w = malloc(nn * 16 * sizeof *w);
+    char *moved = calloc(n, 1);
+    int rc = IKD_E_OK;
+    if (!t || !s || !p || !tr || !r || !wr || !w || !moved) rc = fail(err, IKD_E_NOMEM, "", "out of memory");
+    for (size_t a = 0; rc == IKD_E_OK && a < g->animations; a++) {
+        gchan *c = NULL;
+        size_t nc = 0;
+        rc = load_channels(g, o, a, &c, &nc, err);
+        double t0 = INFINITY, t1 = -INFINITY;
+        for (size_t i = 0; i < nc; i++) t0 = fmin(t0, c[i].times[0]), t1 = fmax(t1, c[i].times[c[i].keys - 1]);
+        if (!nc) t0 = t1 = 0;
+        double span = (t1 - t0) * fps;
+        if (rc == IKD_E_OK && span + 1 > (double)o->max_frames) {
+            g->too_large = 1;
+            char f[48];
+            snprintf(f, sizeof f, "animations[%zu]", a);
+            rc = fail(err, IKD_E_INVALID, f, "sampled at the fps asked for, the animation has more frames than --max-frames");
+        }
+        if (rc == IKD_E_OK) {
+            size_t frames = (size_t)floor(span + 1e-9) + 1;
+            const char *name = json_string_value(json_object_get(json_array_get(json_object_get(m->root, "animations"), a), "name"));
+            char fallback[32];
+            snprintf(fallback, sizeof fallback, "animation%zu", a);
+            ikd_emit_map(e, 4);
+            IKD_EMIT_KEY(e, "name");
+            ikd_emit_str(e, name && *name ? name : fallback);
+            IKD_EMIT_KEY(e, "fps");
+            ikd_emit_num(e, fps);
+            IKD_EMIT_KEY(e, "frame_time");
+            ikd_emit_num(e, 1 / fps);
+            IKD_EMIT_KEY(e, "poses");
+            ikd_emit_array(e, frames);
+            for (size_t k = 0; k < frames; k++) {
+                double time = t0 + (double)k / fps;
+                for (size_t i = 0; i < nn; i++) t[i] = m->nodes[i].t, r[i] = m->nodes[i].r, s[i] = m->nodes[i].s;
+                for (size_t i = 0; i < nc; i++) {
+                    double v[4];
+                    sample(&c[i], time, v);
+                    if (c[i].path == 0) t[c[i].node] = ikd_vec3_make(v[0], v[1], v[2]);
+                    else if (c[i].path == 1) r[c[i].node] = ikd_quat_norm(ikd_quat_make(v[0], v[1], v[2], v[3]));
+                    else s[c[i].node] = ikd_vec3_make(v[0], v[1], v[2]);
+                }
+                world_all(m, t, r, s, w);
+                emit_pose(g, w, e, p, wr, tr, moved);
+            }
+            ikd_emit_end(e);
+            ikd_emit_end(e);
+        }
+        free_channels(c, nc);
+    }
+    free(t), free(s), free(p), free(tr), free(r), free(wr), free(w), free(moved);
+    return rc;
+}

@@ -1,0 +1,65 @@
+/* gltf.h - glTF 2.0 (.glb, and .gltf with data: buffers) read into a skin's joint tree and its animations sampled as poses. */
+#ifndef IKD_GLTF_H
+#define IKD_GLTF_H
+
+#include <stddef.h>
+
+#include "emit.h"
+#include "ikd/error.h"
+#include "ikd/math.h"
+
+#define IKD_GLTF_NAME_MAX 64
+#define IKD_GLTF_WARN_MAX 16
+
+typedef struct ikd_gltf_warning {
+    char code[32];
+    char message[160];
+    char field[64];
+} ikd_gltf_warning;
+
+/* A joint of the imported skeleton: parents first; joint 0 is the root
+ * (the skin's one top joint, or one made for a skin whose joints form
+ * several trees, at their nearest common ancestor node, else the origin). */
+typedef struct ikd_gltf_joint {
+    char name[IKD_GLTF_NAME_MAX];
+    long parent;              /* an earlier joint; -1 for joint 0 */
+    long node;                /* its node; -1 for a made root at the origin */
+    ikd_vec3 position;        /* rest, world (times the scale) */
+    ikd_quat rotation;        /* rest, world, unit (node scales left out) */
+} ikd_gltf_joint;
+
+typedef struct ikd_gltf_opts {
+    double scale;             /* lengths times this; default 1 */
+    double fps;               /* sampling rate of the clips; 0 = 30 */
+    long skin;                /* which skin; default 0 */
+    size_t max_joints, max_frames;
+} ikd_gltf_opts;
+
+struct gltf_model;
+
+typedef struct ikd_gltf {
+    ikd_gltf_joint *joints;   /* owned */
+    size_t count;
+    size_t animations;        /* clips ikd_gltf_emit_clips writes */
+    ikd_gltf_warning warnings[IKD_GLTF_WARN_MAX];
+    size_t warning_count;
+    int too_large;            /* the error was a count over max_joints or max_frames */
+    int binary;               /* a .glb */
+    struct gltf_model *m;     /* owned: the document, its buffers, its nodes */
+} ikd_gltf;
+
+/* Parse a glTF file (GLB container or JSON) and make its skeleton. Errors
+ * name the place: "glb", "glb.chunks[1]", "nodes[3].rotation",
+ * "accessors[2]", "skins[0].joints[4]"; only data: URIs in the body are
+ * read. Free `out` with ikd_gltf_free either way. */
+int ikd_gltf_read(const char *data, size_t len, const ikd_gltf_opts *o, ikd_gltf *out, ikd_error *err);
+/* Each animation as {"name", "fps", "frame_time", "poses": [{"root",
+ * "rotations"[, "translations"]}]} into the array being emitted by `e`:
+ * the animation's channels sampled at o->fps (LINEAR, STEP, CUBICSPLINE)
+ * and put through the node hierarchy; a joint's animated scale is warned
+ * of (poses do not carry scales). IKD_E_OK, or an error naming the
+ * animation's field (the reply is then abandoned). */
+int ikd_gltf_emit_clips(ikd_gltf *g, const ikd_gltf_opts *o, ikd_emitter *e, ikd_error *err);
+void ikd_gltf_free(ikd_gltf *g);
+
+#endif
