@@ -713,8 +713,8 @@ int ikd_gltf_emit_clips(ikd_gltf *g, const ikd_gltf_opts *o, ikd_emitter *e, ikd
         size_t nc = 0;
         rc = load_channels(g, o, a, &c, &nc, err);
         double t0 = INFINITY, t1 = -INFINITY;
-        for (size_t i = 0; i < nc; i++) t0 = fmin(t0, c[i].times[0]), t1 = fmax(t1, c[i].times[c[i].keys - 1]);
-        if (!nc) t0 = t1 = 0;
+        for (size_t i = 0; rc == IKD_E_OK && i < nc; i++) t0 = fmin(t0, c[i].times[0]), t1 = fmax(t1, c[i].times[c[i].keys - 1]);
+        if (!nc || rc != IKD_E_OK) t0 = t1 = 0;
         double span = (t1 - t0) * fps;
         if (rc == IKD_E_OK && span + 1 > (double)o->max_frames) {
             g->too_large = 1;

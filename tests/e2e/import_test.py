@@ -198,7 +198,9 @@ def ikd_fk(skeleton, pose):
             world_q.append(local)
             continue
         p = index[j["parent"]]
-        off = trans[i] if trans and trans[i] is not None else [a - b for a, b in zip(j["position"], js[p]["position"])]
+        rp = js[p].get("rotation", [0, 0, 0, 1])  # the rest offset, in the parent's rest frame
+        rest = qrot([-rp[0], -rp[1], -rp[2], rp[3]], [a - b for a, b in zip(j["position"], js[p]["position"])])
+        off = trans[i] if trans and trans[i] is not None else rest
         world_p.append([a + b for a, b in zip(world_p[p], qrot(world_q[p], off))])
         world_q.append(qmul(world_q[p], local))
     return world_p
@@ -301,7 +303,7 @@ def test_bad_files_name_the_line():
         s, r = d.post("/v1/import", b"not a file at all")
         assert s == 415 and r["error"]["field"] == "format", r
         s, r = d.post("/v1/import?format=gltf", b'{"asset": {"version": "2.0"}}')
-        assert s == 501 and r["error"]["code"] == "not_implemented", r
+        assert s == 400 and r["error"]["field"] == "nodes", r
         s, r = d.post("/v1/import?scale=-1", good)
         assert s == 400 and r["error"]["field"] == "query.scale", r
         s, r = d.post("/v1/import", good, "image/png")
@@ -695,6 +697,211 @@ def test_poses_with_translations():
         bad["pose"] = {"translations": [None]}
         s, r = d.post("/v1/solve/skeleton", json.dumps(bad), "application/json")
         assert s == 400 and r["error"]["field"] == "pose.translations", r
+    finally:
+        d.stop()
+
+
+# ---- glTF --------------------------------------------------------------------------------
+
+import base64
+import struct
+
+
+def q_axis(axis, deg):
+    n = math.sqrt(sum(a * a for a in axis))
+    h = math.radians(deg) / 2
+    return [axis[0] / n * math.sin(h), axis[1] / n * math.sin(h), axis[2] / n * math.sin(h), math.cos(h)]
+
+
+def f32(v):
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+
+
+class GltfWriter:
+    """Accessors over one binary buffer, in float32."""
+
+    def __init__(self):
+        self.bin, self.views, self.accessors = b"", [], []
+
+    def accessor(self, values, kind):
+        n = {"SCALAR": 1, "VEC3": 3, "VEC4": 4}[kind]
+        data = struct.pack("<%df" % len(values), *values)
+        while len(self.bin) % 4:
+            self.bin += b"\0"
+        self.views.append({"buffer": 0, "byteOffset": len(self.bin), "byteLength": len(data)})
+        self.bin += data
+        self.accessors.append({"bufferView": len(self.views) - 1, "componentType": 5126, "count": len(values) // n,
+                               "type": kind})
+        return len(self.accessors) - 1
+
+
+def make_gltf(rng, glb=True):
+    """A Z-up Armature over two joint trees (a leg chain and an IK control bone), joint scales of
+    0.99999994, animations with LINEAR, STEP and CUBICSPLINE samplers on rotations and
+    translations, and a leaf whose scale is animated."""
+    w = GltfWriter()
+    nodes = [{"name": "Armature", "rotation": q_axis([1, 0, 0], -90), "children": [1, 5]},
+             {"name": "hips", "translation": [0, 0, 1.0], "scale": [0.99999994] * 3, "children": [2]},
+             {"name": "thigh", "translation": [0.1, 0, -0.05], "rotation": q_axis([0, 1, 0], 10), "children": [3]},
+             {"name": "shin", "translation": [0, 0, -0.45], "children": [4]},
+             {"name": "foot", "translation": [0, 0.05, -0.42], "rotation": q_axis([1, 0, 0], 20)},
+             {"name": "foot_ik", "translation": [0.1, 0.1, 0.05]},
+             {"name": "mesh"}]
+    times = [0.0, 0.4, 0.9, 1.3]
+    tin = w.accessor(times, "SCALAR")
+    samplers, channels = [], []
+
+    def chan(node, path, values, kind, interp):
+        out = w.accessor(values, kind)
+        samplers.append({"input": tin, "output": out, "interpolation": interp})
+        channels.append({"sampler": len(samplers) - 1, "target": {"node": node, "path": path}})
+
+    rot = lambda: sum((q_axis([rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1)], rng.uniform(-60, 60))
+                       for _ in times), [])
+    chan(1, "rotation", rot(), "VEC4", "LINEAR")
+    chan(1, "translation", sum(([0, rng.uniform(-0.1, 0.1), 1 + rng.uniform(-0.1, 0.1)] for _ in times), []), "VEC3", "LINEAR")
+    chan(2, "rotation", rot(), "VEC4", "STEP")
+    cubic = []
+    for _ in times:  # in-tangent, value, out-tangent
+        cubic += [rng.uniform(-0.5, 0.5) for _ in range(4)] + q_axis([1, 0.2, 0], rng.uniform(0, 90)) + \
+                 [rng.uniform(-0.5, 0.5) for _ in range(4)]
+    chan(3, "rotation", cubic, "VEC4", "CUBICSPLINE")
+    chan(5, "translation", sum(([rng.uniform(-0.3, 0.3), rng.uniform(-0.3, 0.3), rng.uniform(0, 0.2)] for _ in times), []),
+         "VEC3", "LINEAR")  # an IK control bone that translates
+    chan(4, "scale", sum(([1 + 0.1 * k] * 3 for k in range(4)), []), "VEC3", "LINEAR")  # a leaf's scale
+    doc = {"asset": {"version": "2.0", "generator": "import_test.py"}, "scene": 0, "scenes": [{"nodes": [0, 6]}],
+           "nodes": nodes, "skins": [{"joints": [1, 2, 3, 4, 5]}],
+           "animations": [{"name": "walk", "channels": channels, "samplers": samplers}],
+           "accessors": w.accessors, "bufferViews": w.views, "buffers": [{"byteLength": len(w.bin)}]}
+    if not glb:
+        doc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(w.bin).decode()
+        return json.dumps(doc).encode(), doc, w.bin
+    js = json.dumps(doc).encode()
+    js += b" " * (-len(js) % 4)
+    binc = w.bin + b"\0" * (-len(w.bin) % 4)
+    body = struct.pack("<4sII", b"glTF", 2, 12 + 8 + len(js) + 8 + len(binc)) + struct.pack("<II", len(js), 0x4E4F534A) + js + \
+        struct.pack("<II", len(binc), 0x004E4942) + binc
+    return body, doc, w.bin
+
+
+def gltf_world(doc, binary, t):
+    """The file's own world positions of every node at time t (matrices, glTF's rules)."""
+    acc = doc["accessors"]
+
+    def values(i):
+        a, v = acc[i], doc["bufferViews"][acc[i]["bufferView"]]
+        n = {"SCALAR": 1, "VEC3": 3, "VEC4": 4}[a["type"]]
+        return list(struct.unpack_from("<%df" % (a["count"] * n), binary, v["byteOffset"])), n
+
+    trs = [[list(n.get("translation", [0, 0, 0])), list(n.get("rotation", [0, 0, 0, 1])), list(n.get("scale", [1, 1, 1]))]
+           for n in doc["nodes"]]
+    for ch in doc["animations"][0]["channels"]:
+        sm = doc["animations"][0]["samplers"][ch["sampler"]]
+        ts, _ = values(sm["input"])
+        vs, n = values(sm["output"])
+        cubic = sm["interpolation"] == "CUBICSPLINE"
+        key = lambda k, part=1: vs[(k * 3 + part) * n:(k * 3 + part + 1) * n] if cubic else vs[k * n:(k + 1) * n]
+        k = max([i for i in range(len(ts)) if ts[i] <= t] or [0])
+        if t <= ts[0] or k == len(ts) - 1:
+            v = key(0 if t <= ts[0] else len(ts) - 1)
+        else:
+            dt, s = ts[k + 1] - ts[k], (t - ts[k]) / (ts[k + 1] - ts[k])
+            if sm["interpolation"] == "STEP":
+                v = key(k)
+            elif cubic:
+                v = [(2 * s ** 3 - 3 * s ** 2 + 1) * a + (s ** 3 - 2 * s ** 2 + s) * dt * bo + (-2 * s ** 3 + 3 * s ** 2) * b +
+                     (s ** 3 - s ** 2) * dt * ai for a, bo, b, ai in zip(key(k), key(k, 2), key(k + 1), key(k + 1, 0))]
+            elif ch["target"]["path"] == "rotation":
+                a, b = key(k), key(k + 1)
+                d = sum(x * y for x, y in zip(a, b))
+                if d < 0:
+                    b, d = [-x for x in b], -d
+                if d > 0.9995:
+                    v = [x + s * (y - x) for x, y in zip(a, b)]
+                else:
+                    th = math.acos(d)
+                    v = [(math.sin((1 - s) * th) * x + math.sin(s * th) * y) / math.sin(th) for x, y in zip(a, b)]
+            else:
+                v = [x + s * (y - x) for x, y in zip(key(k), key(k + 1))]
+        if ch["target"]["path"] == "rotation":
+            l = math.sqrt(sum(x * x for x in v))
+            v = [x / l for x in v]
+        trs[ch["target"]["node"]][["translation", "rotation", "scale"].index(ch["target"]["path"])] = v
+    parent = {c: i for i, n in enumerate(doc["nodes"]) for c in n.get("children", [])}
+    world = {}
+
+    def w(i):
+        if i in world:
+            return world[i]
+        t3, q, s = trs[i]
+        r = quat_matrix(q)
+        m = [[r[a][b] * s[b] for b in range(3)] for a in range(3)]
+        if i in parent:
+            pm, pp = w(parent[i])
+            world[i] = (mm(pm, m), [x + y for x, y in zip(pp, mv(pm, t3))])
+        else:
+            world[i] = (m, list(t3))
+        return world[i]
+
+    return {doc["nodes"][i].get("name"): w(i)[1] for i in range(len(doc["nodes"]))}
+
+
+def test_generated_gltf():
+    d = Daemon()
+    try:
+        rng = random.Random(9)
+        for case in range(12):
+            glb = case % 2 == 0
+            body, doc, binary = make_gltf(rng, glb)
+            s, r = d.post("/v1/import" + ("?fps=24" if case % 3 == 0 else ""), body,
+                          "model/gltf-binary" if glb and case % 4 == 0 else None)
+            assert s == 200, (case, r)
+            assert r["format"] == ("glb" if glb else "gltf") and r["id"], r
+            names = [j["name"] for j in r["skeleton"]["joints"]]
+            assert names[0] == "Armature" and set(names) == {"Armature", "hips", "thigh", "shin", "foot", "foot_ik"}, names
+            codes = {w["code"] for w in r["warnings"]}
+            assert "skin_trees" in codes and "scale_animated" in codes, r["warnings"]
+            clip = r["clips"][0]
+            fps = 24 if case % 3 == 0 else 30
+            assert clip["name"] == "walk" and clip["fps"] == fps and len(clip["poses"]) == int(f32(1.3) * fps + 1e-9) + 1, (len(clip["poses"]), fps)
+            assert any(p.get("translations") and p["translations"][names.index("foot_ik")] for p in clip["poses"])
+            size = 1.0
+            for k, pose in enumerate(clip["poses"]):
+                want = gltf_world(doc, binary, k / fps)
+                got = ikd_fk(r["skeleton"], pose)
+                for name in names:
+                    assert math.dist(want[name], got[names.index(name)]) < 1e-6 * size, (case, k, name, want[name], got[names.index(name)])
+    finally:
+        d.stop()
+
+
+def test_bad_gltf():
+    d = Daemon()
+    try:
+        body, doc, binary = make_gltf(random.Random(1), True)
+        cases = [(body[:-7], "glb.length"), (body[:12] + struct.pack("<II", 10 ** 6, 0x4E4F534A) + body[20:], "glb.chunks[0]")]
+        for b, field in cases:
+            s, r = d.post("/v1/import", b)
+            assert s == 400 and r["error"]["field"] == field, (field, r)
+        def variant(change):
+            doc2 = json.loads(json.dumps(doc))
+            change(doc2)
+            doc2["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(binary).decode()
+            return json.dumps(doc2).encode()
+        bad = [
+            (lambda x: x["nodes"][2].update(rotation=[0, "a", 0, 1]), "nodes[2].rotation"),
+            (lambda x: x["accessors"][1].update(count=10 ** 6), "accessors[1]"),
+            (lambda x: x["nodes"][3].update(children=[1]), "nodes[3].children"),
+            (lambda x: x["buffers"][0].update(byteLength=10 ** 8), "buffers[0].byteLength"),
+            (lambda x: x["skins"][0].update(joints=[1, 1]), "skins[0].joints[1]"),
+        ]
+        for change, field in bad:
+            s, r = d.post("/v1/import?format=gltf", variant(change))
+            assert s == 400 and r["error"]["field"] == field, (field, r)
+        ext = json.loads(json.dumps(doc))
+        ext["buffers"][0]["uri"] = "http://127.0.0.1:1/never.bin"
+        s, r = d.post("/v1/import", json.dumps(ext).encode())
+        assert s == 400 and r["error"]["field"] == "buffers[0].uri" and "fetched" in r["error"]["message"], r
     finally:
         d.stop()
 

@@ -130,6 +130,29 @@ urdf = ('<?xml version="1.0"?><robot name="r"><link name="torso"/>' +
                 '<origin xyz="0 0.1 0.2" rpy="0.1 0.2 0.3"/><axis xyz="0 0 1"/><limit lower="-1" upper="%s"/>%s</joint>'
                 % (i, i, ["revolute", "continuous", "prismatic", "fixed"][i % 4], "torso" if i % 3 == 0 else "l%d" % (i - 1),
                    i, "2" if i % 2 else "-0.1", '<mimic joint="j0"/>' if i == 5 else "") for i in range(8)) + "</robot>")
+import base64
+import struct
+binary = struct.pack("<4f", 0, 0.5, 1.0, 1.5) + struct.pack("<16f", *([0, 0, 0, 1, 0, 0.38268343, 0, 0.9238795, 0, 0.7071068, 0, 0.7071068, 0, 0, 0, 1]))
+gdoc = {"asset": {"version": "2.0"}, "nodes": [{"name": "Armature", "rotation": [-0.7071068, 0, 0, 0.7071068], "children": [1, 3]},
+                                             {"name": "hips", "translation": [0, 0, 1], "children": [2]},
+                                             {"name": "leg", "translation": [0, 0, -0.5], "scale": [0.99999994] * 3},
+                                             {"name": "ik", "translation": [0.1, 0, 0]}],
+        "skins": [{"joints": [1, 2, 3]}],
+        "animations": [{"channels": [{"sampler": 0, "target": {"node": 2, "path": "rotation"}}],
+                        "samplers": [{"input": 0, "output": 1, "interpolation": "LINEAR"}]}],
+        "accessors": [{"bufferView": 0, "componentType": 5126, "count": 4, "type": "SCALAR"},
+                      {"bufferView": 1, "componentType": 5126, "count": 4, "type": "VEC4"}],
+        "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": 16}, {"buffer": 0, "byteOffset": 16, "byteLength": 64}],
+        "buffers": [{"byteLength": len(binary)}]}
+gjs = json.dumps(gdoc).encode()
+gjs += b" " * (-len(gjs) % 4)
+glb = struct.pack("<4sII", b"glTF", 2, 12 + 8 + len(gjs) + 8 + len(binary)) + struct.pack("<II", len(gjs), 0x4E4F534A) + gjs + \
+    struct.pack("<II", len(binary), 0x004E4942) + binary
+gdoc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(binary).decode()
+gltf = json.dumps(gdoc)
+for sel, name, body in [(0, "glb", glb), (3 | 16, "gltf", gltf.encode())]:
+    with open(os.path.join(imp, "seed-" + name), "wb") as f:
+        f.write(bytes([sel]) + body)
 for sel, name, body in [(0, "bvh", bvh), (1 | 4 | 16, "bvh-scaled", bvh), (2, "urdf", urdf), (128 | 64, "urdf-nolimits", urdf)]:
     with open(os.path.join(imp, "seed-" + name), "wb") as f:
         f.write(bytes([sel]) + body.encode())
