@@ -1,5 +1,6 @@
 /* gltf.c - glTF 2.0 (.glb, and .gltf with data: buffers) read into a skin's joint tree and its animations sampled as poses. */
 #include "gltf.h"
+#include "gltf_model.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -8,30 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A node: its rest TRS (or matrix), its parent. */
-typedef struct gnode {
-    ikd_vec3 t, s;
-    ikd_quat r;
-    int has_matrix;
-    double m[16];             /* column-major, as glTF writes it */
-    long parent;              /* -1: a scene root */
-    long joint;               /* its ikd joint, or -1 */
-} gnode;
-
-typedef struct gltf_model {
-    json_t *root;
-    unsigned char **buf;      /* decoded buffers (GLB's BIN chunk is borrowed: buf_owned 0) */
-    size_t *buf_len;
-    char *buf_owned;
-    size_t nbuf;
-    gnode *nodes;
-    size_t nnodes;
-    long made_root_node;      /* a made root's ancestor node, or -1 (the origin) */
-    size_t *order;            /* the nodes, parents before children */
-    double size;
-} gltf_model;
-
-static int fail(ikd_error *err, int code, const char *field, const char *msg)
+int ikd__gltf_fail(ikd_error *err, int code, const char *field, const char *msg)
 {
     return ikd_error_set(err, code, field, "%s", msg);
 }
@@ -43,7 +21,7 @@ static int failf(ikd_error *err, const char *fieldfmt, long idx, const char *msg
     return ikd_error_set(err, IKD_E_INVALID, field, "%s", msg);
 }
 
-static void warn(ikd_gltf *g, const char *code, const char *field, const char *msg)
+void ikd__gltf_warn(ikd_gltf *g, const char *code, const char *field, const char *msg)
 {
     if (g->warning_count < IKD_GLTF_WARN_MAX) {
         ikd_gltf_warning *w = &g->warnings[g->warning_count];
@@ -101,7 +79,7 @@ static int load_buffers(gltf_model *m, const unsigned char *bin, size_t bin_len,
     m->buf = calloc(m->nbuf + 1, sizeof *m->buf);
     m->buf_len = calloc(m->nbuf + 1, sizeof *m->buf_len);
     m->buf_owned = calloc(m->nbuf + 1, 1);
-    if (!m->buf || !m->buf_len || !m->buf_owned) return fail(err, IKD_E_NOMEM, "", "out of memory");
+    if (!m->buf || !m->buf_len || !m->buf_owned) return ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
     for (size_t i = 0; i < m->nbuf; i++) {
         json_t *b = json_array_get(bs, i), *uri = json_object_get(b, "uri");
         json_t *bl = json_object_get(b, "byteLength");
@@ -127,7 +105,7 @@ static int load_buffers(gltf_model *m, const unsigned char *bin, size_t bin_len,
 
 /* Accessor `a` as doubles: *count elements of *ncomp components (a malloc'd
  * array in *out). Floats, and normalized or plain integers. */
-static int read_accessor(gltf_model *m, long a, double **out, size_t *count, int *ncomp, ikd_error *err)
+int ikd__gltf_read_accessor(gltf_model *m, long a, double **out, size_t *count, int *ncomp, ikd_error *err)
 {
     json_t *acc = json_array_get(json_object_get(m->root, "accessors"), (size_t)a);
     if (!json_is_object(acc)) return failf(err, "accessors[%ld]", a, "there is no such accessor");
@@ -160,7 +138,7 @@ static int read_accessor(gltf_model *m, long a, double **out, size_t *count, int
         return failf(err, "accessors[%ld]", a, "runs past the end of its bufferView");
     int norm = json_is_true(json_object_get(acc, "normalized"));
     double *o = malloc(n * (size_t)nc * sizeof *o);
-    if (!o) return fail(err, IKD_E_NOMEM, "", "out of memory");
+    if (!o) return ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
     const unsigned char *base = m->buf[buffer] + voff + aoff;
     for (size_t i = 0; i < n; i++)
         for (int k = 0; k < nc; k++) {
@@ -209,9 +187,9 @@ static int load_nodes(gltf_model *m, double scale, ikd_error *err)
 {
     json_t *ns = json_object_get(m->root, "nodes");
     m->nnodes = json_is_array(ns) ? json_array_size(ns) : 0;
-    if (!m->nnodes) return fail(err, IKD_E_INVALID, "nodes", "the file has no nodes");
+    if (!m->nnodes) return ikd__gltf_fail(err, IKD_E_INVALID, "nodes", "the file has no nodes");
     m->nodes = calloc(m->nnodes, sizeof *m->nodes);
-    if (!m->nodes) return fail(err, IKD_E_NOMEM, "", "out of memory");
+    if (!m->nodes) return ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
     for (size_t i = 0; i < m->nnodes; i++) m->nodes[i].parent = -1, m->nodes[i].joint = -1;
     for (size_t i = 0; i < m->nnodes; i++) {
         json_t *n = json_array_get(ns, i), *v;
@@ -251,11 +229,11 @@ static int load_nodes(gltf_model *m, double scale, ikd_error *err)
     /* parents before children: roots first, then each listed node's children (a node left
      * out is on a cycle: it has a parent but no root above it) */
     m->order = malloc(m->nnodes * sizeof *m->order);
-    if (!m->order) return fail(err, IKD_E_NOMEM, "", "out of memory");
+    if (!m->order) return ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
     long *first = malloc(m->nnodes * sizeof *first), *next = malloc(m->nnodes * sizeof *next);
     if (!first || !next) {
         free(first), free(next);
-        return fail(err, IKD_E_NOMEM, "", "out of memory");
+        return ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
     }
     for (size_t i = 0; i < m->nnodes; i++) first[i] = next[i] = -1;
     for (size_t i = m->nnodes; i-- > 0;) /* children lists, in index order */
@@ -303,7 +281,7 @@ static void trs_matrix(ikd_vec3 t, ikd_quat q, ikd_vec3 s, double *m)
 }
 
 /* A world matrix's position and its rotation with scale left out. */
-static void decompose(const double *m, ikd_vec3 *p, ikd_quat *q)
+void ikd__gltf_decompose(const double *m, ikd_vec3 *p, ikd_quat *q)
 {
     *p = ikd_vec3_make(m[12], m[13], m[14]);
     double c[3][3];
@@ -331,7 +309,7 @@ static void decompose(const double *m, ikd_vec3 *p, ikd_quat *q)
 }
 
 /* World matrices of every node for local TRS `t, r, s` (matrix nodes: theirs). */
-static void world_all(const gltf_model *m, const ikd_vec3 *t, const ikd_quat *r, const ikd_vec3 *s, double *world)
+void ikd__gltf_world_all(const gltf_model *m, const ikd_vec3 *t, const ikd_quat *r, const ikd_vec3 *s, double *world)
 {
     for (size_t o = 0; o < m->nnodes; o++) {
         size_t k = m->order[o];
@@ -363,7 +341,7 @@ static double *rest_world(const gltf_model *m)
     ikd_quat *r = malloc(m->nnodes * sizeof *r);
     if (w && t && sc && r) {
         for (size_t i = 0; i < m->nnodes; i++) t[i] = m->nodes[i].t, r[i] = m->nodes[i].r, sc[i] = m->nodes[i].s;
-        world_all(m, t, r, sc, w);
+        ikd__gltf_world_all(m, t, r, sc, w);
     } else {
         free(w);
         w = NULL;
@@ -378,7 +356,7 @@ static int build_skeleton(ikd_gltf *g, const ikd_gltf_opts *o, ikd_error *err)
     json_t *skins = json_object_get(m->root, "skins");
     json_t *skin = json_array_get(skins, (size_t)o->skin);
     if (!json_is_object(skin))
-        return fail(err, IKD_E_INVALID, "query.skin", json_array_size(skins) ? "the file has no skin of that index" : "the file has no skin");
+        return ikd__gltf_fail(err, IKD_E_INVALID, "query.skin", json_array_size(skins) ? "the file has no skin of that index" : "the file has no skin");
     json_t *js = json_object_get(skin, "joints");
     size_t nj = json_is_array(js) ? json_array_size(js) : 0;
     if (!nj) return failf(err, "skins[%ld].joints", o->skin, "must be a non-empty array of nodes");
@@ -387,7 +365,7 @@ static int build_skeleton(ikd_gltf *g, const ikd_gltf_opts *o, ikd_error *err)
         if (!json_is_integer(json_array_get(js, k)) || v < 0 || (size_t)v >= m->nnodes || m->nodes[v].joint != -1) {
             char f[64];
             snprintf(f, sizeof f, "skins[%ld].joints[%zu]", o->skin, k);
-            return fail(err, IKD_E_INVALID, f, "must be a node, listed once");
+            return ikd__gltf_fail(err, IKD_E_INVALID, f, "must be a node, listed once");
         }
         m->nodes[v].joint = -2; /* a joint; its ikd index comes below */
     }
@@ -403,13 +381,13 @@ static int build_skeleton(ikd_gltf *g, const ikd_gltf_opts *o, ikd_error *err)
     size_t n = nj + (tops > 1);
     if (n > o->max_joints) {
         g->too_large = 1;
-        return fail(err, IKD_E_INVALID, "skins", "the skin has more joints than --max-joints allows");
+        return ikd__gltf_fail(err, IKD_E_INVALID, "skins", "the skin has more joints than --max-joints allows");
     }
     g->joints = calloc(n, sizeof *g->joints);
     double *w = rest_world(m);
     if (!g->joints || !w) {
         free(w);
-        return fail(err, IKD_E_NOMEM, "", "out of memory");
+        return ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
     }
     m->made_root_node = -1;
     size_t count = 0;
@@ -429,7 +407,7 @@ static int build_skeleton(ikd_gltf *g, const ikd_gltf_opts *o, ikd_error *err)
         ikd_gltf_joint *r = &g->joints[count++];
         if (anc >= 0) {
             node_name(m, anc, r->name, sizeof r->name);
-            decompose(w + (size_t)anc * 16, &r->position, &r->rotation);
+            ikd__gltf_decompose(w + (size_t)anc * 16, &r->position, &r->rotation);
         } else {
             snprintf(r->name, sizeof r->name, "root");
             r->position = ikd_vec3_make(0, 0, 0), r->rotation = ikd_quat_identity();
@@ -437,7 +415,7 @@ static int build_skeleton(ikd_gltf *g, const ikd_gltf_opts *o, ikd_error *err)
         r->parent = -1, r->node = anc >= 0 ? anc : -1;
         char msg[160];
         snprintf(msg, sizeof msg, "the skin's joints form %zu trees: joined under %s", tops, r->name);
-        warn(g, "skin_trees", "skins", msg);
+        ikd__gltf_warn(g, "skin_trees", "skins", msg);
     }
     for (size_t oi = 0; oi < m->nnodes; oi++) { /* parents before children */
         size_t i = m->order[oi];
@@ -449,7 +427,7 @@ static int build_skeleton(ikd_gltf *g, const ikd_gltf_opts *o, ikd_error *err)
         j->parent = p >= 0 ? m->nodes[p].joint : (tops > 1 ? 0 : -1);
         j->node = (long)i;
         node_name(m, (long)i, j->name, sizeof j->name);
-        decompose(w + i * 16, &j->position, &j->rotation);
+        ikd__gltf_decompose(w + i * 16, &j->position, &j->rotation);
         count++;
     }
     g->count = count;
@@ -476,7 +454,7 @@ int ikd_gltf_read(const char *data, size_t len, const ikd_gltf_opts *o, ikd_gltf
     memset(g, 0, sizeof *g);
     ikd_error_clear(err);
     g->m = calloc(1, sizeof *g->m);
-    if (!g->m) return fail(err, IKD_E_NOMEM, "", "out of memory");
+    if (!g->m) return ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
     gltf_model *m = g->m;
     const char *json = data;
     size_t json_len = len;
@@ -485,18 +463,18 @@ int ikd_gltf_read(const char *data, size_t len, const ikd_gltf_opts *o, ikd_gltf
     if (len >= 4 && memcmp(data, "glTF", 4) == 0) { /* the GLB container */
         const unsigned char *p = (const unsigned char *)data;
         g->binary = 1;
-        if (len < 20) return fail(err, IKD_E_INVALID, "glb", "a GLB is at least 20 bytes (its header and a chunk's)");
-        if (le32(p + 4) != 2) return fail(err, IKD_E_INVALID, "glb.version", "only glTF 2 is read");
-        if (le32(p + 8) != len) return fail(err, IKD_E_INVALID, "glb.length", "the header's length is not the body's: cut short?");
+        if (len < 20) return ikd__gltf_fail(err, IKD_E_INVALID, "glb", "a GLB is at least 20 bytes (its header and a chunk's)");
+        if (le32(p + 4) != 2) return ikd__gltf_fail(err, IKD_E_INVALID, "glb.version", "only glTF 2 is read");
+        if (le32(p + 8) != len) return ikd__gltf_fail(err, IKD_E_INVALID, "glb.length", "the header's length is not the body's: cut short?");
         size_t at = 12;
         for (int c = 0; at < len; c++) {
             char f[32];
             snprintf(f, sizeof f, "glb.chunks[%d]", c);
-            if (len - at < 8) return fail(err, IKD_E_INVALID, f, "a chunk header runs past the end");
+            if (len - at < 8) return ikd__gltf_fail(err, IKD_E_INVALID, f, "a chunk header runs past the end");
             size_t cl = le32(p + at);
             uint32_t type = le32(p + at + 4);
-            if (cl > len - at - 8) return fail(err, IKD_E_INVALID, f, "the chunk's length runs past the end");
-            if (c == 0 && type != 0x4E4F534A) return fail(err, IKD_E_INVALID, f, "the first chunk must be JSON");
+            if (cl > len - at - 8) return ikd__gltf_fail(err, IKD_E_INVALID, f, "the chunk's length runs past the end");
+            if (c == 0 && type != 0x4E4F534A) return ikd__gltf_fail(err, IKD_E_INVALID, f, "the first chunk must be JSON");
             if (c == 0) json = data + at + 8, json_len = cl;
             if (c == 1 && type == 0x004E4942) bin = p + at + 8, bin_len = cl;
             at += 8 + cl;
@@ -507,9 +485,9 @@ int ikd_gltf_read(const char *data, size_t len, const ikd_gltf_opts *o, ikd_gltf
     if (!m->root)
         return ikd_error_set(err, IKD_E_INVALID, g->binary ? "glb.chunks[0]" : "", "malformed glTF JSON at line %d column %d: %s",
                              jerr.line, jerr.column, jerr.text);
-    if (!json_is_object(m->root)) return fail(err, IKD_E_INVALID, "", "a glTF document is a JSON object");
+    if (!json_is_object(m->root)) return ikd__gltf_fail(err, IKD_E_INVALID, "", "a glTF document is a JSON object");
     const char *ver = json_string_value(json_object_get(json_object_get(m->root, "asset"), "version"));
-    if (!ver || strncmp(ver, "2.", 2) != 0) return fail(err, IKD_E_INVALID, "asset.version", "only glTF 2.x is read");
+    if (!ver || strncmp(ver, "2.", 2) != 0) return ikd__gltf_fail(err, IKD_E_INVALID, "asset.version", "only glTF 2.x is read");
     int rc = load_buffers(m, bin, bin_len, err);
     if (rc == IKD_E_OK) rc = load_nodes(m, o->scale > 0 ? o->scale : 1, err);
     if (rc == IKD_E_OK) rc = build_skeleton(g, o, err);
@@ -533,227 +511,3 @@ void ikd_gltf_free(ikd_gltf *g)
     memset(g, 0, sizeof *g);
 }
 
-/* ---- animations ------------------------------------------------------------ */
-
-typedef struct gchan {
-    double *times, *values;
-    size_t keys;
-    int ncomp, interp; /* 0 LINEAR, 1 STEP, 2 CUBICSPLINE */
-    long node;
-    int path;          /* 0 translation, 1 rotation, 2 scale */
-} gchan;
-
-static ikd_quat slerp(ikd_quat a, ikd_quat b, double t)
-{
-    double d = ikd_quat_dot(a, b);
-    if (d < 0) b = ikd_quat_make(-b.x, -b.y, -b.z, -b.w), d = -d;
-    if (d > 0.9995)
-        return ikd_quat_norm(ikd_quat_make(a.x + t * (b.x - a.x), a.y + t * (b.y - a.y), a.z + t * (b.z - a.z), a.w + t * (b.w - a.w)));
-    double th = acos(d), sn = sin(th), wa = sin((1 - t) * th) / sn, wb = sin(t * th) / sn;
-    return ikd_quat_make(wa * a.x + wb * b.x, wa * a.y + wb * b.y, wa * a.z + wb * b.z, wa * a.w + wb * b.w);
-}
-
-/* The channel's value at time t into v[0..ncomp). */
-static void sample(const gchan *c, double t, double *v)
-{
-    int nc = c->ncomp, cubic = c->interp == 2;
-    size_t stride = (size_t)nc * (cubic ? 3 : 1), off = cubic ? (size_t)nc : 0; /* CUBICSPLINE: in, value, out */
-    size_t k = 0, lo = 0, hi = c->keys - 1;
-    if (t <= c->times[0] || c->keys == 1) {
-        memcpy(v, c->values + off, (size_t)nc * sizeof *v);
-        return;
-    }
-    if (t >= c->times[hi]) {
-        memcpy(v, c->values + hi * stride + off, (size_t)nc * sizeof *v);
-        return;
-    }
-    while (hi - lo > 1) { /* times[lo] <= t < times[hi] */
-        size_t mid = (lo + hi) / 2;
-        if (c->times[mid] <= t) lo = mid;
-        else hi = mid;
-    }
-    k = lo;
-    double dt = c->times[k + 1] - c->times[k], s = dt > 0 ? (t - c->times[k]) / dt : 0;
-    const double *a = c->values + k * stride, *b = c->values + (k + 1) * stride;
-    if (c->interp == 1 || dt <= 0) {
-        memcpy(v, a + off, (size_t)nc * sizeof *v);
-    } else if (cubic) {
-        double s2 = s * s, s3 = s2 * s;
-        for (int i = 0; i < nc; i++)
-            v[i] = (2 * s3 - 3 * s2 + 1) * a[nc + i] + (s3 - 2 * s2 + s) * dt * a[2 * nc + i] + (-2 * s3 + 3 * s2) * b[nc + i] +
-                   (s3 - s2) * dt * b[i];
-    } else if (c->path == 1) {
-        ikd_quat q = slerp(ikd_quat_make(a[0], a[1], a[2], a[3]), ikd_quat_make(b[0], b[1], b[2], b[3]), s);
-        v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-    } else {
-        for (int i = 0; i < nc; i++) v[i] = a[i] + s * (b[i] - a[i]);
-    }
-}
-
-/* Animation a's channels (those on nodes, translation, rotation, scale). */
-static int load_channels(ikd_gltf *g, const ikd_gltf_opts *o, size_t a, gchan **out, size_t *n, ikd_error *err)
-{
-    gltf_model *m = g->m;
-    json_t *an = json_array_get(json_object_get(m->root, "animations"), a);
-    json_t *chs = json_object_get(an, "channels"), *sms = json_object_get(an, "samplers");
-    size_t nch = json_is_array(chs) ? json_array_size(chs) : 0;
-    gchan *c = calloc(nch ? nch : 1, sizeof *c);
-    if (!c) return fail(err, IKD_E_NOMEM, "", "out of memory");
-    *out = c, *n = 0;
-    for (size_t i = 0; i < nch; i++) {
-        json_t *ch = json_array_get(chs, i), *tg = json_object_get(ch, "target");
-        char f[64];
-        snprintf(f, sizeof f, "animations[%zu].channels[%zu]", a, i);
-        const char *path = json_string_value(json_object_get(tg, "path"));
-        json_t *node = json_object_get(tg, "node");
-        if (!path || !json_is_integer(node) || json_integer_value(node) < 0 || (size_t)json_integer_value(node) >= m->nnodes)
-            return fail(err, IKD_E_INVALID, f, "needs a target node and path");
-        int p = !strcmp(path, "translation") ? 0 : !strcmp(path, "rotation") ? 1 : !strcmp(path, "scale") ? 2 : -1;
-        if (p < 0) continue; /* morph target weights: not a pose's */
-        json_t *sm = json_array_get(sms, (size_t)json_integer_value(json_object_get(ch, "sampler")));
-        if (!json_is_object(sm)) return fail(err, IKD_E_INVALID, f, "names a sampler that does not exist");
-        const char *ip = json_string_value(json_object_get(sm, "interpolation"));
-        gchan *x = &c[(*n)++];
-        x->node = (long)json_integer_value(node), x->path = p;
-        x->interp = !ip || !strcmp(ip, "LINEAR") ? 0 : !strcmp(ip, "STEP") ? 1 : !strcmp(ip, "CUBICSPLINE") ? 2 : -1;
-        if (x->interp < 0) return fail(err, IKD_E_INVALID, f, "its sampler's interpolation must be LINEAR, STEP or CUBICSPLINE");
-        size_t kt, kv;
-        int nct, ncv;
-        int rc = read_accessor(m, (long)json_integer_value(json_object_get(sm, "input")), &x->times, &kt, &nct, err);
-        if (rc == IKD_E_OK) rc = read_accessor(m, (long)json_integer_value(json_object_get(sm, "output")), &x->values, &kv, &ncv, err);
-        if (rc) return rc;
-        int want = p == 1 ? 4 : 3;
-        if (nct != 1 || ncv != want || kv != kt * (x->interp == 2 ? 3 : 1))
-            return fail(err, IKD_E_INVALID, f, "its sampler's input and output do not match (count or type)");
-        x->keys = kt, x->ncomp = ncv;
-        for (size_t k = 1; k < kt; k++)
-            if (x->times[k] < x->times[k - 1]) return fail(err, IKD_E_INVALID, f, "its sampler's times go backwards");
-        if (p == 0)
-            for (size_t k = 0; k < kv * 3; k++) x->values[k] *= o->scale > 0 ? o->scale : 1;
-        int scales = 0; /* a joint whose scale moves (Blender writes constant scale channels too) */
-        for (size_t k = 0; p == 2 && k < kv; k++) {
-            const double *v = x->values + k * 3;
-            ikd_vec3 rs = m->nodes[x->node].s;
-            scales |= fabs(v[0] - rs.x) > 1e-6 || fabs(v[1] - rs.y) > 1e-6 || fabs(v[2] - rs.z) > 1e-6;
-        }
-        if (scales) { /* not represented in poses */
-            long q = x->node;
-            while (q >= 0 && m->nodes[q].joint < 0) q = m->nodes[q].parent;
-            if (q >= 0) {
-                char msg[160];
-                snprintf(msg, sizeof msg, "the scale of %.60s is animated: poses carry no scale (joints below it will not match)",
-                         g->joints[m->nodes[q].joint].name);
-                warn(g, "scale_animated", f, msg);
-            }
-        }
-    }
-    return IKD_E_OK;
-}
-
-static void free_channels(gchan *c, size_t n)
-{
-    for (size_t i = 0; i < n; i++) free(c[i].times), free(c[i].values);
-    free(c);
-}
-
-/* One frame's pose from the world matrices. */
-static void emit_pose(ikd_gltf *g, const double *w, ikd_emitter *e, ikd_vec3 *p, ikd_quat *r, ikd_vec3 *tr, char *moved)
-{
-    gltf_model *m = g->m;
-    size_t n = g->count;
-    int any = 0;
-    for (size_t j = 0; j < n; j++) {
-        long node = g->joints[j].node;
-        if (node >= 0) decompose(w + (size_t)node * 16, &p[j], &r[j]);
-        else p[j] = ikd_vec3_make(0, 0, 0), r[j] = ikd_quat_identity();
-    }
-    for (size_t j = 1; j < n; j++) {
-        long q = g->joints[j].parent;
-        ikd_quat inv = ikd_quat_conj(r[q]), rinv = ikd_quat_conj(g->joints[q].rotation);
-        tr[j] = ikd_quat_rotate(inv, ikd_vec3_sub(p[j], p[q]));
-        ikd_vec3 rest = ikd_quat_rotate(rinv, ikd_vec3_sub(g->joints[j].position, g->joints[q].position));
-        moved[j] = ikd_vec3_dist(tr[j], rest) > 1e-9 * fmax(m->size, 1e-9);
-        any |= moved[j];
-    }
-    ikd_emit_map(e, any ? 3 : 2);
-    IKD_EMIT_KEY(e, "root");
-    ikd_emit_nums(e, &p[0].x, 3);
-    IKD_EMIT_KEY(e, "rotations");
-    ikd_emit_array(e, n);
-    for (size_t j = 0; j < n; j++) {
-        ikd_quat l = j ? ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(r[g->joints[j].parent]), r[j])) : r[0];
-        ikd_emit_nums(e, &l.x, 4);
-    }
-    ikd_emit_end(e);
-    if (any) {
-        IKD_EMIT_KEY(e, "translations");
-        ikd_emit_array(e, n);
-        for (size_t j = 0; j < n; j++) {
-            if (j && moved[j]) ikd_emit_nums(e, &tr[j].x, 3);
-            else ikd_emit_null(e);
-        }
-        ikd_emit_end(e);
-    }
-    ikd_emit_end(e);
-}
-
-int ikd_gltf_emit_clips(ikd_gltf *g, const ikd_gltf_opts *o, ikd_emitter *e, ikd_error *err)
-{
-    gltf_model *m = g->m;
-    double fps = o->fps > 0 ? o->fps : 30;
-    size_t nn = m->nnodes, n = g->count;
-    ikd_vec3 *t = malloc(nn * sizeof *t), *s = malloc(nn * sizeof *s), *p = malloc(n * sizeof *p), *tr = malloc(n * sizeof *tr);
-    ikd_quat *r = malloc(nn * sizeof *r), *wr = malloc(n * sizeof *wr);
-    double *w = malloc(nn * 16 * sizeof *w);
-    char *moved = calloc(n, 1);
-    int rc = IKD_E_OK;
-    if (!t || !s || !p || !tr || !r || !wr || !w || !moved) rc = fail(err, IKD_E_NOMEM, "", "out of memory");
-    for (size_t a = 0; rc == IKD_E_OK && a < g->animations; a++) {
-        gchan *c = NULL;
-        size_t nc = 0;
-        rc = load_channels(g, o, a, &c, &nc, err);
-        double t0 = INFINITY, t1 = -INFINITY;
-        for (size_t i = 0; rc == IKD_E_OK && i < nc; i++) t0 = fmin(t0, c[i].times[0]), t1 = fmax(t1, c[i].times[c[i].keys - 1]);
-        if (!nc || rc != IKD_E_OK) t0 = t1 = 0;
-        double span = (t1 - t0) * fps;
-        if (rc == IKD_E_OK && span + 1 > (double)o->max_frames) {
-            g->too_large = 1;
-            char f[48];
-            snprintf(f, sizeof f, "animations[%zu]", a);
-            rc = fail(err, IKD_E_INVALID, f, "sampled at the fps asked for, the animation has more frames than --max-frames");
-        }
-        if (rc == IKD_E_OK) {
-            size_t frames = (size_t)floor(span + 1e-9) + 1;
-            const char *name = json_string_value(json_object_get(json_array_get(json_object_get(m->root, "animations"), a), "name"));
-            char fallback[32];
-            snprintf(fallback, sizeof fallback, "animation%zu", a);
-            ikd_emit_map(e, 4);
-            IKD_EMIT_KEY(e, "name");
-            ikd_emit_str(e, name && *name ? name : fallback);
-            IKD_EMIT_KEY(e, "fps");
-            ikd_emit_num(e, fps);
-            IKD_EMIT_KEY(e, "frame_time");
-            ikd_emit_num(e, 1 / fps);
-            IKD_EMIT_KEY(e, "poses");
-            ikd_emit_array(e, frames);
-            for (size_t k = 0; k < frames; k++) {
-                double time = t0 + (double)k / fps;
-                for (size_t i = 0; i < nn; i++) t[i] = m->nodes[i].t, r[i] = m->nodes[i].r, s[i] = m->nodes[i].s;
-                for (size_t i = 0; i < nc; i++) {
-                    double v[4];
-                    sample(&c[i], time, v);
-                    if (c[i].path == 0) t[c[i].node] = ikd_vec3_make(v[0], v[1], v[2]);
-                    else if (c[i].path == 1) r[c[i].node] = ikd_quat_norm(ikd_quat_make(v[0], v[1], v[2], v[3]));
-                    else s[c[i].node] = ikd_vec3_make(v[0], v[1], v[2]);
-                }
-                world_all(m, t, r, s, w);
-                emit_pose(g, w, e, p, wr, tr, moved);
-            }
-            ikd_emit_end(e);
-            ikd_emit_end(e);
-        }
-        free_channels(c, nc);
-    }
-    free(t), free(s), free(p), free(tr), free(r), free(wr), free(w), free(moved);
-    return rc;
-}
