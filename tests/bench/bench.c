@@ -580,8 +580,9 @@ static void clip_json(unsigned seed)
 }
 
 /* Import: MB/s per format on a generated 60 s, 30 fps BVH take (22 joints and their End Sites,
- * values written with 8 decimals: about 2.4 MB) and a generated 14-arm URDF, then on Debian's real BVH clips (assimp-testmodels) when
- * they are installed; median of 7 runs of ikd_api_import (parse, reply, skeleton kept). */
+ * values written with 8 decimals) and a generated 14-arm URDF, then on Debian's real BVH clips
+ * (assimp-testmodels) and the shared samples' GLB characters when they are there; median of 7
+ * runs of ikd_api_import (parse, reply, skeleton kept). */
 static double import_once(const ikd_api_limits *lim, const char *format, const char *body, size_t len, size_t *reply_len)
 {
     const char *args[IKD_IMPORT__ARGS] = {format, NULL, NULL, NULL, NULL, NULL};
@@ -691,6 +692,17 @@ static void import_bench(void)
         free(text);
     }
     if (!found) printf("(Debian's BVH clips are absent: apt-get install assimp-testmodels for the real-file rows)\n");
+    static const char *glbs[] = {"../shared/samples/mannequiny.glb", "../shared/samples/godot_platformer_player.glb"};
+    found = 0;
+    for (size_t i = 0; i < sizeof glbs / sizeof glbs[0]; i++) {
+        size_t len;
+        char *data = tu_read_file(glbs[i], &len);
+        if (!data) continue;
+        found++;
+        import_row(&lim, strrchr(glbs[i], '/') + 1, "glb", data, len);
+        free(data);
+    }
+    if (!found) printf("(the shared samples' GLB characters are absent (../shared/samples/): no GLB rows)\n");
     ikd_buf_destroy(&b);
     ikd_skelstore_destroy(&store);
 }
