@@ -66,6 +66,7 @@ static void hook_metrics(void *ctx, ikd_buf *out)
     g.log_dropped = ikd_log_dropped();
     g.memory_held = ikd_service_held(&h->service);
     g.memory_budget = (size_t)h->cfg->memory_budget;
+    ikd_skelstore_usage(&h->service.store, &g.skeletons, &g.skeleton_bytes);
     ikd_metrics_render(&h->metrics, names, IKD_METRICS_ROUTES, &g, out);
 }
 

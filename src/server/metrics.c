@@ -164,6 +164,12 @@ void ikd_metrics_render(ikd_metrics *m, const char *const *route_names, int nrou
     line(out, "# HELP ikd_memory_budget_bytes --memory-budget (0: no limit).\n# TYPE ikd_memory_budget_bytes gauge\n"
               "ikd_memory_budget_bytes %zu\n",
          g->memory_budget);
+    line(out, "# HELP ikd_skeletons_kept Skeletons kept by reference (POST /v1/skeletons, /v1/import).\n"
+              "# TYPE ikd_skeletons_kept gauge\nikd_skeletons_kept %zu\n",
+         g->skeletons);
+    line(out, "# HELP ikd_skeleton_cache_bytes Bytes of the skeletons kept (--skeleton-cache; part of ikd_memory_held_bytes).\n"
+              "# TYPE ikd_skeleton_cache_bytes gauge\nikd_skeleton_cache_bytes %zu\n",
+         g->skeleton_bytes);
     line(out,
          "# HELP ikd_log_dropped_lines_total Log lines dropped because stderr did not keep up (its buffer was full).\n"
          "# TYPE ikd_log_dropped_lines_total counter\nikd_log_dropped_lines_total %lu\n",

@@ -48,6 +48,7 @@ typedef struct ikd_metrics_gauges {
     int draining;
     unsigned long log_dropped; /* log lines dropped on a full log buffer */
     size_t memory_held, memory_budget; /* bytes charged to --memory-budget now; the budget (0: none) */
+    size_t skeletons, skeleton_bytes;  /* skeletons kept by reference, and their bytes (part of memory_held) */
 } ikd_metrics_gauges;
 
 /* Prometheus text exposition format 0.0.4. `route_names[i]` labels slot i. */

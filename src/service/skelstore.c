@@ -223,3 +223,10 @@ int ikd_skelstore_get(ikd_skelstore *st, const char *id, size_t len, ikd_skel_re
     pthread_mutex_unlock(&st->lock);
     return rc;
 }
+
+void ikd_skelstore_usage(ikd_skelstore *st, size_t *count, size_t *bytes)
+{
+    pthread_mutex_lock(&st->lock);
+    *count = st->count, *bytes = st->bytes;
+    pthread_mutex_unlock(&st->lock);
+}

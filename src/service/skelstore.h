@@ -43,4 +43,7 @@ int ikd_skelstore_put(ikd_skelstore *st, const char *id, const ikd_skeleton *s, 
  * (or memory ran out: *nomem set). */
 int ikd_skelstore_get(ikd_skelstore *st, const char *id, size_t len, ikd_skel_request *req, int *nomem);
 
+/* How many skeletons the store keeps now, and their bytes. */
+void ikd_skelstore_usage(ikd_skelstore *st, size_t *count, size_t *bytes);
+
 #endif

@@ -374,6 +374,7 @@ def test_small_cache_evicts_oldest():
             ids.append(r["id"])
         held = d.metric("ikd_memory_held_bytes") - base
         assert 0 < held <= 20000, held
+        assert 0 < d.metric("ikd_skeleton_cache_bytes") <= 20000 and d.metric("ikd_skeletons_kept") < 40
         goals = [{"joint": "j2", "position": [0, 0.5, 0.2]}]
         s, r = d.post("/v1/solve/skeleton", json.dumps({"skeleton": ids[-1], "goals": goals}), "application/json")
         assert s == 200, r
