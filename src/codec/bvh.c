@@ -72,17 +72,6 @@ static int number(bvh_lex *lx, double *out, ikd_error *err)
     return 0;
 }
 
-static void warn(ikd_bvh *b, const char *code, const char *field, const char *message)
-{
-    if (b->warning_count < IKD_BVH_WARN_MAX) {
-        ikd_bvh_warning *w = &b->warnings[b->warning_count];
-        snprintf(w->code, sizeof w->code, "%s", code);
-        snprintf(w->message, sizeof w->message, "%s", message);
-        snprintf(w->field, sizeof w->field, "%s", field);
-    }
-    b->warning_count++;
-}
-
 static int add_joint(ikd_bvh *b, size_t max_joints, int parent, const char *name, size_t line, ikd_error *err)
 {
     if (b->count >= max_joints) {
@@ -222,7 +211,7 @@ static int motion(bvh_lex *lx, ikd_bvh *b, double scale, size_t max_frames, ikd_
     if (b->channels && nv % b->channels) {
         char msg[120];
         snprintf(msg, sizeof msg, "the last frame has %zu of %zu values: it is left out", nv % b->channels, b->channels);
-        warn(b, "frame_cut", "line end", msg);
+        ikd_file_warn(&b->warnings, "frame_cut", "line end", msg);
         nv -= nv % b->channels;
     }
     b->frames = b->channels ? nv / b->channels : 0;
@@ -230,7 +219,7 @@ static int motion(bvh_lex *lx, ikd_bvh *b, double scale, size_t max_frames, ikd_
         char msg[120], field[32];
         snprintf(msg, sizeof msg, "Frames: says %.0f, the data has %zu frames: the data wins", declared, b->frames);
         snprintf(field, sizeof field, "line %zu", frames_line);
-        warn(b, "frame_count", field, msg);
+        ikd_file_warn(&b->warnings, "frame_count", field, msg);
     }
     for (size_t j = 0; j < b->count; j++) /* scale the position channels */
         for (int c = 0; c < b->joints[j].nchan; c++)

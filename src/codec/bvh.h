@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "filewarn.h"
 #include "ikd/error.h"
 #include "ikd/math.h"
 #include "ikd/skeleton.h"
@@ -13,7 +14,6 @@
 typedef enum { IKD_BVH_XPOS, IKD_BVH_YPOS, IKD_BVH_ZPOS, IKD_BVH_XROT, IKD_BVH_YROT, IKD_BVH_ZROT } ikd_bvh_channel;
 
 #define IKD_BVH_NAME_MAX 64   /* longest joint name kept, NUL included (longer: 400) */
-#define IKD_BVH_WARN_MAX 8    /* warnings kept (more are counted) */
 
 typedef struct ikd_bvh_joint {
     char name[IKD_BVH_NAME_MAX];
@@ -25,12 +25,6 @@ typedef struct ikd_bvh_joint {
     int end_site;             /* an End Site: no channels, no children */
 } ikd_bvh_joint;
 
-typedef struct ikd_bvh_warning {
-    char code[32];
-    char message[160];
-    char field[32];
-} ikd_bvh_warning;
-
 typedef struct ikd_bvh {
     ikd_bvh_joint *joints;    /* owned; parents before children (file order) */
     size_t count;
@@ -38,8 +32,7 @@ typedef struct ikd_bvh {
     size_t frames;            /* frames read (the data wins over the Frames: line) */
     double frame_time;        /* seconds; > 0 */
     double *motion;           /* owned: frames x channels, positions times the scale, degrees */
-    ikd_bvh_warning warnings[IKD_BVH_WARN_MAX];
-    size_t warning_count;     /* all of them, also those not kept */
+    ikd_file_warnings warnings;
     int too_large;            /* the error was a count over max_joints or max_frames */
 } ikd_bvh;
 

@@ -21,17 +21,6 @@ static int failf(ikd_error *err, const char *fieldfmt, long idx, const char *msg
     return ikd_error_set(err, IKD_E_INVALID, field, "%s", msg);
 }
 
-void ikd__gltf_warn(ikd_gltf *g, const char *code, const char *field, const char *msg)
-{
-    if (g->warning_count < IKD_GLTF_WARN_MAX) {
-        ikd_gltf_warning *w = &g->warnings[g->warning_count];
-        snprintf(w->code, sizeof w->code, "%s", code);
-        snprintf(w->message, sizeof w->message, "%s", msg);
-        snprintf(w->field, sizeof w->field, "%s", field);
-    }
-    g->warning_count++;
-}
-
 static uint32_t le32(const unsigned char *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
 /* ---- buffers ------------------------------------------------------------ */
@@ -415,7 +404,7 @@ static int build_skeleton(ikd_gltf *g, const ikd_gltf_opts *o, ikd_error *err)
         r->parent = -1, r->node = anc >= 0 ? anc : -1;
         char msg[160];
         snprintf(msg, sizeof msg, "the skin's joints form %zu trees: joined under %s", tops, r->name);
-        ikd__gltf_warn(g, "skin_trees", "skins", msg);
+        ikd_file_warn(&g->warnings, "skin_trees", "skins", msg);
     }
     for (size_t oi = 0; oi < m->nnodes; oi++) { /* parents before children */
         size_t i = m->order[oi];

@@ -5,17 +5,11 @@
 #include <stddef.h>
 
 #include "emit.h"
+#include "filewarn.h"
 #include "ikd/error.h"
 #include "ikd/math.h"
 
 #define IKD_GLTF_NAME_MAX 64
-#define IKD_GLTF_WARN_MAX 16
-
-typedef struct ikd_gltf_warning {
-    char code[32];
-    char message[160];
-    char field[64];
-} ikd_gltf_warning;
 
 /* A joint of the imported skeleton: parents first; joint 0 is the root
  * (the skin's one top joint, or one made for a skin whose joints form
@@ -41,8 +35,7 @@ typedef struct ikd_gltf {
     ikd_gltf_joint *joints;   /* owned */
     size_t count;
     size_t animations;        /* clips ikd_gltf_emit_clips writes */
-    ikd_gltf_warning warnings[IKD_GLTF_WARN_MAX];
-    size_t warning_count;
+    ikd_file_warnings warnings;
     int too_large;            /* the error was a count over max_joints or max_frames */
     int binary;               /* a .glb */
     struct gltf_model *m;     /* owned: the document, its buffers, its nodes */

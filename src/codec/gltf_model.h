@@ -31,7 +31,6 @@ typedef struct gltf_model {
 } gltf_model;
 
 int ikd__gltf_fail(ikd_error *err, int code, const char *field, const char *msg);
-void ikd__gltf_warn(ikd_gltf *g, const char *code, const char *field, const char *msg);
 /* Accessor `a` as doubles (*count elements of *ncomp components, malloc'd in *out). */
 int ikd__gltf_read_accessor(gltf_model *m, long a, double **out, size_t *count, int *ncomp, ikd_error *err);
 /* A world matrix's position and its rotation with scale left out. */

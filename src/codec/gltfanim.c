@@ -117,7 +117,7 @@ static int load_channels(ikd_gltf *g, const ikd_gltf_opts *o, size_t a, gchan **
                 char msg[160];
                 snprintf(msg, sizeof msg, "the scale of %.60s is animated: poses carry no scale (joints below it will not match)",
                          g->joints[m->nodes[q].joint].name);
-                ikd__gltf_warn(g, "scale_animated", f, msg);
+                ikd_file_warn(&g->warnings, "scale_animated", f, msg);
             }
         }
     }

@@ -220,14 +220,3 @@ void ikd_urdf_free(ikd_urdf *u)
     free(u->joints);
     memset(u, 0, sizeof *u);
 }
-
-void ikd_urdf_warn(ikd_urdf *u, const char *code, const char *field, const char *message)
-{
-    if (u->warning_count < IKD_URDF_WARN_MAX) {
-        ikd_urdf_warning *w = &u->warnings[u->warning_count];
-        snprintf(w->code, sizeof w->code, "%s", code);
-        snprintf(w->message, sizeof w->message, "%s", message);
-        snprintf(w->field, sizeof w->field, "%s", field);
-    }
-    u->warning_count++;
-}

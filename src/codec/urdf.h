@@ -4,11 +4,11 @@
 
 #include <stddef.h>
 
+#include "filewarn.h"
 #include "ikd/error.h"
 #include "ikd/math.h"
 
 #define IKD_URDF_NAME_MAX 96 /* longest link or joint name kept, NUL included (longer: 400) */
-#define IKD_URDF_WARN_MAX 16 /* warnings kept (more are counted) */
 
 typedef enum { IKD_URDF_REVOLUTE, IKD_URDF_CONTINUOUS, IKD_URDF_PRISMATIC, IKD_URDF_FIXED, IKD_URDF_FLOATING,
                IKD_URDF_PLANAR } ikd_urdf_type;
@@ -24,20 +24,13 @@ typedef struct ikd_urdf_joint {
     int mimic;                /* a <mimic> element */
 } ikd_urdf_joint;
 
-typedef struct ikd_urdf_warning {
-    char code[32];
-    char message[160];
-    char field[IKD_URDF_NAME_MAX + 32];
-} ikd_urdf_warning;
-
 typedef struct ikd_urdf {
     char name[IKD_URDF_NAME_MAX];    /* <robot name> */
     char (*links)[IKD_URDF_NAME_MAX]; /* owned */
     size_t link_count;
     ikd_urdf_joint *joints;          /* owned, in the file's order */
     size_t joint_count;
-    ikd_urdf_warning warnings[IKD_URDF_WARN_MAX];
-    size_t warning_count;
+    ikd_file_warnings warnings;
     int too_large;                   /* the error was a count over max_joints */
 } ikd_urdf;
 
@@ -49,6 +42,5 @@ typedef struct ikd_urdf {
  * Free `out` with ikd_urdf_free either way. */
 int ikd_urdf_read(const char *text, size_t len, double scale, size_t max_joints, ikd_urdf *out, ikd_error *err);
 void ikd_urdf_free(ikd_urdf *u);
-void ikd_urdf_warn(ikd_urdf *u, const char *code, const char *field, const char *message);
 
 #endif

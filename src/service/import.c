@@ -166,33 +166,6 @@ static void unique_names(ikd_bvh *b)
 
 static void emit_vec(ikd_emitter *e, ikd_vec3 v) { ikd_emit_nums(e, &v.x, 3); }
 
-static void emit_skeleton(ikd_emitter *e, const ikd_bvh *b, ikd_vec3 *world)
-{
-    static const double identity[4] = {0, 0, 0, 1};
-    IKD_EMIT_KEY(e, "skeleton");
-    ikd_emit_map(e, 1);
-    IKD_EMIT_KEY(e, "joints");
-    ikd_emit_array(e, b->count);
-    for (size_t j = 0; j < b->count; j++) {
-        const ikd_bvh_joint *jt = &b->joints[j];
-        world[j] = jt->parent < 0 ? jt->offset : ikd_vec3_add(world[jt->parent], jt->offset);
-        ikd_emit_map(e, jt->parent < 0 ? 3 : 4);
-        IKD_EMIT_KEY(e, "name");
-        ikd_emit_str(e, jt->name);
-        if (jt->parent >= 0) {
-            IKD_EMIT_KEY(e, "parent");
-            ikd_emit_str(e, b->joints[jt->parent].name);
-        }
-        IKD_EMIT_KEY(e, "position");
-        emit_vec(e, world[j]);
-        IKD_EMIT_KEY(e, "rotation");
-        ikd_emit_nums(e, identity, 4);
-        ikd_emit_end(e);
-    }
-    ikd_emit_end(e);
-    ikd_emit_end(e);
-}
-
 /* "poses": one a frame at `fps` (the file's own when 0). */
 static void emit_poses(ikd_emitter *e, const ikd_bvh *b, double fps, int translations)
 {
@@ -231,78 +204,118 @@ static void emit_poses(ikd_emitter *e, const ikd_bvh *b, double fps, int transla
     ikd_emit_end(e);
 }
 
-void ikd_import_emit_warning(ikd_emitter *e, const char *code, const char *message, const char *field)
+void ikd_import_warnings(ikd_emitter *e, const ikd_file_warnings *ws)
 {
-    ikd_emit_map(e, 3);
-    IKD_EMIT_KEY(e, "code");
-    ikd_emit_str(e, code);
-    IKD_EMIT_KEY(e, "message");
-    ikd_emit_str(e, message);
-    IKD_EMIT_KEY(e, "field");
-    ikd_emit_str(e, field);
-    ikd_emit_end(e);
-}
-
-static void emit_warnings(ikd_emitter *e, const ikd_bvh *b)
-{
-    size_t kept = b->warning_count < IKD_BVH_WARN_MAX ? b->warning_count : IKD_BVH_WARN_MAX;
+    size_t kept = ikd_file_warnings_kept(ws);
     IKD_EMIT_KEY(e, "warnings");
     ikd_emit_array(e, kept);
-    for (size_t i = 0; i < kept; i++)
-        ikd_import_emit_warning(e, b->warnings[i].code, b->warnings[i].message, b->warnings[i].field);
+    for (size_t i = 0; i < kept; i++) {
+        ikd_emit_map(e, 3);
+        IKD_EMIT_KEY(e, "code");
+        ikd_emit_str(e, ws->w[i].code);
+        IKD_EMIT_KEY(e, "message");
+        ikd_emit_str(e, ws->w[i].message);
+        IKD_EMIT_KEY(e, "field");
+        ikd_emit_str(e, ws->w[i].field);
+        ikd_emit_end(e);
+    }
     ikd_emit_end(e);
 }
 
-/* The skeleton as the solvers take it, validated, its id computed and kept
- * (id "" when it does not validate: then a warning says why). */
-static void bvh_keep(const ikd_api_limits *lim, ikd_bvh *b, char id[IKD_SKEL_ID_LEN + 1])
+static void emit_constraint(ikd_emitter *e, const ikd_limit *l)
 {
-    id[0] = '\0';
-    ikd_skeleton_joint *js = calloc(b->count, sizeof *js);
-    char **names = calloc(b->count, sizeof *names);
-    if (js && names) {
-        for (size_t j = 0; j < b->count; j++) {
-            const ikd_bvh_joint *bj = &b->joints[j];
-            js[j].parent = bj->parent;
-            js[j].position = bj->parent < 0 ? bj->offset : ikd_vec3_add(js[bj->parent].position, bj->offset);
-            js[j].rotation = ikd_quat_identity();
-            ikd_limit_init(&js[j].limit, IKD_LIMIT_NONE);
-            names[j] = b->joints[j].name;
-        }
-        ikd_skeleton s = {js, b->count, 0};
-        ikd_error err;
-        if (ikd_api_keep_skeleton(lim, &s, names, id, &err) != IKD_E_OK) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "the skeleton does not validate (%.100s): no id", err.message);
-            if (b->warning_count < IKD_BVH_WARN_MAX) {
-                ikd_bvh_warning *w = &b->warnings[b->warning_count];
-                snprintf(w->code, sizeof w->code, "skeleton_invalid");
-                snprintf(w->message, sizeof w->message, "%s", msg);
-                snprintf(w->field, sizeof w->field, "%.31s", err.field);
-            }
-            b->warning_count++;
-        }
+    IKD_EMIT_KEY(e, "constraint");
+    if (l->type == IKD_LIMIT_HINGE) {
+        ikd_emit_map(e, 4);
+        IKD_EMIT_KEY(e, "type");
+        ikd_emit_str(e, "hinge");
+        IKD_EMIT_KEY(e, "axis");
+        ikd_emit_nums(e, &l->axis.x, 3);
+        IKD_EMIT_KEY(e, "min_deg");
+        ikd_emit_num(e, l->min_deg);
+        IKD_EMIT_KEY(e, "max_deg");
+        ikd_emit_num(e, l->max_deg);
+    } else {
+        ikd_emit_map(e, 1);
+        IKD_EMIT_KEY(e, "type");
+        ikd_emit_str(e, ikd_limit_type_name(l->type));
     }
-    free(js);
-    free(names);
+    ikd_emit_end(e);
 }
 
-static int bvh_reply(const ikd_bvh *b, const ikd_import_opts *o, const char *id, ikd_encoding enc, ikd_buf *out)
+void ikd_import_skeleton(ikd_emitter *e, const ikd_api_limits *lim, ikd_skeleton_joint *js, char **names, size_t n,
+                         int constraints, ikd_file_warnings *ws)
 {
-    ikd_vec3 *world = malloc(b->count * sizeof *world);
-    char *has_child = calloc(b->count, 1);
-    if (!world || !has_child) {
-        free(world);
-        free(has_child);
+    char id[IKD_SKEL_ID_LEN + 1];
+    ikd_skeleton s = {js, n, 0};
+    ikd_error err;
+    if (ikd_api_keep_skeleton(lim, &s, names, id, &err) != IKD_E_OK) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "the skeleton does not validate (%.100s): no id", err.message);
+        ikd_file_warn(ws, "skeleton_invalid", err.field, msg);
+        id[0] = '\0';
+    }
+    IKD_EMIT_KEY(e, "skeleton");
+    ikd_emit_map(e, 1);
+    IKD_EMIT_KEY(e, "joints");
+    ikd_emit_array(e, n);
+    for (size_t j = 0; j < n; j++) {
+        ikd_emit_map(e, (js[j].parent < 0 ? 3 : 4) + !!constraints);
+        IKD_EMIT_KEY(e, "name");
+        ikd_emit_str(e, names[j]);
+        if (js[j].parent >= 0) {
+            IKD_EMIT_KEY(e, "parent");
+            ikd_emit_str(e, names[js[j].parent]);
+        }
+        IKD_EMIT_KEY(e, "position");
+        ikd_emit_nums(e, &js[j].position.x, 3);
+        IKD_EMIT_KEY(e, "rotation");
+        ikd_emit_nums(e, &js[j].rotation.x, 4);
+        if (constraints) emit_constraint(e, &js[j].limit);
+        ikd_emit_end(e);
+    }
+    ikd_emit_end(e);
+    ikd_emit_end(e);
+    IKD_EMIT_KEY(e, "id");
+    if (id[0]) ikd_emit_str(e, id);
+    else ikd_emit_null(e);
+    IKD_EMIT_KEY(e, "humanoid");
+    ikd_emit_null(e);
+    size_t leaves = 0; /* the joints that are no joint's parent (children come after parents) */
+    for (size_t j = 0; j < n; j++) {
+        size_t c = j + 1;
+        while (c < n && js[c].parent != (long)j) c++;
+        leaves += c == n;
+    }
+    IKD_EMIT_KEY(e, "effectors");
+    ikd_emit_array(e, leaves);
+    for (size_t j = 0; j < n; j++) {
+        size_t c = j + 1;
+        while (c < n && js[c].parent != (long)j) c++;
+        if (c == n) ikd_emit_str(e, names[j]);
+    }
+    ikd_emit_end(e);
+}
+
+static int bvh_reply(const ikd_api_limits *lim, ikd_bvh *b, const ikd_import_opts *o, ikd_encoding enc, ikd_buf *out)
+{
+    ikd_skeleton_joint *js = calloc(b->count, sizeof *js);
+    char **names = calloc(b->count, sizeof *names);
+    if (!js || !names) {
+        free(js);
+        free(names);
         return -1;
     }
     int translations = 0;
-    for (size_t j = 0; j < b->count; j++) {
-        if (b->joints[j].parent >= 0) has_child[b->joints[j].parent] = 1;
-        for (int c = 0; j > 0 && c < b->joints[j].nchan; c++) translations |= b->joints[j].chan[c] <= IKD_BVH_ZPOS;
+    for (size_t j = 0; j < b->count; j++) { /* the rest pose: the OFFSET hierarchy, identity rotations */
+        const ikd_bvh_joint *bj = &b->joints[j];
+        js[j].parent = bj->parent;
+        js[j].position = bj->parent < 0 ? bj->offset : ikd_vec3_add(js[bj->parent].position, bj->offset);
+        js[j].rotation = ikd_quat_identity();
+        ikd_limit_init(&js[j].limit, IKD_LIMIT_NONE);
+        names[j] = b->joints[j].name;
+        for (int c = 0; j > 0 && c < bj->nchan; c++) translations |= bj->chan[c] <= IKD_BVH_ZPOS;
     }
-    size_t leaves = 0;
-    for (size_t j = 0; j < b->count; j++) leaves += !has_child[j];
     /* the reply's size up front (a rotation's four numbers take about 80 bytes): growing a
      * buffer of megabytes by doubling cost a fifth of an import in copies and page faults */
     double rate = o->fps > 0 ? o->fps * b->frame_time : 1;
@@ -313,17 +326,7 @@ static int bvh_reply(const ikd_bvh *b, const ikd_import_opts *o, const char *id,
     ikd_emit_map(&e, 7);
     IKD_EMIT_KEY(&e, "format");
     ikd_emit_str(&e, "bvh");
-    emit_skeleton(&e, b, world);
-    IKD_EMIT_KEY(&e, "id");
-    if (id[0]) ikd_emit_str(&e, id);
-    else ikd_emit_null(&e);
-    IKD_EMIT_KEY(&e, "humanoid");
-    ikd_emit_null(&e);
-    IKD_EMIT_KEY(&e, "effectors");
-    ikd_emit_array(&e, leaves);
-    for (size_t j = 0; j < b->count; j++)
-        if (!has_child[j]) ikd_emit_str(&e, b->joints[j].name);
-    ikd_emit_end(&e);
+    ikd_import_skeleton(&e, lim, js, names, b->count, 0, &b->warnings);
     IKD_EMIT_KEY(&e, "clips");
     ikd_emit_array(&e, b->frames ? 1 : 0);
     if (b->frames) {
@@ -338,67 +341,14 @@ static int bvh_reply(const ikd_bvh *b, const ikd_import_opts *o, const char *id,
         ikd_emit_end(&e);
     }
     ikd_emit_end(&e);
-    emit_warnings(&e, b);
+    ikd_import_warnings(&e, &b->warnings);
     ikd_emit_end(&e);
-    free(world);
-    free(has_child);
+    free(js);
+    free(names);
     return out->failed ? -1 : 0;
 }
 
 /* ---- glTF --------------------------------------------------------------- */
-
-static void gltf_skeleton(ikd_emitter *e, const ikd_gltf *g)
-{
-    IKD_EMIT_KEY(e, "skeleton");
-    ikd_emit_map(e, 1);
-    IKD_EMIT_KEY(e, "joints");
-    ikd_emit_array(e, g->count);
-    for (size_t j = 0; j < g->count; j++) {
-        const ikd_gltf_joint *jt = &g->joints[j];
-        ikd_emit_map(e, jt->parent < 0 ? 3 : 4);
-        IKD_EMIT_KEY(e, "name");
-        ikd_emit_str(e, jt->name);
-        if (jt->parent >= 0) {
-            IKD_EMIT_KEY(e, "parent");
-            ikd_emit_str(e, g->joints[jt->parent].name);
-        }
-        IKD_EMIT_KEY(e, "position");
-        ikd_emit_nums(e, &jt->position.x, 3);
-        IKD_EMIT_KEY(e, "rotation");
-        ikd_emit_nums(e, &jt->rotation.x, 4);
-        ikd_emit_end(e);
-    }
-    ikd_emit_end(e);
-    ikd_emit_end(e);
-}
-
-/* The skeleton kept by reference: its id ("" and a warning when it does not validate). */
-static void gltf_keep(const ikd_api_limits *lim, ikd_gltf *g, char id[IKD_SKEL_ID_LEN + 1])
-{
-    id[0] = '\0';
-    ikd_skeleton_joint *js = calloc(g->count, sizeof *js);
-    char **names = calloc(g->count, sizeof *names);
-    if (js && names) {
-        for (size_t j = 0; j < g->count; j++) {
-            js[j].parent = g->joints[j].parent;
-            js[j].position = g->joints[j].position;
-            js[j].rotation = g->joints[j].rotation;
-            ikd_limit_init(&js[j].limit, IKD_LIMIT_NONE);
-            names[j] = g->joints[j].name;
-        }
-        ikd_skeleton s = {js, g->count, 0};
-        ikd_error err;
-        if (ikd_api_keep_skeleton(lim, &s, names, id, &err) != IKD_E_OK && g->warning_count < IKD_GLTF_WARN_MAX) {
-            ikd_gltf_warning *w = &g->warnings[g->warning_count++];
-            snprintf(w->code, sizeof w->code, "skeleton_invalid");
-            snprintf(w->message, sizeof w->message, "the skeleton does not validate (%.100s): no id", err.message);
-            snprintf(w->field, sizeof w->field, "%.63s", err.field);
-            id[0] = '\0';
-        }
-    }
-    free(js);
-    free(names);
-}
 
 static int import_gltf(const ikd_api_limits *lim, const ikd_import_opts *o, ikd_encoding out_enc, const char *body,
                        size_t len, ikd_buf *out, int *error)
@@ -407,48 +357,38 @@ static int import_gltf(const ikd_api_limits *lim, const ikd_import_opts *o, ikd_
     ikd_error err;
     ikd_gltf_opts go = {o->scale, o->fps, o->skin, lim->max_joints, lim->max_frames ? lim->max_frames : 10000};
     int rc = ikd_gltf_read(body, len, &go, &g, &err);
+    ikd_skeleton_joint *js = NULL;
+    char **names = NULL;
     if (rc == IKD_E_OK) {
-        char id[IKD_SKEL_ID_LEN + 1];
-        gltf_keep(lim, &g, id);
+        js = calloc(g.count, sizeof *js);
+        names = calloc(g.count, sizeof *names);
+        if (!js || !names) rc = ikd_error_set(&err, IKD_E_NOMEM, "", "out of memory");
+    }
+    if (rc == IKD_E_OK) {
+        for (size_t j = 0; j < g.count; j++) {
+            js[j].parent = g.joints[j].parent;
+            js[j].position = g.joints[j].position;
+            js[j].rotation = g.joints[j].rotation;
+            ikd_limit_init(&js[j].limit, IKD_LIMIT_NONE);
+            names[j] = g.joints[j].name;
+        }
         ikd_emitter e;
         ikd_emit_reply(&e, out_enc, out);
         ikd_emit_map(&e, 7);
         IKD_EMIT_KEY(&e, "format");
         ikd_emit_str(&e, g.binary ? "glb" : "gltf");
-        gltf_skeleton(&e, &g);
-        IKD_EMIT_KEY(&e, "id");
-        if (id[0]) ikd_emit_str(&e, id);
-        else ikd_emit_null(&e);
-        IKD_EMIT_KEY(&e, "humanoid");
-        ikd_emit_null(&e);
-        IKD_EMIT_KEY(&e, "effectors");
-        size_t leaves = 0;
-        for (size_t j = 0; j < g.count; j++) {
-            int child = 0;
-            for (size_t c = j + 1; c < g.count && !child; c++) child = g.joints[c].parent == (long)j;
-            leaves += !child;
-        }
-        ikd_emit_array(&e, leaves);
-        for (size_t j = 0; j < g.count; j++) {
-            int child = 0;
-            for (size_t c = j + 1; c < g.count && !child; c++) child = g.joints[c].parent == (long)j;
-            if (!child) ikd_emit_str(&e, g.joints[j].name);
-        }
-        ikd_emit_end(&e);
+        ikd_import_skeleton(&e, lim, js, names, g.count, 0, &g.warnings);
         IKD_EMIT_KEY(&e, "clips");
         ikd_emit_array(&e, g.animations);
         rc = ikd_gltf_emit_clips(&g, &go, &e, &err);
         ikd_emit_end(&e);
-        size_t kept = g.warning_count < IKD_GLTF_WARN_MAX ? g.warning_count : IKD_GLTF_WARN_MAX;
-        IKD_EMIT_KEY(&e, "warnings");
-        ikd_emit_array(&e, kept);
-        for (size_t i = 0; i < kept; i++)
-            ikd_import_emit_warning(&e, g.warnings[i].code, g.warnings[i].message, g.warnings[i].field);
-        ikd_emit_end(&e);
+        ikd_import_warnings(&e, &g.warnings);
         ikd_emit_end(&e);
         if (rc == IKD_E_OK && out->failed) rc = ikd_error_set(&err, IKD_E_NOMEM, "", "out of memory for the import's reply");
     }
     if (rc != IKD_E_OK && g.too_large) err.code = IKD_E_TOO_LARGE;
+    free(js);
+    free(names);
     ikd_gltf_free(&g);
     if (rc == IKD_E_OK) return 200;
     *error = err.code;
@@ -506,9 +446,7 @@ int ikd_api_import(const ikd_api_limits *lim, const ikd_import_opts *o, const ch
         return ikd_reply_error_body(out, out_enc, &err);
     }
     unique_names(&b);
-    char id[IKD_SKEL_ID_LEN + 1];
-    bvh_keep(lim, &b, id);
-    rc = bvh_reply(&b, o, id, out_enc, out);
+    rc = bvh_reply(lim, &b, o, out_enc, out);
     ikd_bvh_free(&b);
     if (rc != 0) {
         *error = IKD_E_NOMEM;

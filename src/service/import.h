@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "../codec/filewarn.h"
 #include "api.h"
 
 /* The query options of POST /v1/import, in the order of ikd_head.args. */
@@ -38,8 +39,15 @@ const char *ikd_import_format(const ikd_import_opts *o, const char *content_type
  * application/x-www-form-urlencoded, or absent: the first bytes tell). */
 int ikd_import_media_ok(const char *content_type);
 
-/* One warning of an import's reply: {"code", "message", "field"}. */
-void ikd_import_emit_warning(ikd_emitter *e, const char *code, const char *message, const char *field);
+/* "skeleton", "id", "humanoid", "effectors" of an import's reply: the joints
+ * (parents first) as /v1/solve/skeleton takes them (with their constraints
+ * when `constraints`), validated and kept by reference (a skeleton that does
+ * not validate gets id null and a skeleton_invalid warning); the effectors
+ * are the leaves. */
+void ikd_import_skeleton(ikd_emitter *e, const ikd_api_limits *lim, ikd_skeleton_joint *js, char **names, size_t n,
+                         int constraints, ikd_file_warnings *ws);
+/* "warnings": [{"code", "message", "field"}, ...]. */
+void ikd_import_warnings(ikd_emitter *e, const ikd_file_warnings *ws);
 
 /* The whole of POST /v1/import: the reply in `out` (out_enc), the HTTP
  * status; *error the code of an error reply. */

@@ -139,7 +139,7 @@ static void fill_joints(const ikd_urdf *u, const robot_tree *t, int limits, ikd_
         snprintf(field, sizeof field, "robot.joint[%s]", j->name);
         if (j->mimic) {
             snprintf(msg, sizeof msg, "joint %.60s mimics another: imported as a joint of its own", j->name);
-            ikd_urdf_warn(warn_to, "mimic", field, msg);
+            ikd_file_warn(&warn_to->warnings, "mimic", field, msg);
         }
         if (!limits) continue;
         if (j->type == IKD_URDF_FIXED) {
@@ -148,7 +148,7 @@ static void fill_joints(const ikd_urdf *u, const robot_tree *t, int limits, ikd_
             ikd_limit_init(&o->limit, IKD_LIMIT_FIXED);
             snprintf(msg, sizeof msg, "joint %.60s is %s: fixed at its zero position", j->name,
                      j->type == IKD_URDF_PRISMATIC ? "prismatic" : j->type == IKD_URDF_PLANAR ? "planar" : "floating");
-            ikd_urdf_warn(warn_to, "joint_fixed", field, msg);
+            ikd_file_warn(&warn_to->warnings, "joint_fixed", field, msg);
         } else {
             ikd_limit_init(&o->limit, IKD_LIMIT_HINGE);
             o->limit.has_axis = 1;
@@ -166,96 +166,15 @@ static void fill_joints(const ikd_urdf *u, const robot_tree *t, int limits, ikd_
                 } else if (lo < -180 || hi > 180) {
                     lo = lo < -180 ? -180 : lo, hi = hi > 180 ? 180 : hi;
                     snprintf(msg, sizeof msg, "the range of %.60s passes +-180 degrees: cut to [%g, %g]", j->name, lo, hi);
-                    ikd_urdf_warn(warn_to, "limit_cut", lf, msg);
+                    ikd_file_warn(&warn_to->warnings, "limit_cut", lf, msg);
                 }
                 o->limit.min_deg = lo, o->limit.max_deg = hi;
             } else if (j->type == IKD_URDF_REVOLUTE) {
                 snprintf(msg, sizeof msg, "revolute joint %.60s has no lower and upper limit: unlimited", j->name);
-                ikd_urdf_warn(warn_to, "limit_missing", field, msg);
+                ikd_file_warn(&warn_to->warnings, "limit_missing", field, msg);
             }
         }
     }
-}
-
-static void emit_constraint(ikd_emitter *e, const ikd_limit *l)
-{
-    IKD_EMIT_KEY(e, "constraint");
-    if (l->type == IKD_LIMIT_HINGE) {
-        ikd_emit_map(e, 4);
-        IKD_EMIT_KEY(e, "type");
-        ikd_emit_str(e, "hinge");
-        IKD_EMIT_KEY(e, "axis");
-        ikd_emit_nums(e, &l->axis.x, 3);
-        IKD_EMIT_KEY(e, "min_deg");
-        ikd_emit_num(e, l->min_deg);
-        IKD_EMIT_KEY(e, "max_deg");
-        ikd_emit_num(e, l->max_deg);
-    } else {
-        ikd_emit_map(e, 1);
-        IKD_EMIT_KEY(e, "type");
-        ikd_emit_str(e, l->type == IKD_LIMIT_FIXED ? "fixed" : "none");
-    }
-    ikd_emit_end(e);
-}
-
-static void emit_reply(ikd_emitter *e, const ikd_urdf *u, const ikd_skeleton_joint *js, char **names, size_t n,
-                       const char *id)
-{
-    ikd_emit_map(e, 8);
-    IKD_EMIT_KEY(e, "format");
-    ikd_emit_str(e, "urdf");
-    IKD_EMIT_KEY(e, "name");
-    ikd_emit_str(e, u->name);
-    IKD_EMIT_KEY(e, "skeleton");
-    ikd_emit_map(e, 1);
-    IKD_EMIT_KEY(e, "joints");
-    ikd_emit_array(e, n);
-    for (size_t k = 0; k < n; k++) {
-        ikd_emit_map(e, k ? 5 : 4);
-        IKD_EMIT_KEY(e, "name");
-        ikd_emit_str(e, names[k]);
-        if (k) {
-            IKD_EMIT_KEY(e, "parent");
-            ikd_emit_str(e, names[js[k].parent]);
-        }
-        IKD_EMIT_KEY(e, "position");
-        ikd_emit_nums(e, &js[k].position.x, 3);
-        IKD_EMIT_KEY(e, "rotation");
-        ikd_emit_nums(e, &js[k].rotation.x, 4);
-        emit_constraint(e, &js[k].limit);
-        ikd_emit_end(e);
-    }
-    ikd_emit_end(e);
-    ikd_emit_end(e);
-    IKD_EMIT_KEY(e, "id");
-    if (id[0]) ikd_emit_str(e, id);
-    else ikd_emit_null(e);
-    IKD_EMIT_KEY(e, "humanoid");
-    ikd_emit_null(e);
-    IKD_EMIT_KEY(e, "effectors");
-    size_t leaves = 0;
-    for (size_t k = 0; k < n; k++) {
-        int child = 0;
-        for (size_t c = k + 1; c < n && !child; c++) child = js[c].parent == (long)k;
-        leaves += !child;
-    }
-    ikd_emit_array(e, leaves);
-    for (size_t k = 0; k < n; k++) {
-        int child = 0;
-        for (size_t c = k + 1; c < n && !child; c++) child = js[c].parent == (long)k;
-        if (!child) ikd_emit_str(e, names[k]);
-    }
-    ikd_emit_end(e);
-    IKD_EMIT_KEY(e, "clips");
-    ikd_emit_array(e, 0);
-    ikd_emit_end(e);
-    size_t kept = u->warning_count < IKD_URDF_WARN_MAX ? u->warning_count : IKD_URDF_WARN_MAX;
-    IKD_EMIT_KEY(e, "warnings");
-    ikd_emit_array(e, kept);
-    for (size_t i = 0; i < kept; i++)
-        ikd_import_emit_warning(e, u->warnings[i].code, u->warnings[i].message, u->warnings[i].field);
-    ikd_emit_end(e);
-    ikd_emit_end(e);
 }
 
 int ikd_robot_reply(const ikd_api_limits *lim, ikd_urdf *u, int limits, ikd_encoding enc, ikd_buf *out, ikd_error *err)
@@ -276,19 +195,20 @@ int ikd_robot_reply(const ikd_api_limits *lim, ikd_urdf *u, int limits, ikd_enco
     if (rc == IKD_E_OK) fill_joints(u, &t, limits, js, names, u, err, &rc);
     for (size_t k = 1; rc == IKD_E_OK && k < n; k++)
         if (strcmp(names[k], names[0]) == 0) names[0] = "base"; /* a joint named as the root link */
-    char id[IKD_SKEL_ID_LEN + 1] = "";
     if (rc == IKD_E_OK) {
-        ikd_skeleton s = {js, n, 0};
-        ikd_error verr;
-        if (ikd_api_keep_skeleton(lim, &s, names, id, &verr) != IKD_E_OK) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "the skeleton does not validate (%.100s): no id", verr.message);
-            ikd_urdf_warn(u, "skeleton_invalid", verr.field, msg);
-            id[0] = '\0';
-        }
         ikd_emitter e;
         ikd_emit_reply(&e, enc, out);
-        emit_reply(&e, u, js, names, n, id);
+        ikd_emit_map(&e, 8);
+        IKD_EMIT_KEY(&e, "format");
+        ikd_emit_str(&e, "urdf");
+        IKD_EMIT_KEY(&e, "name");
+        ikd_emit_str(&e, u->name);
+        ikd_import_skeleton(&e, lim, js, names, n, 1, &u->warnings);
+        IKD_EMIT_KEY(&e, "clips");
+        ikd_emit_array(&e, 0);
+        ikd_emit_end(&e);
+        ikd_import_warnings(&e, &u->warnings);
+        ikd_emit_end(&e);
         if (out->failed) rc = ikd_error_set(err, IKD_E_NOMEM, "", "out of memory for the import's reply");
     }
     free(js);
