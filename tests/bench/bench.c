@@ -680,29 +680,27 @@ static void import_bench(void)
         }
     ikd_buf_puts(&b, "</robot>\n");
     import_row(&lim, "generated 14-arm robot", "urdf", b.data, b.len);
-    static const char *real[] = {"/usr/share/assimp/models/BVH/01_01.bvh", "/usr/share/assimp/models/BVH/01_03.bvh",
-                                 "/usr/share/assimp/models/BVH/Boxing_Toes.bvh"};
-    int found = 0;
+    static const struct {
+        const char *path, *format;
+    } real[] = {{"/usr/share/assimp/models/BVH/01_01.bvh", "bvh"},
+                {"/usr/share/assimp/models/BVH/01_03.bvh", "bvh"},
+                {"/usr/share/assimp/models/BVH/Boxing_Toes.bvh", "bvh"},
+                {"../shared/samples/mannequiny.glb", "glb"},
+                {"../shared/samples/godot_platformer_player.glb", "glb"}};
+    int absent = 0;
     for (size_t i = 0; i < sizeof real / sizeof real[0]; i++) {
         size_t len;
-        char *text = tu_read_file(real[i], &len);
-        if (!text) continue;
-        found++;
-        import_row(&lim, strrchr(real[i], '/') + 1, "bvh", text, len);
-        free(text);
-    }
-    if (!found) printf("(Debian's BVH clips are absent: apt-get install assimp-testmodels for the real-file rows)\n");
-    static const char *glbs[] = {"../shared/samples/mannequiny.glb", "../shared/samples/godot_platformer_player.glb"};
-    found = 0;
-    for (size_t i = 0; i < sizeof glbs / sizeof glbs[0]; i++) {
-        size_t len;
-        char *data = tu_read_file(glbs[i], &len);
-        if (!data) continue;
-        found++;
-        import_row(&lim, strrchr(glbs[i], '/') + 1, "glb", data, len);
+        char *data = tu_read_file(real[i].path, &len);
+        if (!data) {
+            absent++;
+            continue;
+        }
+        import_row(&lim, strrchr(real[i].path, '/') + 1, real[i].format, data, len);
         free(data);
     }
-    if (!found) printf("(the shared samples' GLB characters are absent (../shared/samples/): no GLB rows)\n");
+    if (absent)
+        printf("(%d real files absent: Debian's BVH clips come with apt-get install assimp-testmodels, the GLB "
+               "characters with ../shared/samples/)\n", absent);
     ikd_buf_destroy(&b);
     ikd_skelstore_destroy(&store);
 }
