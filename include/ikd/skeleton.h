@@ -172,10 +172,17 @@ typedef struct ikd_goal {
     int has_pole;
     ikd_vec3 pole;             /* the point the limb's middle joint (the joint's
                                   grandparent's child on the way) prefers to bend toward */
-    double weight;             /* > 0, default 1: ranks goals that cannot all be met */
+    double weight;             /* > 0, default 1: ranks goals of one priority that cannot all be met */
+    int priority;              /* default 0, range [-1000000, 1000000]: goals of a higher priority
+                                  are met as if the lower ones were absent; the lower ones get
+                                  what is left (multi_setup.c: each lower level's rows weigh
+                                  1e-3 of the level above; five levels are told apart, lower
+                                  ones share the fifth) */
 } ikd_goal;
 
-/* A goal with defaults (no target yet, weight 1) on `joint`. */
+#define IKD_GOAL_PRIORITY_MAX 1000000 /* goals[].priority lies in [-this, this] */
+
+/* A goal with defaults (no target yet, weight 1, priority 0) on `joint`. */
 void ikd_goal_init(ikd_goal *g, size_t joint);
 
 typedef enum ikd_goal_status {
@@ -191,6 +198,11 @@ typedef struct ikd_multi_problem {
     const ikd_skeleton *skeleton; /* validated */
     ikd_vec3 root;                /* the start pose's root position, world */
     const ikd_quat *start;        /* the start pose's local rotations; NULL = the rest pose */
+    const ikd_quat *preferred;    /* the pose the pull goes toward instead of the rest pose (local
+                                     rotations, unit; options.preferred, a clip's frames[k].preferred):
+                                     IK layered on an animation. NULL = the rest pose */
+    int has_preferred_root;       /* 1: a free root is also pulled toward preferred_root */
+    ikd_vec3 preferred_root;      /* world, skeleton units */
     const ikd_quat *heading;      /* ground goals' headings: this pose's (local rotations, unit);
                                      NULL = the start pose's. ikd_motion_frame sets the frame
                                      before's solution, which a predicted start is not */

@@ -133,6 +133,12 @@ int ikd_field_str_is(ikd_val x, const char *s)
 
 int ikd_field_options(ikd_val v, const ikd_path *fo, const ikd_option_info *table, size_t n, void *base, ikd_error *err)
 {
+    return ikd_field_options_but(v, fo, table, n, base, NULL, err);
+}
+
+int ikd_field_options_but(ikd_val v, const ikd_path *fo, const ikd_option_info *table, size_t n, void *base,
+                          const char *own, ikd_error *err)
+{
     if (!v.v) return IKD_E_OK;
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, fo, "must be an object");
     size_t count = v.ops->size(v.v);
@@ -144,6 +150,7 @@ int ikd_field_options(ikd_val v, const ikd_path *fo, const ikd_option_info *tabl
         ikd_path f = ikd_field_keyn(fo, key, klen);
         const ikd_option_info *row = NULL;
         size_t idx = 0;
+        if (own && strlen(own) == klen && memcmp(own, key, klen) == 0) continue; /* the caller's own */
         for (size_t i = 0; i < n && !row; i++)
             if (strlen(table[i].name) == klen && memcmp(table[i].name, key, klen) == 0) row = &table[idx = i];
         if (!row) return ikd_field_bad(err, &f, "unknown option (see GET /v1/solvers)");

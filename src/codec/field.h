@@ -61,5 +61,8 @@ int ikd_field_str_is(ikd_val x, const char *s);
  * library validation's); an enum row one of its choices, stored as the
  * choice's index. Each value is written at base + the row's offset. */
 int ikd_field_options(ikd_val v, const ikd_path *f, const ikd_option_info *table, size_t n, void *base, ikd_error *err);
+/* The same, with the member named `own` left to the caller (not refused). */
+int ikd_field_options_but(ikd_val v, const ikd_path *fo, const ikd_option_info *table, size_t n, void *base,
+                          const char *own, ikd_error *err);
 
 #endif

@@ -1,6 +1,7 @@
 /* skel.c - decoding POST /v1/solve/skeleton: skeleton joints and limits, start pose, goals, options, with field paths. */
 #include "skel.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,10 @@ void ikd_skel_request_destroy(ikd_skel_request *r)
     free(r->frame_first);
     free(r->pack);
     free(r->pack_at);
+    free(r->preferred);
+    free(r->fpref);
+    free(r->fpref_has);
+    free(r->fpref_root);
     ikd_skel_request_init(r);
 }
 
@@ -271,6 +276,53 @@ static int parse_pose(ikd_val v, const ikd_path *pre, ikd_skel_request *r, ikd_e
     return IKD_E_OK;
 }
 
+/* A preferred pose at f: {"rotations": [one unit quaternion per joint],
+ * "root": [x, y, z]} (root optional) into rot[0..n) and *root. Its
+ * translations are the request pose's: a preferred pose gives none. */
+static int parse_preferred(ikd_val v, const ikd_path *f, size_t n, ikd_quat *rot, int *has_root, ikd_vec3 *root,
+                           ikd_error *err)
+{
+    static const ikd_field keys[] = {FIELD("root"), FIELD("rotations"), FIELD("translations")};
+    ikd_path froot = ikd_field_key(f, "root"), frot = ikd_field_key(f, "rotations"), ft = ikd_field_key(f, "translations");
+    if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, f, "must be a pose object with \"rotations\"");
+    ikd_val m[3];
+    int rc = GATHER(v, f, keys, m, err);
+    if (rc) return rc;
+    int moved = m[2].v && ikd_val_type(m[2]) != IKD_DOC_NULL && ikd_val_type(m[2]) != IKD_DOC_ARRAY;
+    for (size_t i = 0; !moved && m[2].v && ikd_val_type(m[2]) == IKD_DOC_ARRAY && i < m[2].ops->size(m[2].v); i++)
+        moved = ikd_val_type(ikd_val_at(m[2], i)) != IKD_DOC_NULL; /* all null: the rest offsets, as the pose's */
+    if (moved) return ikd_field_bad(err, &ft, "must be null or all null: a preferred pose keeps the request's pose.translations");
+    if (!m[1].v) return ikd_field_bad(err, &frot, "is required");
+    if (ikd_val_type(m[1]) != IKD_DOC_ARRAY || m[1].ops->size(m[1].v) != n)
+        return ikd_field_bad(err, &frot, "must hold one rotation per joint");
+    for (size_t i = 0; i < n; i++) {
+        ikd_path fi = ikd_field_index(&frot, i);
+        if ((rc = ikd_field_quat(ikd_val_at(m[1], i), &fi, &rot[i], err))) return rc;
+        if (!(fabs(ikd_quat_len(rot[i]) - 1) <= 1e-3)) return ikd_field_bad(err, &fi, "must be a unit quaternion [x, y, z, w]");
+        rot[i] = ikd_quat_norm(rot[i]);
+    }
+    *has_root = 0;
+    if (m[0].v && ikd_val_type(m[0]) != IKD_DOC_NULL) {
+        if ((rc = ikd_field_vec3(m[0], &froot, root, err))) return rc;
+        *has_root = 1;
+    }
+    return IKD_E_OK;
+}
+
+/* options.preferred (the options object's member `v`, at `fo`.preferred). */
+static int parse_options_preferred(ikd_val v, const ikd_path *fo, ikd_skel_request *r, ikd_error *err)
+{
+    ikd_path f = ikd_field_key(fo, "preferred");
+    if (!v.v || ikd_val_type(v) == IKD_DOC_NULL) return IKD_E_OK;
+    size_t n = r->skeleton.count;
+    if (!(r->preferred = malloc(n * sizeof *r->preferred))) return nomem(err, &f);
+    int rc = parse_preferred(v, &f, n, r->preferred, &r->problem.has_preferred_root, &r->problem.preferred_root, err);
+    if (rc) return rc;
+    r->problem.preferred = r->preferred;
+    if (!r->problem.start) r->problem.start = r->preferred; /* no start rotations given: from the preferred pose */
+    return IKD_E_OK;
+}
+
 static int parse_goal_joint(ikd_val x, const ikd_path *f, const ikd_skel_request *r, ikd_goal *g, ikd_error *err)
 {
     if (!x.v) return ikd_field_bad(err, f, "is required (a joint's name or index)");
@@ -300,10 +352,10 @@ static int parse_pair(ikd_val v, const ikd_path *f, const char *a, const char *b
 static int parse_goal(ikd_val v, const ikd_path *f, const ikd_skel_request *r, ikd_goal *g, ikd_error *err)
 {
     static const ikd_field keys[] = {FIELD("joint"), FIELD("position"), FIELD("rotation"), FIELD("aim"),
-                                     FIELD("ground"), FIELD("pole"),     FIELD("weight")};
-    enum { JOINT, POS, ROT, AIM, GROUND, POLE, WEIGHT };
+                                     FIELD("ground"), FIELD("pole"),     FIELD("weight"), FIELD("priority")};
+    enum { JOINT, POS, ROT, AIM, GROUND, POLE, WEIGHT, PRIORITY };
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, f, "must be an object");
-    ikd_val m[7], sub[3];
+    ikd_val m[8], sub[3];
     int rc = GATHER(v, f, keys, m, err);
     if (rc) return rc;
     ikd_goal_init(g, 0);
@@ -340,6 +392,13 @@ static int parse_goal(ikd_val v, const ikd_path *f, const ikd_skel_request *r, i
     if (m[POLE].v && !(rc = ikd_field_vec3(m[POLE], &fpo, &g->pole, err))) g->has_pole = 1;
     if (rc) return rc;
     if (m[WEIGHT].v && (rc = ikd_field_number(m[WEIGHT], &fw, &g->weight, err))) return rc;
+    if (m[PRIORITY].v && ikd_val_type(m[PRIORITY]) != IKD_DOC_NULL) {
+        ikd_path fpr = ikd_field_key(f, "priority");
+        long long pr = ikd_val_type(m[PRIORITY]) == IKD_DOC_INT ? m[PRIORITY].ops->integer(m[PRIORITY].v) : LLONG_MAX;
+        if (pr < -IKD_GOAL_PRIORITY_MAX || pr > IKD_GOAL_PRIORITY_MAX)
+            return ikd_field_bad(err, &fpr, "must be an integer in [-1000000, 1000000]");
+        g->priority = (int)pr;
+    }
     return IKD_E_OK;
 }
 
@@ -378,16 +437,29 @@ static int parse_goals(ikd_val v, const ikd_path *pre, ikd_skel_request *r, ikd_
     return parse_goal_list(v, pre, r, r->goals, n, err);
 }
 
-/* A clip's frames: [{"goals": [...]}, ...], every frame's goals in one array. */
+/* frames[k].preferred, `v` at `fk` (absent or null: none) into pref. */
+static int parse_frame_pref(ikd_val v, const ikd_path *fk, const ikd_skel_request *r, ikd_frame_pref *pref, ikd_error *err)
+{
+    pref->has = 0;
+    if (!v.v || ikd_val_type(v) == IKD_DOC_NULL) return IKD_E_OK;
+    ikd_path f = ikd_field_key(fk, "preferred");
+    int rc = parse_preferred(v, &f, r->skeleton.count, pref->rot, &pref->has_root, &pref->root, err);
+    pref->has = rc == IKD_E_OK;
+    return rc;
+}
+
+/* A clip's frames: [{"goals": [...], "preferred": {...}}, ...], every
+ * frame's goals in one array, and their preferred poses in r->fpref. */
 static int parse_frames(ikd_val v, ikd_skel_request *r, ikd_error *err)
 {
-    static const ikd_field keys[] = {FIELD("goals")};
+    static const ikd_field keys[] = {FIELD("goals"), FIELD("preferred")};
     ikd_path ff = ikd_field_key(NULL, "frames");
     if (!v.v) return ikd_field_bad(err, &ff, "is required");
     if (ikd_val_type(v) != IKD_DOC_ARRAY || v.ops->size(v.v) < 1) return ikd_field_bad(err, &ff, "must be a non-empty array");
-    size_t nf = v.ops->size(v.v), total = 0;
+    size_t nf = v.ops->size(v.v), total = 0, nj = r->skeleton.count;
+    int prefs = 0;
     if (!(r->frame_first = calloc(nf + 1, sizeof *r->frame_first))) return nomem(err, &ff);
-    ikd_val m[1];
+    ikd_val m[2];
     for (size_t k = 0; k < nf; k++) { /* shapes and sizes first: one allocation for every goal */
         ikd_path fk = ikd_field_index(&ff, k), fg = ikd_field_key(&fk, "goals");
         ikd_val fr = ikd_val_at(v, k);
@@ -397,6 +469,7 @@ static int parse_frames(ikd_val v, ikd_skel_request *r, ikd_error *err)
         if (!m[0].v) return ikd_field_bad(err, &fg, "is required");
         size_t n = goals_size(m[0], &fk, r, err);
         if (!n) return err->code;
+        prefs |= m[1].v && ikd_val_type(m[1]) != IKD_DOC_NULL;
         r->frame_first[k] = total;
         total += n;
     }
@@ -404,22 +477,32 @@ static int parse_frames(ikd_val v, ikd_skel_request *r, ikd_error *err)
     r->frame_count = nf;
     if (!(r->goals = calloc(total, sizeof *r->goals))) return nomem(err, &ff);
     r->goal_count = total;
+    if (prefs && (!(r->fpref = malloc(nf * nj * sizeof *r->fpref)) || !(r->fpref_has = calloc(nf, 1)) ||
+                  !(r->fpref_root = calloc(nf, sizeof *r->fpref_root))))
+        return nomem(err, &ff);
     for (size_t k = 0; k < nf; k++) {
         ikd_path fk = ikd_field_index(&ff, k);
         GATHER(ikd_val_at(v, k), &fk, keys, m, err);
         int rc = parse_goal_list(m[0], &fk, r, r->goals + r->frame_first[k], r->frame_first[k + 1] - r->frame_first[k], err);
-        if (rc) return rc;
+        if (rc || !prefs) {
+            if (rc) return rc;
+            continue;
+        }
+        ikd_frame_pref fp = {.rot = r->fpref + k * nj};
+        if ((rc = parse_frame_pref(m[1], &fk, r, &fp, err))) return rc;
+        r->fpref_has[k] = (unsigned char)(fp.has | (fp.has_root << 1));
+        r->fpref_root[k] = fp.root;
     }
     return IKD_E_OK;
 }
 
 /* One frame of a clip decoded on its own: {"goals": [...]} at frames[k]. */
 int ikd_clip_decode_frame(ikd_val frame, size_t k, ikd_skel_request *req, ikd_goal *goals, size_t *count,
-                          ikd_error *err)
+                          ikd_frame_pref *pref, ikd_error *err)
 {
-    static const ikd_field keys[] = {FIELD("goals")};
+    static const ikd_field keys[] = {FIELD("goals"), FIELD("preferred")};
     ikd_path ff = ikd_field_key(NULL, "frames"), fk = ikd_field_index(&ff, k), fg = ikd_field_key(&fk, "goals");
-    ikd_val m[1];
+    ikd_val m[2];
     if (ikd_val_type(frame) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fk, "must be an object with \"goals\"");
     int rc = GATHER(frame, &fk, keys, m, err);
     if (rc) return rc;
@@ -427,9 +510,21 @@ int ikd_clip_decode_frame(ikd_val frame, size_t k, ikd_skel_request *req, ikd_go
     size_t n = goals_size(m[0], &fk, req, err);
     if (!n) return err->code;
     *count = n;
-    return parse_goal_list(m[0], &fk, req, goals, n, err);
+    if ((rc = parse_goal_list(m[0], &fk, req, goals, n, err))) return rc;
+    return parse_frame_pref(m[1], &fk, req, pref, err);
 }
 
+
+/* `options`: the solver's table, and `preferred` (a pose). */
+static int parse_options(ikd_val v, const ikd_path *pre, ikd_skel_request *r, ikd_error *err)
+{
+    size_t n;
+    const ikd_option_info *table = ikd_multi_options_table(&n);
+    ikd_path fo = ikd_field_key(pre, "options");
+    int rc = ikd_field_options_but(v, &fo, table, n, &r->problem, "preferred", err);
+    if (rc || !v.v || ikd_val_type(v) != IKD_DOC_OBJECT) return rc;
+    return parse_options_preferred(ikd_field_member(v, "preferred"), &fo, r, err);
+}
 
 /* A skeleton or clip request: the shared fields, then `goals` (a skeleton)
  * or `frames` (a clip, clip = 1). */
@@ -471,10 +566,7 @@ static int decode(ikd_val root, const ikd_path *pre, int item, int clip, size_t 
     if (clip == 2) { /* the head of a clip decoded a frame at a time: no frames here */
         p->goals = NULL;
         p->goal_count = 0;
-        size_t n;
-        const ikd_option_info *table = ikd_multi_options_table(&n);
-        ikd_path fo = ikd_field_key(pre, "options");
-        return ikd_field_options(m[OPTIONS], &fo, table, n, p, err);
+        return parse_options(m[OPTIONS], pre, req, err);
     }
     if (clip) {
         if ((rc = parse_frames(m[GOALS], req, err))) return rc;
@@ -485,10 +577,7 @@ static int decode(ikd_val root, const ikd_path *pre, int item, int clip, size_t 
     }
     p->goals = req->goals;
     p->goal_count = clip ? req->frame_first[1] : req->goal_count;
-    size_t n;
-    const ikd_option_info *table = ikd_multi_options_table(&n);
-    ikd_path fo = ikd_field_key(pre, "options");
-    return ikd_field_options(m[OPTIONS], &fo, table, n, p, err);
+    return parse_options(m[OPTIONS], pre, req, err);
 }
 
 int ikd_skel_decode_register(ikd_val root, size_t max_joints, ikd_skel_request *req, ikd_error *err)

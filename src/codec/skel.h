@@ -50,7 +50,23 @@ struct ikd_skel_request {
      * given) and echoed in every pose of the reply. NULL: none given. */
     ikd_vec3 *translations;     /* owned */
     unsigned char *has_translation; /* owned */
+    /* options.preferred: the pose the pull goes toward (problem.preferred
+     * points here; the start pose when `pose` gives no rotations). */
+    ikd_quat *preferred;        /* owned; NULL: none */
+    /* A clip decoded whole: frames[k].preferred until ikd_skelpack_all packs
+     * them (fpref[k * count ...], fpref_has[k] bit 1 rotations, bit 2 root). */
+    ikd_quat *fpref;            /* owned; NULL: no frame has one */
+    unsigned char *fpref_has;   /* owned */
+    ikd_vec3 *fpref_root;       /* owned */
 };
+
+/* One clip frame's `preferred` (frames[k].preferred): its rotations in
+ * rot (the caller's, one per joint), has 1 when the frame gives one. */
+typedef struct ikd_frame_pref {
+    int has, has_root;
+    ikd_vec3 root;
+    ikd_quat *rot;
+} ikd_frame_pref;
 
 void ikd_skel_request_init(ikd_skel_request *r);
 void ikd_skel_request_destroy(ikd_skel_request *r);
@@ -73,10 +89,11 @@ int ikd_clip_decode(ikd_val root, size_t max_joints, ikd_skel_request *req, ikd_
  * ikd_doc_elems): the fields but `frames` from `root` (its "frames" is not
  * looked at), then each frame's goals with ikd_clip_decode_frame. */
 int ikd_clip_decode_head(ikd_val root, size_t max_joints, ikd_skel_request *req, ikd_error *err);
-/* Frame k ({"goals": [...]}) into goals[0..*count) (room for
- * IKD_SKEL_MAX_GOALS); field paths "frames[k].goals[i]...". */
+/* Frame k ({"goals": [...], "preferred": {...}}) into goals[0..*count)
+ * (room for IKD_SKEL_MAX_GOALS) and pref (pref->rot: room for one rotation
+ * per joint); field paths "frames[k].goals[i]...". */
 int ikd_clip_decode_frame(ikd_val frame, size_t k, ikd_skel_request *req, ikd_goal *goals, size_t *count,
-                          ikd_error *err);
+                          ikd_frame_pref *pref, ikd_error *err);
 
 
 #endif

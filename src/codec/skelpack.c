@@ -8,12 +8,13 @@
 /* ---- packed goals ------------------------------------------------------
  * A goal as its joint (u32), which parts it has (u32), its weight, then
  * the doubles of each part it has, in the order of the flags. */
-enum { PACK_POSITION = 1, PACK_ROTATION = 2, PACK_AIM = 4, PACK_GROUND = 8, PACK_HEIGHT = 16, PACK_POLE = 32 };
+enum { PACK_POSITION = 1, PACK_ROTATION = 2, PACK_AIM = 4, PACK_GROUND = 8, PACK_HEIGHT = 16, PACK_POLE = 32,
+       PACK_PRIORITY = 64 };
 
 static size_t pack_size(const ikd_goal *g)
 {
     return 16 + 8 * (size_t)(3 * !!g->has_position + 4 * !!g->has_rotation + 6 * !!g->has_aim + 6 * !!g->has_ground +
-                             !!g->has_ground_height + 3 * !!g->has_pole);
+                             !!g->has_ground_height + 3 * !!g->has_pole + !!g->priority);
 }
 
 static unsigned char *put(unsigned char *p, const void *src, size_t n)
@@ -27,7 +28,8 @@ static unsigned char *pack_goal(unsigned char *p, const ikd_goal *g)
     uint32_t joint = (uint32_t)g->joint;
     uint32_t flags = (g->has_position ? PACK_POSITION : 0) | (g->has_rotation ? PACK_ROTATION : 0) |
                      (g->has_aim ? PACK_AIM : 0) | (g->has_ground ? PACK_GROUND : 0) |
-                     (g->has_ground_height ? PACK_HEIGHT : 0) | (g->has_pole ? PACK_POLE : 0);
+                     (g->has_ground_height ? PACK_HEIGHT : 0) | (g->has_pole ? PACK_POLE : 0) |
+                     (g->priority ? PACK_PRIORITY : 0);
     p = put(p, &joint, 4);
     p = put(p, &flags, 4);
     p = put(p, &g->weight, 8);
@@ -37,6 +39,10 @@ static unsigned char *pack_goal(unsigned char *p, const ikd_goal *g)
     if (flags & PACK_GROUND) p = put(put(p, &g->ground_point, 24), &g->ground_normal, 24);
     if (flags & PACK_HEIGHT) p = put(p, &g->ground_height, 8);
     if (flags & PACK_POLE) p = put(p, &g->pole, 24);
+    if (flags & PACK_PRIORITY) { /* 8 bytes: the doubles after it stay aligned in size */
+        int64_t pr = g->priority;
+        p = put(p, &pr, 8);
+    }
     return p;
 }
 
@@ -59,6 +65,11 @@ static const unsigned char *unpack_goal(const unsigned char *p, ikd_goal *g)
     if ((g->has_ground = !!(flags & PACK_GROUND))) p = get(get(p, &g->ground_point, 24), &g->ground_normal, 24);
     if ((g->has_ground_height = !!(flags & PACK_HEIGHT))) p = get(p, &g->ground_height, 8);
     if ((g->has_pole = !!(flags & PACK_POLE))) p = get(p, &g->pole, 24);
+    if (flags & PACK_PRIORITY) {
+        int64_t pr;
+        p = get(p, &pr, 8);
+        g->priority = (int)pr;
+    }
     return p;
 }
 
@@ -86,15 +97,26 @@ static int pack_room(ikd_skel_request *r, size_t bytes)
     return 0;
 }
 
-int ikd_skelpack_frame(ikd_skel_request *r, const ikd_goal *goals, size_t n)
+/* A frame's preferred pose follows its goals: a u64 tag (1: rotations, 3:
+ * and a root), the root's 24 bytes when it has one, then a rotation per
+ * joint. A frame without one ends at its last goal (pack_at). */
+int ikd_skelpack_frame(ikd_skel_request *r, const ikd_goal *goals, size_t n, const ikd_frame_pref *pref)
 {
-    size_t bytes = 0;
+    size_t bytes = 0, nj = r->skeleton.count;
     for (size_t i = 0; i < n; i++) bytes += pack_size(&goals[i]);
+    int has = pref && pref->has;
+    if (has) bytes += 8 + (pref->has_root ? 24 : 0) + nj * sizeof(ikd_quat);
     if (pack_room(r, bytes) != 0) return -1;
     size_t k = r->frame_count;
     if (k == 0) r->frame_first[0] = 0, r->pack_at[0] = 0;
     unsigned char *p = r->pack + r->pack_len;
     for (size_t i = 0; i < n; i++) p = pack_goal(p, &goals[i]);
+    if (has) {
+        uint64_t tag = pref->has_root ? 3 : 1;
+        p = put(p, &tag, 8);
+        if (pref->has_root) p = put(p, &pref->root, 24);
+        p = put(p, pref->rot, nj * sizeof(ikd_quat));
+    }
     r->pack_len = (size_t)(p - r->pack);
     r->frame_first[k + 1] = r->frame_first[k] + n;
     r->pack_at[k + 1] = r->pack_len;
@@ -104,15 +126,22 @@ int ikd_skelpack_frame(ikd_skel_request *r, const ikd_goal *goals, size_t n)
 
 int ikd_skelpack_all(ikd_skel_request *r)
 {
-    size_t nf = r->frame_count, *first = r->frame_first;
+    size_t nf = r->frame_count, *first = r->frame_first, nj = r->skeleton.count;
     ikd_goal *goals = r->goals;
     r->frame_first = NULL;
     r->frame_count = 0;
     r->frames_cap = 0;
     int rc = 0;
-    for (size_t k = 0; k < nf && rc == 0; k++) rc = ikd_skelpack_frame(r, goals + first[k], first[k + 1] - first[k]);
+    for (size_t k = 0; k < nf && rc == 0; k++) {
+        ikd_frame_pref fp = {0};
+        if (r->fpref && (r->fpref_has[k] & 1))
+            fp = (ikd_frame_pref){1, (r->fpref_has[k] & 2) != 0, r->fpref_root[k], r->fpref + k * nj};
+        rc = ikd_skelpack_frame(r, goals + first[k], first[k + 1] - first[k], &fp);
+    }
     free(first);
     free(goals);
+    free(r->fpref), free(r->fpref_has), free(r->fpref_root);
+    r->fpref = NULL, r->fpref_has = NULL, r->fpref_root = NULL;
     r->goals = NULL;
     r->problem.goals = NULL;
     return rc;
@@ -130,8 +159,16 @@ void ikd_skelpack_trim(ikd_skel_request *r)
     if (ff && pa) r->frames_cap = n;
 }
 
-void ikd_skelpack_unpack(const ikd_skel_request *r, size_t k, ikd_goal *out)
+void ikd_skelpack_unpack(const ikd_skel_request *r, size_t k, ikd_goal *out, ikd_frame_pref *pref)
 {
     const unsigned char *p = r->pack + r->pack_at[k];
     for (size_t i = 0, n = r->frame_first[k + 1] - r->frame_first[k]; i < n; i++) p = unpack_goal(p, &out[i]);
+    if (!pref) return;
+    pref->has = p < r->pack + r->pack_at[k + 1];
+    if (!pref->has) return;
+    uint64_t tag;
+    p = get(p, &tag, 8);
+    pref->has_root = tag == 3;
+    if (pref->has_root) p = get(p, &pref->root, 24);
+    get(p, pref->rot, r->skeleton.count * sizeof(ikd_quat));
 }

@@ -24,27 +24,41 @@ static void frame_field(ikd_error *err, size_t k)
 
 /* The frames of a body loaded with them deferred: each parsed, decoded,
  * validated and packed on its own (at most one frame's document at a time). */
+static int frames_each(const ikd_api_limits *lim, ikd_doc_elems *it, ikd_skel_request *req, ikd_goal *goals,
+                       ikd_frame_pref *pref, ikd_error *err);
+
 static int open_frames(const ikd_api_limits *lim, ikd_encoding in_enc, const char *body, const ikd_doc_span *span,
                        ikd_skel_request *req, ikd_error *err)
 {
-    size_t max = lim->max_frames ? lim->max_frames : IKD_CLIP_MAX_FRAMES;
     ikd_goal goals[IKD_SKEL_MAX_GOALS];
     ikd_doc_elems it;
-    ikd_doc doc;
     if (ikd_doc_elems_begin(&it, in_enc, body, span) != 0)
         return ikd_error_set(err, IKD_E_INVALID, "frames", "must be a non-empty array");
+    ikd_frame_pref pref = {.rot = malloc(req->skeleton.count * sizeof(ikd_quat))};
+    if (!pref.rot) return ikd_error_set(err, IKD_E_NOMEM, "frames", "out of memory for the clip's frames");
+    int rc = frames_each(lim, &it, req, goals, &pref, err);
+    free(pref.rot);
+    return rc;
+}
+
+/* open_frames' loop: each frame of `it` decoded, validated and packed. */
+static int frames_each(const ikd_api_limits *lim, ikd_doc_elems *it, ikd_skel_request *req, ikd_goal *goals,
+                       ikd_frame_pref *pref, ikd_error *err)
+{
+    size_t max = lim->max_frames ? lim->max_frames : IKD_CLIP_MAX_FRAMES;
+    ikd_doc doc;
     int more;
-    while ((more = ikd_doc_elems_next(&it, &doc, err)) == 1) {
-        size_t k = it.index - 1, n = 0;
+    while ((more = ikd_doc_elems_next(it, &doc, err)) == 1) {
+        size_t k = it->index - 1, n = 0;
         if (k >= max) {
             ikd_doc_free(&doc);
             /* how many there are, for the message (each parsed, none kept) */
-            while ((more = ikd_doc_elems_next(&it, &doc, err)) == 1) ikd_doc_free(&doc);
+            while ((more = ikd_doc_elems_next(it, &doc, err)) == 1) ikd_doc_free(&doc);
             if (more < 0) return err->code;
             return ikd_error_set(err, IKD_E_TOO_LARGE, "frames", "at most %zu frames per clip (--max-frames), got %zu",
-                                 max, it.index);
+                                 max, it->index);
         }
-        int rc = ikd_clip_decode_frame(doc.root, k, req, goals, &n, err);
+        int rc = ikd_clip_decode_frame(doc.root, k, req, goals, &n, pref, err);
         ikd_doc_free(&doc);
         if (rc == IKD_E_OK) {
             ikd_multi_problem p = req->problem;
@@ -52,7 +66,7 @@ static int open_frames(const ikd_api_limits *lim, ikd_encoding in_enc, const cha
             rc = ikd_multi_validate(&p, goals, err);
             if (rc) frame_field(err, k);
         }
-        if (rc == IKD_E_OK && ikd_skelpack_frame(req, goals, n) != 0)
+        if (rc == IKD_E_OK && ikd_skelpack_frame(req, goals, n, pref) != 0)
             rc = ikd_error_set(err, IKD_E_NOMEM, "frames", "out of memory for the clip's frames");
         if (rc) return rc;
     }
@@ -140,21 +154,22 @@ int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long
     run->pose = malloc(n * sizeof *run->pose);
     run->gr = malloc(most * sizeof *run->gr);
     run->goals = malloc(most * sizeof *run->goals);
-    if (!run->work || !run->local || !run->motion_mem || !run->pose || !run->gr || !run->goals) {
+    run->pref.rot = malloc(n * sizeof *run->pref.rot);
+    if (!run->work || !run->local || !run->motion_mem || !run->pose || !run->gr || !run->goals || !run->pref.rot) {
         ikd_clip_end(run);
         return -1;
     }
-    ikd_motion_init(&run->motion, &req->skeleton, req->start, req->problem.root, run->motion_mem);
+    ikd_motion_init(&run->motion, &req->skeleton, req->problem.start, req->problem.root, run->motion_mem);
     run->motion.pull_max_deg = req->problem.pull_max_deg; /* the clip's option (default IKD_CLIP_PULL_MAX_DEG) */
     run->deadline_ns = deadline_ns;
     return 0;
 }
 
-/* Frame k's goals into run->goals. */
+/* Frame k's goals into run->goals, its preferred pose into run->pref. */
 static void unpack_frame(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
 {
     run->goal_count = req->frame_first[k + 1] - req->frame_first[k];
-    ikd_skelpack_unpack(req, k, run->goals);
+    ikd_skelpack_unpack(req, k, run->goals, &run->pref);
 }
 
 void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
@@ -166,6 +181,15 @@ void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
     p.goals = run->goals;
     p.goal_count = run->goal_count;
     ikd_motion_frame(&run->motion, &p);
+    if (run->pref.has) {
+        /* IK layered on an animation (frames[k].preferred): the frame starts
+         * from the animation's pose and is pulled back to it, unbounded (the
+         * animation is the motion: what moves between frames is its own);
+         * its root places a fixed root and draws a free one */
+        p.start = p.preferred = run->pref.rot;
+        p.pull_max_deg = 0;
+        if (run->pref.has_root) p.root = p.preferred_root = run->pref.root, p.has_preferred_root = 1;
+    }
     p.deadline_ns = run->deadline_ns;
     unsigned long long t0 = ikd_clock_ns();
     ikd_multi_solve(&p, run->work, run->work_size, run->local, run->pose, run->gr, &run->res, &err);
@@ -196,8 +220,9 @@ void ikd_clip_end(ikd_clip_run *run)
     free(run->pose);
     free(run->gr);
     free(run->goals);
+    free(run->pref.rot);
     run->work = NULL, run->local = NULL, run->motion_mem = NULL, run->pose = NULL, run->gr = NULL;
-    run->goals = NULL;
+    run->goals = NULL, run->pref.rot = NULL;
 }
 
 size_t ikd_clip_held(const ikd_clip_run *run, const ikd_skel_request *req)

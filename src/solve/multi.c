@@ -247,7 +247,7 @@ static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root,
         /* weights as the rows weigh them (over the largest: a weight near
          * the largest double squared would be infinite, and no descent's
          * score would then beat the first's INFINITY) */
-        double wt = p->goals[i].weight / w->wmax, e = gr[i].error, r = gr[i].rotation_error_deg * IKD_DEG2RAD * MULTI_ROTATION_WEIGHT * s->size;
+        double wt = w->gw[i], e = gr[i].error, r = gr[i].rotation_error_deg * IKD_DEG2RAD * MULTI_ROTATION_WEIGHT * s->size;
         if (w->want[i] & 32) /* inside its bones: how far from where it is aimed */
             e = ikd_vec3_dist(ikd__multi_limb_target(w, p, pose, i), pose[p->goals[i].joint].position);
         if (e > p->tolerance) sc += wt * wt * e * e;
@@ -363,6 +363,101 @@ static int stretch_limbs(multi_ws *w, const ikd_multi_problem *p, ikd_pose_joint
     return all;
 }
 
+/* goals.priority: the weighted descents (goal_weights) leave the highest
+ * priority's goals a share of any conflict with the lower ones. When some
+ * of them are unmet, one more descent from the pose (local, *root) asks
+ * for them alone (the lower goals' rows empty: w->off), pulled toward that
+ * pose and unbounded: the least move that meets them, the lower goals
+ * kept as near as that allows. Its pose replaces the first when it meets
+ * every highest goal within reach. Returns the iterations. */
+static int polish_top(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd_pose_joint *pose, ikd_vec3 *root,
+                      ikd_goal_result *gr, int budget, int *timed_out)
+{
+    const ikd_skeleton *s = p->skeleton;
+    int top = p->goals[0].priority, lower = 0, unmet = 0;
+    for (size_t i = 1; i < w->g; i++) top = p->goals[i].priority > top ? p->goals[i].priority : top;
+    ikd__skeleton_fk_some(s, *root, local, pose, w->need, 0);
+    ikd__multi_build_rows(w, p, pose, gr, 0);
+    for (size_t i = 0; i < w->g; i++) {
+        w->off[i] = p->goals[i].priority < top;
+        lower |= w->off[i];
+        int met = gr[i].error <= p->tolerance && gr[i].rotation_error_deg <= p->rotation_tolerance_deg;
+        unmet |= !w->off[i] && !met && !ikd__multi_out_of_reach(w, p, i);
+    }
+    int it = 0;
+    if (lower && unmet && budget > 0) {
+        ikd_multi_problem q = *p;
+        memcpy(w->pol, local, s->count * sizeof *local);
+        q.preferred = w->pol, q.pull_max_deg = 0;
+        q.has_preferred_root = p->root_free, q.preferred_root = *root;
+        ikd__multi_setup_preferred(w, &q);
+        ikd_vec3 rt = *root;
+        int fresh = 0, met = 1;
+        it = descend(w, &q, local, pose, &rt, gr, budget, timed_out, &fresh);
+        ikd__skeleton_fk_some(s, rt, w->best, pose, w->need, 0);
+        ikd__multi_build_rows(w, p, pose, gr, 0);
+        for (size_t i = 0; i < w->g; i++)
+            if (!w->off[i] && !ikd__multi_out_of_reach(w, p, i))
+                met &= gr[i].error <= p->tolerance && gr[i].rotation_error_deg <= p->rotation_tolerance_deg;
+        if (met) memcpy(local, w->best, s->count * sizeof *local), *root = rt;
+        else memcpy(local, w->pol, s->count * sizeof *local);
+    }
+    memset(w->off, 0, w->g);
+    return it;
+}
+
+/* Layered on an animation (options.preferred): the goals the start pose
+ * already meets keep every joint on their paths as it starts (and a free
+ * root where it stands), and their rows ask nothing (w->off); the others
+ * are solved with the joints no met goal depends on. Returns 0, holding
+ * nothing, when no goal or every goal is met at the start, or an unmet
+ * goal has no joint of its own. */
+static int hold_met(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, ikd_pose_joint *pose,
+                    ikd_goal_result *gr)
+{
+    const ikd_skeleton *s = p->skeleton;
+    unsigned char *held = w->locked; /* scratch: [n] */
+    int met_any = 0, unmet_any = 0;
+    ikd_skeleton_fk(s, p->root, local, pose);
+    ikd__multi_mark_far(w, p); /* (build_rows reads it) */
+    ikd__multi_build_rows(w, p, pose, gr, 0);
+    memset(held, 0, s->count);
+    for (size_t i = 0; i < w->g; i++) {
+        int met = gr[i].error <= p->tolerance && gr[i].rotation_error_deg <= p->rotation_tolerance_deg;
+        w->off[i] = (unsigned char)met;
+        met_any |= met, unmet_any |= !met;
+        long k = (long)p->goals[i].joint;
+        if (!(w->want[i] & 6)) k = s->joints[k].parent;
+        for (; met && k >= 0; k = s->joints[k].parent) held[k] = 1;
+    }
+    for (size_t i = 0; i < w->g && met_any && unmet_any; i++) {
+        if (w->off[i]) continue;
+        int own = 0;
+        long k = (long)p->goals[i].joint;
+        if (!(w->want[i] & 6)) k = s->joints[k].parent;
+        for (; k >= 0; k = s->joints[k].parent) own |= !held[k] && w->dof[k] > 0;
+        if (!own) unmet_any = 0; /* a goal only the held joints move */
+    }
+    if (!met_any || !unmet_any) {
+        memset(w->off, 0, w->g);
+        return 0;
+    }
+    int c = 0;
+    for (size_t k = 0; k < s->count; k++) {
+        if (held[k]) w->dof[k] = 0;
+        w->col[k] = w->dof[k] ? c : -1;
+        c += w->dof[k];
+    }
+    w->cols = (size_t)c + 3;
+    w->hold_root = p->root_free;
+    ikd__multi_setup_paths(w, p);
+    memset(w->locked, 0, w->cols);
+    return 1;
+}
+
+static int solve_core(const ikd_multi_problem *p, void *work, ikd_quat *local, ikd_pose_joint *pose,
+                      ikd_goal_result *gr, ikd_multi_result *res, int hold);
+
 ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_size, ikd_quat *local,
                          ikd_pose_joint *pose, ikd_goal_result *gr, ikd_multi_result *res, ikd_error *err)
 {
@@ -373,6 +468,29 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
         return ikd_error_set(err, IKD_E_INVALID, "goals", "not validated (see ikd_multi_validate)");
     if (!work || work_size < ikd_multi_workspace_size(s->count, p->goal_count))
         return ikd_error_set(err, IKD_E_INTERNAL, "", "workspace too small (see ikd_multi_workspace_size)");
+    /* layered (options.preferred): first with the met goals' joints held
+     * (hold_met); where that meets every goal it is the answer, else the
+     * whole skeleton solves with the iterations left */
+    if (p->preferred && solve_core(p, work, local, pose, gr, res, 1)) {
+        if (res->status != IKD_MULTI_PARTIAL || res->iterations >= p->max_iterations) return IKD_E_OK;
+        ikd_multi_problem q = *p;
+        int used = res->iterations;
+        q.max_iterations = p->max_iterations - used;
+        solve_core(&q, work, local, pose, gr, res, 0);
+        res->iterations += used;
+        return IKD_E_OK;
+    }
+    solve_core(p, work, local, pose, gr, res, 0);
+    return IKD_E_OK;
+}
+
+/* ikd_multi_solve's work on a checked problem; with `hold`, hold_met's
+ * layered pass (returns 0 without solving when it holds nothing). */
+static int solve_core(const ikd_multi_problem *p, void *work, ikd_quat *local, ikd_pose_joint *pose,
+                      ikd_goal_result *gr, ikd_multi_result *res, int hold)
+{
+    const ikd_skeleton *s = p->skeleton;
+    memset(res, 0, sizeof *res);
     multi_ws w;
     ikd__multi_ws_carve(&w, work, s->count, p->goal_count);
     ikd__multi_setup_columns(&w, s);
@@ -389,6 +507,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     ikd__multi_setup_targets(&w, p, pose);
     if (heading) ikd_skeleton_fk(s, root, local, pose);
     ikd__multi_setup_paths(&w, p);
+    if (hold && !hold_met(&w, p, local, pose, gr)) return 0;
     ikd__multi_snap_idle(&w, p, local);
     /* A descent from the start pose, then (while reachable goals stay unmet
      * and iterations are left) from poses spread over the limits: a local
@@ -399,11 +518,15 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     ikd_vec3 keep_root = root;
     int stretching = 0; /* options.stretch: 1 in the descent after limb goals were marked, 2 after it */
     int kept = 0;       /* 1 while pose and gr are the kept pose's */
+    int levels = 0; /* goals of more than one priority: polish_top's iterations kept back from the restarts */
+    for (size_t i = 1; i < w.g; i++) levels |= p->goals[i].priority != p->goals[0].priority;
+    int reserve = levels ? (p->max_iterations < 4 * MULTI_POLISH_ITERATIONS ? p->max_iterations / 4 : MULTI_POLISH_ITERATIONS) : 0;
     for (int r = 0; r <= MULTI_RESTARTS; r++) {
         ikd_vec3 rt = w.hold_root ? keep_root : p->root;
         if (stretching == 1) rt = keep_root, memcpy(local, w.keep, s->count * sizeof *local); /* on from the best */
         else if (r) restart_pose(s, w.idle, r, local);
-        int budget = p->max_iterations - it;
+        int budget = p->max_iterations - it - (r ? reserve : 0);
+        if (budget <= 0) break;
         if (r && stretching != 1 && budget > MULTI_RESTART_ITERATIONS)
             budget = MULTI_RESTART_ITERATIONS; /* a restart converges fast or not at all */
         int fresh = 0;
@@ -422,6 +545,12 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
             memcpy(w.keep, w.best, s->count * sizeof *local);
         }
         if (stretching == 1) stretching = 2;
+        /* goals of several priorities that the first descent (every goal
+         * weighed alike: where all can be met, priorities change nothing)
+         * leaves unmet: weighed by priority from here (goal_weights), on
+         * from its pose */
+        int reweighed = r == 0 && levels && keep_score > 0 && !timed_out;
+        if (reweighed) ikd__multi_goal_weights(&w, p, 1);
         /* after the first descent, limb goals left beyond their limb's reach
          * (counted out of reach or not) are aimed into it; the bones
          * lengthen at the end (stretch_limbs) */
@@ -433,10 +562,19 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
             stretching = 1;
             continue;
         }
+        if (reweighed) {
+            stretching = 1;
+            continue;
+        }
         if (keep_score == 0 || timed_out || it >= p->max_iterations) break;
     }
     memcpy(local, w.keep, s->count * sizeof *local);
     root = keep_root;
+    if (levels && keep_score > 0 && !timed_out && it < p->max_iterations) {
+        int before = it;
+        it += polish_top(&w, p, local, pose, &root, gr, p->max_iterations - it, &timed_out);
+        kept &= it == before;
+    }
     if (!kept) { /* pose and gr are another descent's */
         ikd__skeleton_fk_some(s, root, local, pose, w.need, 0);
         ikd__multi_build_rows(&w, p, pose, gr, 0);
@@ -453,5 +591,5 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     res->iterations = it;
     res->root = root;
     res->status = timed_out && !all ? IKD_MULTI_DEADLINE : all ? IKD_MULTI_REACHED : IKD_MULTI_PARTIAL;
-    return IKD_E_OK;
+    return 1;
 }

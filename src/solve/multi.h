@@ -36,12 +36,20 @@
 #define MULTI_FAR_ROTATION 0.03 /* a far goal's rotation rows against its pointing: the arm points
                                    first (weighed 1: up to 20 degrees off its target where the
                                    wrist's limits conflict; 0.03: 0.3) */
+#define MULTI_PRIORITY 0.1   /* a lower priority's rows weigh this times the level above's (goal_weights) */
+#define MULTI_PRIORITY_LEVELS 5 /* priorities weighed apart; lower ones share the fifth (1e-4: squares 1e-8) */
+#define MULTI_POLISH_ITERATIONS 60 /* iterations the restarts leave polish_top (a quarter of max_iterations at most) */
 #define MULTI_STRETCH_AIM 0.95 /* options.stretch: a limb is aimed this far into its reach (0.98: 94% of
                                    far hands met, not 99%: a straighter limb converges slowly), then scaled */
 
 typedef struct multi_ws {
     size_t n, g, cols, rows, cmax;
-    double wmax;        /* the largest goal weight: rows weigh weight / wmax (only the ratios count) */
+    double wmax;        /* 1: rows weigh gw (only the ratios count) */
+    double *gw;         /* [g] each goal's row weight: its weight over its priority's largest, times
+                           MULTI_PRIORITY per priority above it (goal_weights) */
+    unsigned char *off; /* [g] 1: the goal asks nothing this descent (polish_top: below the highest priority) */
+    ikd_quat *pol;      /* [n] the pose polish_top starts from and pulls toward */
+    double *pang;       /* [n] the angle the pull takes each hinge to: 0, or options.preferred's */
     double raw;         /* the weighted task error as build_rows found it (far goals' left out, unclamped) */
     int *col;           /* [n] first column of each joint, -1 when fixed */
     int *dof;           /* [n] 0, 1 or 3 */
@@ -136,6 +144,12 @@ static inline ikd_vec3 multi_root_move(const multi_ws *w, ikd_vec3 up, ikd_vec3 
     return ikd_vec3_add(ikd_vec3_scale(ikd_vec3_mad(du, up, -v), 1 / w->anchor_w), ikd_vec3_scale(up, v));
 }
 
+/* Where the pull takes joint k: options.preferred's rotation, else its rest. */
+static inline ikd_quat multi_pull_to(const ikd_multi_problem *p, size_t k)
+{
+    return p->preferred ? p->preferred[k] : p->skeleton->joints[k].rest_local;
+}
+
 /* The rows of goal i: the first, and in *nr how many. */
 static inline size_t multi_goal_rows(const multi_ws *w, size_t i, size_t *nr)
 {
@@ -162,6 +176,8 @@ void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s);
 void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start);
 void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p);
 void ikd__multi_layout_rows(multi_ws *w);
+void ikd__multi_setup_preferred(multi_ws *w, const ikd_multi_problem *p);
+void ikd__multi_goal_weights(multi_ws *w, const ikd_multi_problem *p, int by_priority);
 ikd_quat ikd__multi_within_limit(const ikd_skeleton *s, size_t k, ikd_quat q);
 ikd_vec3 ikd__multi_rot_vec(ikd_quat q);
 /* what ikd__multi_rot_vec scales a unit quaternion's vector part by, from

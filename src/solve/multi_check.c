@@ -111,6 +111,8 @@ static ikd_code check_goal(const ikd_multi_problem *p, ikd_goal *g, size_t i, ik
     }
     if (g->has_pole && !within_extent(g->pole)) return goal_error(err, i, "pole", "must be finite numbers below 1e150");
     if (!(g->weight > 0) || !isfinite(g->weight)) return goal_error(err, i, "weight", "must be a number > 0");
+    if (g->priority < -IKD_GOAL_PRIORITY_MAX || g->priority > IKD_GOAL_PRIORITY_MAX)
+        return goal_error(err, i, "priority", "must be an integer in [-1000000, 1000000]");
     return IKD_E_OK;
 }
 
@@ -124,6 +126,11 @@ ikd_code ikd_multi_validate(ikd_multi_problem *p, ikd_goal *goals, ikd_error *er
         return ikd_error_set(err, IKD_E_INVALID, "goals", "more goals (%zu) than joints (%zu)", p->goal_count, n);
     if (!within_extent(p->root)) return ikd_error_set(err, IKD_E_INVALID, "pose.root", "must be finite numbers below 1e150");
     if (!ikd__unit_dir(&p->up)) return ikd_error_set(err, IKD_E_INVALID, "up", "must be a finite, non-zero direction");
+    if (p->has_preferred_root && !within_extent(p->preferred_root))
+        return ikd_error_set(err, IKD_E_INVALID, "options.preferred.root", "must be finite numbers below 1e150");
+    for (size_t k = 0; p->preferred && k < n; k++)
+        if (!(fabs(ikd_quat_len(p->preferred[k]) - 1) <= 1e-9))
+            return ikd_error_set(err, IKD_E_INVALID, "options.preferred.rotations", "must be unit quaternions [x, y, z, w]");
     for (size_t i = 0; i < sizeof multi_options / sizeof multi_options[0]; i++) {
         const ikd_option_info *o = &multi_options[i];
         const char *field = (const char *)p + o->offset;

@@ -385,7 +385,7 @@ static int goal_errors(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_j
     size_t j = g->joint;
     int met = 1;
     x->r0 = (size_t)w->row0[i], x->r1 = x->r0 + (w->want[i] & 1 ? 3 : 0) + (w->want[i] & 16 ? 1 : 0);
-    x->wt = g->weight / w->wmax, x->pen = 0, x->up = -1;
+    x->wt = w->gw[i], x->pen = 0, x->up = -1;
     /* a goal out of reach of a fixed root yields to the others ("the other
      * goals are still met"): it turns only joints of its own (mark_far),
      * and neither its error nor whether it is met counts */
@@ -505,8 +505,10 @@ int ikd__multi_build_rows(multi_ws *w, const ikd_multi_problem *p, const ikd_pos
     memset(w->e, 0, w->rows * sizeof(double));
     for (size_t i = 0; i < w->g; i++) {
         goal_rows x;
-        all &= goal_errors(w, p, pose, i, gr, &x, &raw);
-        if (w->only_far && !x.far) { /* far_refine: this goal asks nothing */
+        double skipped = 0;
+        int met = goal_errors(w, p, pose, i, gr, &x, w->off[i] ? &skipped : &raw);
+        all &= met || w->off[i];
+        if ((w->only_far && !x.far) || w->off[i]) { /* far_refine, or polish_top's lower goals: this goal asks nothing */
             size_t nr;
             multi_goal_rows(w, i, &nr);
             for (size_t r = x.r0; r < x.r0 + nr; r++) w->e[r] = 0;

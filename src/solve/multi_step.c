@@ -33,7 +33,9 @@ static void to_columns(multi_ws *w, const ikd_skeleton *s, size_t k, ikd_vec3 v)
 }
 
 /* The secondary task, in column space: each joint's deviation from rest
- * pulled back by rest_pull, and a limb's middle joint toward its pole. */
+ * (options.preferred's pose when given) pulled back by rest_pull, a free
+ * root toward the preferred root, and a limb's middle joint toward its
+ * pole. */
 static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose)
 {
     const ikd_skeleton *s = p->skeleton;
@@ -47,7 +49,7 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
     for (size_t k = 0; k < s->count; k++) {
         w->zw[k] = ikd_vec3_make(0, 0, 0), hs[k] = -1;
         if (!w->dof[k] || w->idle[k] || p->rest_pull <= 0 || w->dof[k] == 1) continue; /* hinges: below */
-        ikd_quat q = ikd_quat_conj(ikd_quat_mul(ikd_quat_conj(s->joints[k].rest_local), local[k])); /* the deviation's inverse */
+        ikd_quat q = ikd_quat_conj(ikd_quat_mul(ikd_quat_conj(multi_pull_to(p, k)), local[k])); /* the deviation's inverse */
         if (q.w < 0) q = ikd_quat_make(-q.x, -q.y, -q.z, -q.w);
         w->zw[k] = ikd_vec3_make(q.x, q.y, q.z);
         hs[k] = ikd_vec3_len(w->zw[k]), hc[k] = q.w;
@@ -57,8 +59,8 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
     for (size_t k = 0; k < s->count; k++) {
         if (hs[k] < 0) continue;
         const ikd_skeleton_joint *j = &s->joints[k];
-        ikd_quat frame = ikd_quat_mul(k ? pose[j->parent].rotation : ikd_quat_identity(), j->rest_local);
-        w->zw[k] = ikd_quat_rotate(frame, ikd_vec3_scale(w->zw[k], hs[k])); /* the whole way back to rest */
+        ikd_quat frame = ikd_quat_mul(k ? pose[j->parent].rotation : ikd_quat_identity(), multi_pull_to(p, k));
+        w->zw[k] = ikd_quat_rotate(frame, ikd_vec3_scale(w->zw[k], hs[k])); /* the whole way back to rest (or preferred) */
     }
     for (size_t i = 0; i < w->g; i++) { /* poles: turn the limb's upper joint so the middle joint moves toward it */
         const ikd_goal *g = &p->goals[i];
@@ -79,10 +81,13 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
         ikd_vec3 d = ikd_vec3_sub(w->anchor, pose[0].position);
         d = ikd_vec3_scale(ikd_vec3_reject(d, p->up), w->anchor_w); /* along the ground, in column values */
         w->z[w->cols - 3] = d.x, w->z[w->cols - 2] = d.y, w->z[w->cols - 1] = d.z;
+    } else if (p->root_free && p->has_preferred_root && p->rest_pull > 0 && !w->hold_root) { /* toward the preferred root */
+        ikd_vec3 d = ikd_vec3_sub(p->preferred_root, pose[0].position);
+        w->z[w->cols - 3] = d.x, w->z[w->cols - 2] = d.y, w->z[w->cols - 1] = d.z;
     }
     for (size_t k = 0; k < s->count; k++) {
         if (w->dof[k] == 3 && !w->idle[k]) to_columns(w, s, k, w->zw[k]); /* an idle joint has no column frame: its z stays 0 */
-        if (w->dof[k] == 1 && !w->idle[k] && p->rest_pull > 0) w->z[w->col[k]] = -w->cval[w->col[k]]; /* a hinge: back by its angle */
+        if (w->dof[k] == 1 && !w->idle[k] && p->rest_pull > 0) w->z[w->col[k]] = w->pang[k] - w->cval[w->col[k]]; /* a hinge: back by its angle */
     }
 }
 

@@ -659,6 +659,74 @@ def test_bad_urdf():
         d.stop()
 
 
+def test_layered_clip_returns_the_animation():
+    """frames[k].preferred: an imported clip's poses as the animation, goals on its effectors taken from
+    those poses: every frame comes back as the animation had it (joints within 1e-6 of the size), by
+    JSON and by a skeleton id; bad priorities and preferred poses name their field."""
+    d = Daemon()
+    try:
+        rng = random.Random(42)
+        done, frames_checked = 0, 0
+        for case in range(30):
+            joints = random_skeleton(rng)
+            for j in joints[1:]:  # no translations per frame: a preferred pose takes the request's
+                j[3] = [c for c in j[3] if not c.endswith("position")]
+            n = rng.randint(5, 40)
+            s, r = d.post("/v1/import", write_bvh(rng, joints, random_frames(rng, joints, n), 1 / 30, False, False))
+            assert s == 200, r
+            sk, poses = r["skeleton"], r["clips"][0]["poses"]
+            names = [j["name"] for j in sk["joints"]]
+            ps = [j["position"] for j in sk["joints"]]
+            size = max(max(abs(a - b) for a, b in zip(p, ps[0])) for p in ps) or 1.0
+            ends = r["effectors"][:4]
+            frames = []
+            for pose in poses:
+                at = ikd_fk(sk, pose)
+                frames.append({"goals": [{"joint": e, "position": at[names.index(e)]} for e in ends],
+                               "preferred": {"root": pose["root"], "rotations": pose["rotations"]}})
+            s, ref = d.post("/v1/skeletons", json.dumps({"skeleton": sk}), "application/json")
+            assert s == 200, ref
+            for skel in (sk, ref["id"]):
+                s, out = d.post("/v1/solve/clip", json.dumps({"skeleton": skel, "root": "free", "frames": frames}),
+                                "application/json")
+                assert s == 200, (case, out)
+                for k, f in enumerate(out["frames"]):
+                    assert f["status"] == "reached", (case, k, f["goals"])
+                    got, want = ikd_fk(sk, f["pose"]), ikd_fk(sk, poses[k])
+                    err = max(math.dist(a, b) for a, b in zip(got, want)) / size
+                    assert err < 1e-6, "case %d frame %d: %.3g of the size from the animation" % (case, k, err)
+                    frames_checked += 1
+            done += 1
+        assert done == 30 and frames_checked > 1000, (done, frames_checked)
+        # bad values name their field
+        goal = {"joint": 0, "position": [0, 0, 0]}
+        for body, field in [
+            ({"skeleton": sk, "goals": [dict(goal, priority=1.5)]}, "goals[0].priority"),
+            ({"skeleton": sk, "goals": [dict(goal, priority=10 ** 7)]}, "goals[0].priority"),
+            ({"skeleton": sk, "goals": [goal], "options": {"preferred": {"rotations": [[0, 0, 0, 1]]}}},
+             "options.preferred.rotations"),
+            ({"skeleton": sk, "goals": [goal], "options": {"preferred": {"rotations": [[0, 0, 0, 2]] * len(names)}}},
+             "options.preferred.rotations[0]"),
+            ({"skeleton": sk, "goals": [goal], "options": {"preferred": {"rotations": [[0, 0, 0, 1]] * len(names),
+                                                                            "translations": [None] * len(names)}}},
+             None),
+            ({"skeleton": sk, "goals": [goal], "options": {"preferred": {"rotations": [[0, 0, 0, 1]] * len(names),
+                                                                            "translations": [[0, 0, 0]] * len(names)}}},
+             "options.preferred.translations"),
+            ({"skeleton": sk, "frames": [{"goals": [goal], "preferred": {"root": [0, 0],
+                                                                          "rotations": [[0, 0, 0, 1]] * len(names)}}]},
+             "frames[0].preferred.root"),
+        ]:
+            path = "/v1/solve/clip" if "frames" in body else "/v1/solve/skeleton"
+            s, out = d.post(path, json.dumps(body), "application/json")
+            if field is None:
+                assert s == 200, out
+                continue
+            assert s == 400 and out["error"]["field"] == field, (field, s, out)
+    finally:
+        d.stop()
+
+
 def test_poses_with_translations():
     """A pose's translations (an inner joint with position channels) go into solves and come back."""
     d = Daemon()

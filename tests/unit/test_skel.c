@@ -730,7 +730,7 @@ START_TEST(clip_frames_one_at_a_time)
             size_t n = a.frame_first[k + 1] - a.frame_first[k];
             ck_assert_uint_eq(n, b.frame_first[k + 1] - b.frame_first[k]);
             ikd_goal g[IKD_SKEL_MAX_GOALS];
-            ikd_skelpack_unpack(&a, k, g);
+            ikd_skelpack_unpack(&a, k, g, NULL);
             ikd_multi_problem p = b.problem;
             p.goal_count = n;
             ck_assert_int_eq(ikd_multi_validate(&p, b.goals + b.frame_first[k], &eb), IKD_E_OK); /* as clip_open did */

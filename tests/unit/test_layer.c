@@ -1,0 +1,248 @@
+/* test_layer.c - libcheck suite: IK layered on animation (options.preferred) and goal priorities, over generated humanoids and clips. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "humanoid.h"
+#include "testutil.h"
+
+/* A solve of problem p into local/pose/gr; the multi result. */
+static ikd_multi_result solve(const ikd_multi_problem *p, ikd_quat *local, ikd_pose_joint *pose, ikd_goal_result *gr)
+{
+    size_t ws = ikd_multi_workspace_size(p->skeleton->count, p->goal_count);
+    void *work = malloc(ws);
+    ikd_multi_result res;
+    ikd_error err;
+    ck_assert_int_eq(ikd_multi_solve(p, work, ws, local, pose, gr, &res, &err), IKD_E_OK);
+    free(work);
+    return res;
+}
+
+/* Layered on an animation: goals taken from the animation's own pose, that
+ * pose preferred and started from: the pose comes back as it was (every
+ * joint within 1e-6 of the size), frame after frame of generated clips. */
+START_TEST(goals_the_animation_meets_leave_it_as_it_is)
+{
+    tu_rng r;
+    tu_seed(&r, 4201);
+    int frames = 0;
+    for (int c = 0; c < 4; c++) {
+        clip_problem cp;
+        clip_make(&r, c % 2 ? CLIP_HUMANOID_POS : CLIP_HUMANOID_FULL, 120, 60, &cp);
+        const ikd_skeleton *s = &cp.hp.skeleton;
+        size_t n = s->count;
+        for (size_t k = 0; k < cp.frames; k += 3) {
+            const ikd_quat *truth = &cp.truth[k * n];
+            ikd_goal goals[HUMANOID_MAX_GOALS];
+            memcpy(goals, &cp.goals[k * cp.goal_count], cp.goal_count * sizeof *goals);
+            ikd_multi_problem p;
+            ikd_error err;
+            ck_assert_int_eq(humanoid_setup(&p, &cp.hp, goals, cp.goal_count, truth, cp.hp.root, &err), IKD_E_OK);
+            p.preferred = truth;
+            ikd_quat local[HUMANOID_JOINTS];
+            ikd_pose_joint pose[HUMANOID_JOINTS];
+            ikd_goal_result gr[HUMANOID_MAX_GOALS];
+            ikd_multi_result res = solve(&p, local, pose, gr);
+            ck_assert_int_eq(res.status, IKD_MULTI_REACHED);
+            double apart = clip_positions_apart(s, cp.hp.root, truth, local);
+            ck_assert_msg(apart < 1e-6, "clip %d frame %zu: the animation moved %g of the size", c, k, apart);
+            frames++;
+        }
+        clip_free(&cp);
+    }
+    ck_assert_int_ge(frames, 150);
+}
+END_TEST
+
+/* Feet lifted 4 cm (on a 1.7 m figure) under a layered animation, the
+ * hands held where the animation has them: the legs take it, and every
+ * joint above the hips stays within 2 mm of the animation (fixed root and
+ * free root drawn back to the animation's), wherever the legs alone can
+ * lift the feet within their limits. The generated clips hold joints at
+ * their bounds for part of each cycle (amplitudes up to 1.2 x the range,
+ * clamped), so in some frames a leg alone cannot: the whole body then
+ * takes part (29 of the 90 frames here; 61 keep the upper body). */
+START_TEST(feet_lifted_onto_a_step_move_the_legs_only)
+{
+    tu_rng r;
+    tu_seed(&r, 4202);
+    static const int legs[] = {17, 18, 19, 20, 21, 22, 23, 24};
+    int tried = 0, reached = 0, kept = 0;
+    for (int c = 0; c < 6; c++) {
+        clip_problem cp;
+        clip_make(&r, CLIP_HUMANOID_FULL, 60, 60, &cp);
+        const ikd_skeleton *s = &cp.hp.skeleton;
+        size_t n = s->count;
+        double lift = 0.04 / 1.7 * s->size, most = 0.002 / 1.7 * s->size;
+        cp.hp.root_free = c % 2;
+        for (size_t k = 0; k < cp.frames; k += 4) {
+            const ikd_quat *truth = &cp.truth[k * n];
+            ikd_goal goals[HUMANOID_MAX_GOALS];
+            memcpy(goals, &cp.goals[k * cp.goal_count], cp.goal_count * sizeof *goals);
+            for (int f = 2; f < 4; f++) goals[f].position = ikd_vec3_mad(goals[f].position, cp.hp.up, lift);
+            ikd_multi_problem p;
+            ikd_error err;
+            ck_assert_int_eq(humanoid_setup(&p, &cp.hp, goals, cp.goal_count, truth, cp.hp.root, &err), IKD_E_OK);
+            p.preferred = truth;
+            p.has_preferred_root = 1, p.preferred_root = cp.hp.root;
+            ikd_quat local[HUMANOID_JOINTS];
+            ikd_pose_joint pose[HUMANOID_JOINTS], was[HUMANOID_JOINTS];
+            ikd_goal_result gr[HUMANOID_MAX_GOALS];
+            ikd_multi_result res = solve(&p, local, pose, gr);
+            tried++;
+            if (res.status != IKD_MULTI_REACHED) continue;
+            reached++;
+            ikd_skeleton_fk(s, cp.hp.root, truth, was);
+            double worst = 0;
+            for (size_t j = 0; j < n; j++) {
+                int leg = 0;
+                for (size_t l = 0; l < sizeof legs / sizeof legs[0]; l++) leg |= (size_t)legs[l] == j;
+                if (!leg) worst = fmax(worst, ikd_vec3_dist(pose[j].position, was[j].position));
+            }
+            kept += worst <= most;
+            /* the hands' goals hold wherever the body moves */
+            ck_assert_double_le(gr[0].error, p.tolerance);
+            ck_assert_double_le(gr[1].error, p.tolerance);
+        }
+        clip_free(&cp);
+    }
+    ck_assert_int_ge(reached, tried * 9 / 10);
+    if (getenv("SHOW")) printf("kept %d reached %d tried %d\n", kept, reached, tried);
+    ck_assert_msg(kept >= reached * 3 / 5, "above the hips within 2 mm in %d of %d frames", kept, reached);
+}
+END_TEST
+
+/* Priorities: on generated humanoids (free root), both feet and one hand
+ * pinned at priority 1 and the other hand dragged 0.4 x the size beyond
+ * where it is (priority 0): the pinned goals are met as if the dragged one
+ * were absent, and the dragged hand comes nearer its target than where the
+ * pinned goals alone leave it. With every priority equal, the same
+ * problems where the dragged hand stays unmet blur: the pinned goals give
+ * way too. */
+START_TEST(higher_priorities_are_met_first)
+{
+    tu_rng r;
+    tu_seed(&r, 4203);
+    int cases = 0, conflicts = 0, blurred = 0;
+    for (int c = 0; c < 300; c++) {
+        humanoid_problem hp;
+        humanoid_make(&r, HSET_FREE_ROOT, 0, &hp);
+        size_t drag = (size_t)(c % 2); /* goal 0 or 1: a hand */
+        ikd_goal goals[HUMANOID_MAX_GOALS], pinned[HUMANOID_MAX_GOALS];
+        memcpy(goals, hp.goals, hp.goal_count * sizeof *goals);
+        ikd_vec3 out = tu_unit_vec(&r);
+        goals[drag].position = ikd_vec3_mad(goals[drag].position, out, 0.4 * hp.skeleton.size);
+        for (size_t i = 0; i < hp.goal_count; i++) goals[i].priority = i == drag ? 0 : 1;
+        const ikd_quat *start = hp.has_start ? hp.start : NULL;
+        ikd_multi_problem p;
+        ikd_error err;
+        ikd_quat local[HUMANOID_JOINTS];
+        ikd_pose_joint pose[HUMANOID_JOINTS];
+        ikd_goal_result gr[HUMANOID_MAX_GOALS];
+        /* the pinned goals alone: where they leave the dragged hand */
+        size_t np = 0;
+        for (size_t i = 0; i < hp.goal_count; i++)
+            if (i != drag) pinned[np++] = hp.goals[i];
+        ck_assert_int_eq(humanoid_setup(&p, &hp, pinned, np, start, hp.root, &err), IKD_E_OK);
+        if (solve(&p, local, pose, gr).status != IKD_MULTI_REACHED) continue;
+        double alone = ikd_vec3_dist(pose[goals[drag].joint].position, goals[drag].position);
+        ck_assert_int_eq(humanoid_setup(&p, &hp, goals, hp.goal_count, start, hp.root, &err), IKD_E_OK);
+        solve(&p, local, pose, gr);
+        cases++;
+        for (size_t i = 0; i < hp.goal_count; i++) {
+            if (i == drag) continue;
+            ck_assert_msg(gr[i].status == IKD_GOAL_REACHED && gr[i].error <= p.tolerance,
+                          "case %d: pinned goal %zu off by %g (%s)", c, i, gr[i].error, ikd_goal_status_name(gr[i].status));
+        }
+        double dragged = gr[drag].error;
+        int conflict = gr[drag].status != IKD_GOAL_REACHED;
+        conflicts += conflict;
+        ck_assert_msg(dragged < alone, "case %d: the dragged hand %g from its target, %g with the pinned goals alone", c,
+                      dragged, alone);
+        /* the same goals at one priority */
+        for (size_t i = 0; i < hp.goal_count; i++) goals[i].priority = 0;
+        ck_assert_int_eq(humanoid_setup(&p, &hp, goals, hp.goal_count, start, hp.root, &err), IKD_E_OK);
+        solve(&p, local, pose, gr);
+        int off = 0;
+        for (size_t i = 0; i < hp.goal_count; i++) off |= i != drag && gr[i].error > p.tolerance;
+        blurred += off && conflict;
+    }
+    ck_assert_int_ge(cases, 250);
+    ck_assert_int_ge(conflicts, cases / 3);
+    ck_assert_int_ge(blurred, conflicts * 2 / 3); /* at one priority the pinned goals give */
+}
+END_TEST
+
+/* Priorities where every goal can be met change nothing that matters:
+ * generated reachable sets with random priorities meet every goal as
+ * often as without. */
+START_TEST(priorities_where_all_goals_can_be_met)
+{
+    tu_rng r;
+    tu_seed(&r, 4204);
+    int with = 0, without = 0;
+    for (int c = 0; c < 400; c++) {
+        humanoid_problem hp;
+        humanoid_make(&r, (hset_kind)(c % 3), 0, &hp);
+        ikd_goal goals[HUMANOID_MAX_GOALS];
+        ikd_multi_problem p;
+        ikd_error err;
+        ikd_quat local[HUMANOID_JOINTS];
+        ikd_pose_joint pose[HUMANOID_JOINTS];
+        ikd_goal_result gr[HUMANOID_MAX_GOALS];
+        const ikd_quat *start = hp.has_start ? hp.start : NULL;
+        memcpy(goals, hp.goals, hp.goal_count * sizeof *goals);
+        ck_assert_int_eq(humanoid_setup(&p, &hp, goals, hp.goal_count, start, hp.root, &err), IKD_E_OK);
+        without += solve(&p, local, pose, gr).status == IKD_MULTI_REACHED;
+        memcpy(goals, hp.goals, hp.goal_count * sizeof *goals);
+        for (size_t i = 0; i < hp.goal_count; i++) goals[i].priority = (int)(tu_next(&r) % 4) - 1;
+        ck_assert_int_eq(humanoid_setup(&p, &hp, goals, hp.goal_count, start, hp.root, &err), IKD_E_OK);
+        with += solve(&p, local, pose, gr).status == IKD_MULTI_REACHED;
+    }
+    ck_assert_msg(with >= without - 4, "reached %d with priorities, %d without", with, without);
+}
+END_TEST
+
+START_TEST(validation_names_priority_and_preferred)
+{
+    tu_rng r;
+    tu_seed(&r, 4205);
+    humanoid_problem hp;
+    humanoid_make(&r, HSET_POSITIONS, 0, &hp);
+    ikd_goal goals[HUMANOID_MAX_GOALS];
+    memcpy(goals, hp.goals, hp.goal_count * sizeof *goals);
+    goals[2].priority = IKD_GOAL_PRIORITY_MAX + 1;
+    ikd_multi_problem p;
+    ikd_error err;
+    ck_assert_int_eq(humanoid_setup(&p, &hp, goals, hp.goal_count, NULL, hp.root, &err), IKD_E_INVALID);
+    ck_assert_str_eq(err.field, "goals[2].priority");
+    goals[2].priority = -IKD_GOAL_PRIORITY_MAX;
+    ikd_quat pref[HUMANOID_JOINTS];
+    ikd_skeleton_rest_pose(&hp.skeleton, pref);
+    pref[3] = ikd_quat_make(0, 0, 0, 2);
+    ck_assert_int_eq(humanoid_setup(&p, &hp, goals, hp.goal_count, NULL, hp.root, &err), IKD_E_OK);
+    p.preferred = pref;
+    ck_assert_int_eq(ikd_multi_validate(&p, goals, &err), IKD_E_INVALID);
+    ck_assert_str_eq(err.field, "options.preferred.rotations");
+    pref[3] = ikd_quat_identity();
+    p.has_preferred_root = 1, p.preferred_root = ikd_vec3_make(NAN, 0, 0);
+    ck_assert_int_eq(ikd_multi_validate(&p, goals, &err), IKD_E_INVALID);
+    ck_assert_str_eq(err.field, "options.preferred.root");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("layer");
+    TCase *tc = tcase_create("layer");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, goals_the_animation_meets_leave_it_as_it_is);
+    tcase_add_test(tc, feet_lifted_onto_a_step_move_the_legs_only);
+    tcase_add_test(tc, higher_priorities_are_met_first);
+    tcase_add_test(tc, priorities_where_all_goals_can_be_met);
+    tcase_add_test(tc, validation_names_priority_and_preferred);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
