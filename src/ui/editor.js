@@ -73,6 +73,7 @@ const state = {
   inFlight: false,
   dirty: false,
   started: 0,   // solve requests sent so far
+  moved: null,  // the index of the handle moved last (goalsDoc: below the others in priority)
   waiters: [],  // setGoal promises {need, resolve}: resolved by the first drawn reply of request `need` or later
   recording: null,
   token: sessionStorage.getItem("ikd-token") || "",
@@ -234,12 +235,14 @@ function buildHandles() {
   });
 }
 
+/* The goals; the handle moved last (dragged or set by setGoal) is below the others in priority,
+ * so the pinned goals stay exact and it reaches as far as they leave it (goals[].priority). */
 function goalsDoc() {
   return state.model.goals.map((g, k) => {
     const h = handles[k], p = [h.position.x, h.position.y, h.position.z];
-    if (g.kind === "aim") return { joint: g.joint, aim: { axis: g.axis, at: p } };
-    const doc = { joint: g.joint, position: p };
+    const doc = g.kind === "aim" ? { joint: g.joint, aim: { axis: g.axis, at: p } } : { joint: g.joint, position: p };
     if (g.kind === "pose" && g.rotation) doc.rotation = g.rotation;
+    if (state.moved !== null && handles.length > 1) doc.priority = k === state.moved ? 0 : 1;
     return doc;
   });
 }
@@ -377,6 +380,7 @@ function fk(pose, goals = []) {
 
 function load(kind) {
   state.model = kind === "chain" ? chain() : humanoid();
+  state.moved = null;
   state.rest = state.model.joints.map((j) => j.position);
   state.pose = null;
   state.joints = null;
@@ -395,7 +399,7 @@ function pick(ev) {
   const ray = new THREE.Raycaster();
   ray.setFromCamera(m, camera);
   const hit = ray.intersectObjects(handles)[0];
-  if (hit) gizmo.attach(hit.object);
+  if (hit) gizmo.attach(hit.object), state.moved = handles.indexOf(hit.object);
 }
 renderer.domElement.addEventListener("pointerdown", pick);
 
@@ -447,6 +451,7 @@ window.ikdEditor = {
     if (k < 0) return Promise.reject(new Error(`no goal on ${joint}`));
     if (position) handles[k].position.set(position[0], position[1], position[2]);
     if (rotation) state.model.goals[k].rotation = rotation;
+    state.moved = k;
     const p = new Promise((resolve) => state.waiters.push({ need: state.started + 1, resolve }));
     requestSolve();
     return p;

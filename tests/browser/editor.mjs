@@ -115,6 +115,28 @@ try {
   "the Stretch slider lengthens an arm to a goal beyond its reach, played back too", JSON.stringify(stretched));
   console.log(`     stretch: ${JSON.stringify(stretched)}`);
 
+  // a hand dragged out of reach with the root free: the goal moved last is below the others in
+  // priority, so the feet, the other hand and the head stay met and the hand gets as near as it can
+  const outward = await page.evaluate(async () => {
+    const ed = window.ikdEditor, root = document.getElementById("root");
+    root.value = "free";
+    root.dispatchEvent(new Event("change"));
+    const s = ed.jointPosition("upperarm_l"), h = ed.jointPosition("hand_l");
+    const dir = [h[0] - s[0], h[1] - s[1], h[2] - s[2]], len = Math.hypot(...dir);
+    const goal = h.map((v, i) => v + dir[i] / len * 0.3);
+    const reply = await ed.setGoal("hand_l", { position: goal });
+    const others = reply.goals.filter((g) => g.joint !== "hand_l").map((g) => g.status);
+    const hand = reply.goals.find((g) => g.joint === "hand_l");
+    const prio = ed.goals().map((g) => `${g.joint}:${g.priority}`).join(" ");
+    root.value = "fixed";
+    root.dispatchEvent(new Event("change"));
+    await ed.setGoal("hand_l", { position: h });
+    return { others, hand: hand.status, error: hand.error, prio };
+  });
+  check(outward.others.every((st) => st === "reached") && outward.hand !== "reached" && outward.error < 0.3 &&
+    outward.prio.includes("hand_l:0") && outward.prio.includes("foot_l:1"),
+  "a hand dragged out of reach: the other goals stay met (the dragged goal below them in priority)", JSON.stringify(outward));
+
   // a real mouse drag of the right foot's handle: select it, then drag the gizmo's centre;
   // the skeleton requests' options.pull_max_deg are recorded (6 while dragging, none after)
   const bounds = [];
