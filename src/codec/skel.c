@@ -248,6 +248,21 @@ static int parse_translations(ikd_val v, const ikd_path *fp, ikd_skel_request *r
     return IKD_E_OK;
 }
 
+/* A pose's `rotations` at f: one unit quaternion per joint (within 1e-3
+ * of unit length), normalised into out[0..n). */
+static int parse_rotations(ikd_val v, const ikd_path *f, size_t n, ikd_quat *out, ikd_error *err)
+{
+    if (ikd_val_type(v) != IKD_DOC_ARRAY || v.ops->size(v.v) != n) return ikd_field_bad(err, f, "must hold one rotation per joint");
+    for (size_t i = 0; i < n; i++) {
+        ikd_path fi = ikd_field_index(f, i);
+        int rc = ikd_field_quat(ikd_val_at(v, i), &fi, &out[i], err);
+        if (rc) return rc;
+        if (!(fabs(ikd_quat_len(out[i]) - 1) <= 1e-3)) return ikd_field_bad(err, &fi, "must be a unit quaternion [x, y, z, w]");
+        out[i] = ikd_quat_norm(out[i]);
+    }
+    return IKD_E_OK;
+}
+
 static int parse_pose(ikd_val v, const ikd_path *pre, ikd_skel_request *r, ikd_error *err)
 {
     static const ikd_field keys[] = {FIELD("root"), FIELD("rotations"), FIELD("translations")};
@@ -262,16 +277,8 @@ static int parse_pose(ikd_val v, const ikd_path *pre, ikd_skel_request *r, ikd_e
     if (m[2].v) r->problem.root = r->joints[0].position;
     if (m[0].v && (rc = ikd_field_vec3(m[0], &froot, &r->problem.root, err))) return rc;
     if (!m[1].v) return IKD_E_OK;
-    if (ikd_val_type(m[1]) != IKD_DOC_ARRAY || m[1].ops->size(m[1].v) != r->skeleton.count)
-        return ikd_field_bad(err, &frot, "must hold one rotation per joint");
     if (!(r->start = malloc(r->skeleton.count * sizeof *r->start))) return nomem(err, &frot);
-    for (size_t i = 0; i < r->skeleton.count; i++) {
-        ikd_path fi = ikd_field_index(&frot, i);
-        if ((rc = ikd_field_quat(ikd_val_at(m[1], i), &fi, &r->start[i], err))) return rc;
-        double ql = ikd_quat_len(r->start[i]);
-        if (!(fabs(ql - 1) <= 1e-3)) return ikd_field_bad(err, &fi, "must be a unit quaternion [x, y, z, w]");
-        r->start[i] = ikd_quat_norm(r->start[i]);
-    }
+    if ((rc = parse_rotations(m[1], &frot, r->skeleton.count, r->start, err))) return rc;
     r->problem.start = r->start;
     return IKD_E_OK;
 }
@@ -293,14 +300,7 @@ static int parse_preferred(ikd_val v, const ikd_path *f, size_t n, ikd_quat *rot
         moved = ikd_val_type(ikd_val_at(m[2], i)) != IKD_DOC_NULL; /* all null: the rest offsets, as the pose's */
     if (moved) return ikd_field_bad(err, &ft, "must be null or all null: a preferred pose keeps the request's pose.translations");
     if (!m[1].v) return ikd_field_bad(err, &frot, "is required");
-    if (ikd_val_type(m[1]) != IKD_DOC_ARRAY || m[1].ops->size(m[1].v) != n)
-        return ikd_field_bad(err, &frot, "must hold one rotation per joint");
-    for (size_t i = 0; i < n; i++) {
-        ikd_path fi = ikd_field_index(&frot, i);
-        if ((rc = ikd_field_quat(ikd_val_at(m[1], i), &fi, &rot[i], err))) return rc;
-        if (!(fabs(ikd_quat_len(rot[i]) - 1) <= 1e-3)) return ikd_field_bad(err, &fi, "must be a unit quaternion [x, y, z, w]");
-        rot[i] = ikd_quat_norm(rot[i]);
-    }
+    if ((rc = parse_rotations(m[1], &frot, n, rot, err))) return rc;
     *has_root = 0;
     if (m[0].v && ikd_val_type(m[0]) != IKD_DOC_NULL) {
         if ((rc = ikd_field_vec3(m[0], &froot, root, err))) return rc;
@@ -448,11 +448,23 @@ static int parse_frame_pref(ikd_val v, const ikd_path *fk, const ikd_skel_reques
     return rc;
 }
 
+static const ikd_field frame_keys[] = {FIELD("goals"), FIELD("preferred")};
+
+/* frames[k]'s members (goals, preferred) into m: its goal count, or 0
+ * with err set when it is not such an object. */
+static size_t frame_members(ikd_val fr, size_t k, const ikd_skel_request *r, ikd_val m[2], ikd_error *err)
+{
+    ikd_path ff = ikd_field_key(NULL, "frames"), fk = ikd_field_index(&ff, k), fg = ikd_field_key(&fk, "goals");
+    if (ikd_val_type(fr) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fk, "must be an object with \"goals\""), 0;
+    if (GATHER(fr, &fk, frame_keys, m, err)) return 0;
+    if (!m[0].v) return ikd_field_bad(err, &fg, "is required"), 0;
+    return goals_size(m[0], &fk, r, err);
+}
+
 /* A clip's frames: [{"goals": [...], "preferred": {...}}, ...], every
  * frame's goals in one array, and their preferred poses in r->fpref. */
 static int parse_frames(ikd_val v, ikd_skel_request *r, ikd_error *err)
 {
-    static const ikd_field keys[] = {FIELD("goals"), FIELD("preferred")};
     ikd_path ff = ikd_field_key(NULL, "frames");
     if (!v.v) return ikd_field_bad(err, &ff, "is required");
     if (ikd_val_type(v) != IKD_DOC_ARRAY || v.ops->size(v.v) < 1) return ikd_field_bad(err, &ff, "must be a non-empty array");
@@ -461,13 +473,7 @@ static int parse_frames(ikd_val v, ikd_skel_request *r, ikd_error *err)
     if (!(r->frame_first = calloc(nf + 1, sizeof *r->frame_first))) return nomem(err, &ff);
     ikd_val m[2];
     for (size_t k = 0; k < nf; k++) { /* shapes and sizes first: one allocation for every goal */
-        ikd_path fk = ikd_field_index(&ff, k), fg = ikd_field_key(&fk, "goals");
-        ikd_val fr = ikd_val_at(v, k);
-        if (ikd_val_type(fr) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fk, "must be an object with \"goals\"");
-        int rc = GATHER(fr, &fk, keys, m, err);
-        if (rc) return rc;
-        if (!m[0].v) return ikd_field_bad(err, &fg, "is required");
-        size_t n = goals_size(m[0], &fk, r, err);
+        size_t n = frame_members(ikd_val_at(v, k), k, r, m, err);
         if (!n) return err->code;
         prefs |= m[1].v && ikd_val_type(m[1]) != IKD_DOC_NULL;
         r->frame_first[k] = total;
@@ -482,12 +488,10 @@ static int parse_frames(ikd_val v, ikd_skel_request *r, ikd_error *err)
         return nomem(err, &ff);
     for (size_t k = 0; k < nf; k++) {
         ikd_path fk = ikd_field_index(&ff, k);
-        GATHER(ikd_val_at(v, k), &fk, keys, m, err);
+        GATHER(ikd_val_at(v, k), &fk, frame_keys, m, err);
         int rc = parse_goal_list(m[0], &fk, r, r->goals + r->frame_first[k], r->frame_first[k + 1] - r->frame_first[k], err);
-        if (rc || !prefs) {
-            if (rc) return rc;
-            continue;
-        }
+        if (rc) return rc;
+        if (!prefs) continue;
         ikd_frame_pref fp = {.rot = r->fpref + k * nj};
         if ((rc = parse_frame_pref(m[1], &fk, r, &fp, err))) return rc;
         r->fpref_has[k] = (unsigned char)(fp.has | (fp.has_root << 1));
@@ -500,17 +504,13 @@ static int parse_frames(ikd_val v, ikd_skel_request *r, ikd_error *err)
 int ikd_clip_decode_frame(ikd_val frame, size_t k, ikd_skel_request *req, ikd_goal *goals, size_t *count,
                           ikd_frame_pref *pref, ikd_error *err)
 {
-    static const ikd_field keys[] = {FIELD("goals"), FIELD("preferred")};
-    ikd_path ff = ikd_field_key(NULL, "frames"), fk = ikd_field_index(&ff, k), fg = ikd_field_key(&fk, "goals");
+    ikd_path ff = ikd_field_key(NULL, "frames"), fk = ikd_field_index(&ff, k);
     ikd_val m[2];
-    if (ikd_val_type(frame) != IKD_DOC_OBJECT) return ikd_field_bad(err, &fk, "must be an object with \"goals\"");
-    int rc = GATHER(frame, &fk, keys, m, err);
-    if (rc) return rc;
-    if (!m[0].v) return ikd_field_bad(err, &fg, "is required");
-    size_t n = goals_size(m[0], &fk, req, err);
+    size_t n = frame_members(frame, k, req, m, err);
     if (!n) return err->code;
     *count = n;
-    if ((rc = parse_goal_list(m[0], &fk, req, goals, n, err))) return rc;
+    int rc = parse_goal_list(m[0], &fk, req, goals, n, err);
+    if (rc) return rc;
     return parse_frame_pref(m[1], &fk, req, pref, err);
 }
 

@@ -36,7 +36,7 @@ static void finish_goals(const multi_ws *w, const ikd_multi_problem *p, ikd_goal
 {
     *all = 1;
     for (size_t i = 0; i < w->g; i++) {
-        int met = gr[i].error <= p->tolerance && gr[i].rotation_error_deg <= p->rotation_tolerance_deg;
+        int met = multi_met(p, &gr[i]);
         gr[i].status = met ? IKD_GOAL_REACHED : IKD_GOAL_NOT_REACHED;
         if (!met && ikd__multi_unreachable(w, p, i)) gr[i].status = IKD_GOAL_UNREACHABLE;
         if (met && ikd__multi_softened_beyond(w, p, i)) gr[i].status = IKD_GOAL_UNREACHABLE, met = 0;
@@ -381,8 +381,7 @@ static int polish_top(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, 
     for (size_t i = 0; i < w->g; i++) {
         w->off[i] = p->goals[i].priority < top;
         lower |= w->off[i];
-        int met = gr[i].error <= p->tolerance && gr[i].rotation_error_deg <= p->rotation_tolerance_deg;
-        unmet |= !w->off[i] && !met && !ikd__multi_out_of_reach(w, p, i);
+        unmet |= !w->off[i] && !multi_met(p, &gr[i]) && !ikd__multi_out_of_reach(w, p, i);
     }
     int it = 0;
     if (lower && unmet && budget > 0) {
@@ -398,7 +397,7 @@ static int polish_top(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, 
         ikd__multi_build_rows(w, p, pose, gr, 0);
         for (size_t i = 0; i < w->g; i++)
             if (!w->off[i] && !ikd__multi_out_of_reach(w, p, i))
-                met &= gr[i].error <= p->tolerance && gr[i].rotation_error_deg <= p->rotation_tolerance_deg;
+                met &= multi_met(p, &gr[i]);
         if (met) memcpy(local, w->best, s->count * sizeof *local), *root = rt;
         else memcpy(local, w->pol, s->count * sizeof *local);
     }
@@ -422,21 +421,16 @@ static int hold_met(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *loc
     ikd__multi_mark_far(w, p); /* (build_rows reads it) */
     ikd__multi_build_rows(w, p, pose, gr, 0);
     memset(held, 0, s->count);
-    for (size_t i = 0; i < w->g; i++) {
-        int met = gr[i].error <= p->tolerance && gr[i].rotation_error_deg <= p->rotation_tolerance_deg;
+    for (size_t i = 0; i < w->g; i++) { /* a met goal's path (setup_paths: the joints that turn) held */
+        int met = multi_met(p, &gr[i]);
         w->off[i] = (unsigned char)met;
         met_any |= met, unmet_any |= !met;
-        long k = (long)p->goals[i].joint;
-        if (!(w->want[i] & 6)) k = s->joints[k].parent;
-        for (; met && k >= 0; k = s->joints[k].parent) held[k] = 1;
+        for (int t = 0; met && t < w->gdepth[i]; t++) held[w->gpath[i * w->n + (size_t)t]] = 1;
     }
     for (size_t i = 0; i < w->g && met_any && unmet_any; i++) {
-        if (w->off[i]) continue;
         int own = 0;
-        long k = (long)p->goals[i].joint;
-        if (!(w->want[i] & 6)) k = s->joints[k].parent;
-        for (; k >= 0; k = s->joints[k].parent) own |= !held[k] && w->dof[k] > 0;
-        if (!own) unmet_any = 0; /* a goal only the held joints move */
+        for (int t = 0; !w->off[i] && t < w->gdepth[i]; t++) own |= !held[w->gpath[i * w->n + (size_t)t]];
+        if (!w->off[i] && !own) unmet_any = 0; /* a goal only the held joints move */
     }
     if (!met_any || !unmet_any) {
         memset(w->off, 0, w->g);

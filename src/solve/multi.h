@@ -150,6 +150,12 @@ static inline ikd_quat multi_pull_to(const ikd_multi_problem *p, size_t k)
     return p->preferred ? p->preferred[k] : p->skeleton->joints[k].rest_local;
 }
 
+/* A goal's result within the problem's tolerances. */
+static inline int multi_met(const ikd_multi_problem *p, const ikd_goal_result *r)
+{
+    return r->error <= p->tolerance && r->rotation_error_deg <= p->rotation_tolerance_deg;
+}
+
 /* The rows of goal i: the first, and in *nr how many. */
 static inline size_t multi_goal_rows(const multi_ws *w, size_t i, size_t *nr)
 {
