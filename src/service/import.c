@@ -1,6 +1,8 @@
 /* import.c - POST /v1/import: a file (BVH today) read into a skeleton and its clips, as the other endpoints take them. */
 #include "import.h"
 
+#include "humanoid.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,8 +245,50 @@ static void emit_constraint(ikd_emitter *e, const ikd_limit *l)
     ikd_emit_end(e);
 }
 
+/* "humanoid": {"hips": name, ...} (the roles found) or null; "effectors":
+ * a humanoid's hands, feet and head, else the leaves. */
+static void emit_roles(ikd_emitter *e, const ikd_skeleton_joint *js, char **names, size_t n, int humanoid)
+{
+    long role[IKD_ROLE__COUNT];
+    int found = humanoid && ikd_humanoid_find(js, names, n, role);
+    IKD_EMIT_KEY(e, "humanoid");
+    if (found) {
+        size_t count = 0;
+        for (int r = 0; r < IKD_ROLE__COUNT; r++) count += role[r] >= 0;
+        ikd_emit_map(e, count);
+        for (int r = 0; r < IKD_ROLE__COUNT; r++)
+            if (role[r] >= 0) {
+                ikd_emit_key(e, ikd_role_names[r]);
+                ikd_emit_str(e, names[role[r]]);
+            }
+        ikd_emit_end(e);
+        static const ikd_role ends[] = {IKD_ROLE_HAND_L, IKD_ROLE_HAND_R, IKD_ROLE_FOOT_L, IKD_ROLE_FOOT_R, IKD_ROLE_HEAD};
+        IKD_EMIT_KEY(e, "effectors");
+        ikd_emit_array(e, 5);
+        for (int k = 0; k < 5; k++) /* an arm without a hand: its forearm */
+            ikd_emit_str(e, names[role[ends[k]] >= 0 ? role[ends[k]] : role[ends[k] - 1]]);
+        ikd_emit_end(e);
+        return;
+    }
+    ikd_emit_null(e);
+    size_t leaves = 0; /* the joints that are no joint's parent (children come after parents) */
+    for (size_t j = 0; j < n; j++) {
+        size_t c = j + 1;
+        while (c < n && js[c].parent != (long)j) c++;
+        leaves += c == n;
+    }
+    IKD_EMIT_KEY(e, "effectors");
+    ikd_emit_array(e, leaves);
+    for (size_t j = 0; j < n; j++) {
+        size_t c = j + 1;
+        while (c < n && js[c].parent != (long)j) c++;
+        if (c == n) ikd_emit_str(e, names[j]);
+    }
+    ikd_emit_end(e);
+}
+
 void ikd_import_skeleton(ikd_emitter *e, const ikd_api_limits *lim, ikd_skeleton_joint *js, char **names, size_t n,
-                         int constraints, ikd_file_warnings *ws)
+                         int constraints, int humanoid, ikd_file_warnings *ws)
 {
     char id[IKD_SKEL_ID_LEN + 1];
     ikd_skeleton s = {js, n, 0};
@@ -279,22 +323,7 @@ void ikd_import_skeleton(ikd_emitter *e, const ikd_api_limits *lim, ikd_skeleton
     IKD_EMIT_KEY(e, "id");
     if (id[0]) ikd_emit_str(e, id);
     else ikd_emit_null(e);
-    IKD_EMIT_KEY(e, "humanoid");
-    ikd_emit_null(e);
-    size_t leaves = 0; /* the joints that are no joint's parent (children come after parents) */
-    for (size_t j = 0; j < n; j++) {
-        size_t c = j + 1;
-        while (c < n && js[c].parent != (long)j) c++;
-        leaves += c == n;
-    }
-    IKD_EMIT_KEY(e, "effectors");
-    ikd_emit_array(e, leaves);
-    for (size_t j = 0; j < n; j++) {
-        size_t c = j + 1;
-        while (c < n && js[c].parent != (long)j) c++;
-        if (c == n) ikd_emit_str(e, names[j]);
-    }
-    ikd_emit_end(e);
+    emit_roles(e, js, names, n, humanoid);
 }
 
 static int bvh_reply(const ikd_api_limits *lim, ikd_bvh *b, const ikd_import_opts *o, ikd_encoding enc, ikd_buf *out)
@@ -326,7 +355,7 @@ static int bvh_reply(const ikd_api_limits *lim, ikd_bvh *b, const ikd_import_opt
     ikd_emit_map(&e, 7);
     IKD_EMIT_KEY(&e, "format");
     ikd_emit_str(&e, "bvh");
-    ikd_import_skeleton(&e, lim, js, names, b->count, 0, &b->warnings);
+    ikd_import_skeleton(&e, lim, js, names, b->count, 0, strcmp(o->humanoid, "off") != 0, &b->warnings);
     IKD_EMIT_KEY(&e, "clips");
     ikd_emit_array(&e, b->frames ? 1 : 0);
     if (b->frames) {
@@ -377,7 +406,7 @@ static int import_gltf(const ikd_api_limits *lim, const ikd_import_opts *o, ikd_
         ikd_emit_map(&e, 7);
         IKD_EMIT_KEY(&e, "format");
         ikd_emit_str(&e, g.binary ? "glb" : "gltf");
-        ikd_import_skeleton(&e, lim, js, names, g.count, 0, &g.warnings);
+        ikd_import_skeleton(&e, lim, js, names, g.count, 0, strcmp(o->humanoid, "off") != 0, &g.warnings);
         IKD_EMIT_KEY(&e, "clips");
         ikd_emit_array(&e, g.animations);
         rc = ikd_gltf_emit_clips(&g, &go, &e, &err);

@@ -42,10 +42,11 @@ int ikd_import_media_ok(const char *content_type);
 /* "skeleton", "id", "humanoid", "effectors" of an import's reply: the joints
  * (parents first) as /v1/solve/skeleton takes them (with their constraints
  * when `constraints`), validated and kept by reference (a skeleton that does
- * not validate gets id null and a skeleton_invalid warning); the effectors
- * are the leaves. */
+ * not validate gets id null and a skeleton_invalid warning); with
+ * `humanoid`, the roles ikd_humanoid_find recognises (null: none), and the
+ * effectors a humanoid's hands, feet and head, else the leaves. */
 void ikd_import_skeleton(ikd_emitter *e, const ikd_api_limits *lim, ikd_skeleton_joint *js, char **names, size_t n,
-                         int constraints, ikd_file_warnings *ws);
+                         int constraints, int humanoid, ikd_file_warnings *ws);
 /* "warnings": [{"code", "message", "field"}, ...]. */
 void ikd_import_warnings(ikd_emitter *e, const ikd_file_warnings *ws);
 

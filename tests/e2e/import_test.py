@@ -659,6 +659,152 @@ def test_bad_urdf():
         d.stop()
 
 
+# ---- humanoid roles: the naming conventions of real rigs ------------------------------------
+
+def rig(spec):
+    """'name parent role' lines ('-' for none) -> [(name, parent, role)]."""
+    out = []
+    for line in spec.strip().splitlines():
+        name, parent, role = line.split()
+        out.append((name, None if parent == "-" else parent, None if role == "-" else role))
+    return out
+
+
+def sided(lines, l, r):
+    """Lines with {s} for the side's name part and {S} for the role suffix, for both sides."""
+    return "\n".join(x.format(s=side, S=suf) for side, suf in ((l, "l"), (r, "r")) for x in lines)
+
+
+RIGS = {
+    "mixamo": rig("""
+mixamorig:Hips - hips
+mixamorig:Spine mixamorig:Hips spine
+mixamorig:Spine1 mixamorig:Spine -
+mixamorig:Spine2 mixamorig:Spine1 chest
+mixamorig:Neck mixamorig:Spine2 neck
+mixamorig:Head mixamorig:Neck head
+mixamorig:HeadTop_End mixamorig:Head -
+""" + sided(["mixamorig:{s}Shoulder mixamorig:Spine2 shoulder_{S}", "mixamorig:{s}Arm mixamorig:{s}Shoulder upper_arm_{S}",
+             "mixamorig:{s}ForeArm mixamorig:{s}Arm lower_arm_{S}", "mixamorig:{s}Hand mixamorig:{s}ForeArm hand_{S}",
+             "mixamorig:{s}HandIndex1 mixamorig:{s}Hand -", "mixamorig:{s}HandIndex2 mixamorig:{s}HandIndex1 -",
+             "mixamorig:{s}UpLeg mixamorig:Hips upper_leg_{S}", "mixamorig:{s}Leg mixamorig:{s}UpLeg lower_leg_{S}",
+             "mixamorig:{s}Foot mixamorig:{s}Leg foot_{S}", "mixamorig:{s}ToeBase mixamorig:{s}Foot toes_{S}"],
+            "Left", "Right")),
+    "unreal": rig("""
+root - -
+pelvis root hips
+spine_01 pelvis spine
+spine_02 spine_01 -
+spine_03 spine_02 chest
+neck_01 spine_03 neck
+head neck_01 head
+""" + sided(["clavicle_{S} spine_03 shoulder_{S}", "upperarm_{S} clavicle_{S} upper_arm_{S}",
+             "lowerarm_{S} upperarm_{S} lower_arm_{S}", "lowerarm_twist_01_{S} lowerarm_{S} -", "hand_{S} lowerarm_{S} hand_{S}",
+             "index_01_{S} hand_{S} -", "thigh_{S} pelvis upper_leg_{S}", "calf_{S} thigh_{S} lower_leg_{S}",
+             "foot_{S} calf_{S} foot_{S}", "ball_{S} foot_{S} toes_{S}"], "l", "r")),
+    "vrm": rig("""
+J_Bip_C_Hips - hips
+J_Bip_C_Spine J_Bip_C_Hips spine
+J_Bip_C_Chest J_Bip_C_Spine -
+J_Bip_C_UpperChest J_Bip_C_Chest chest
+J_Bip_C_Neck J_Bip_C_UpperChest neck
+J_Bip_C_Head J_Bip_C_Neck head
+""" + sided(["J_Bip_{s}_Shoulder J_Bip_C_UpperChest shoulder_{S}", "J_Bip_{s}_UpperArm J_Bip_{s}_Shoulder upper_arm_{S}",
+             "J_Bip_{s}_LowerArm J_Bip_{s}_UpperArm lower_arm_{S}", "J_Bip_{s}_Hand J_Bip_{s}_LowerArm hand_{S}",
+             "J_Bip_{s}_UpperLeg J_Bip_C_Hips upper_leg_{S}", "J_Bip_{s}_LowerLeg J_Bip_{s}_UpperLeg lower_leg_{S}",
+             "J_Bip_{s}_Foot J_Bip_{s}_LowerLeg foot_{S}", "J_Bip_{s}_ToeBase J_Bip_{s}_Foot toes_{S}"], "L", "R")),
+    "cmu": rig("""
+Hips - hips
+LowerBack Hips spine
+Spine LowerBack -
+Spine1 Spine chest
+Neck Spine1 neck
+Neck1 Neck -
+Head Neck1 head
+""" + sided(["{s}HipJoint Hips -", "{s}UpLeg {s}HipJoint upper_leg_{S}", "{s}Leg {s}UpLeg lower_leg_{S}",
+             "{s}Foot {s}Leg foot_{S}", "{s}ToeBase {s}Foot toes_{S}", "{s}Shoulder Spine1 shoulder_{S}",
+             "{s}Arm {s}Shoulder upper_arm_{S}", "{s}ForeArm {s}Arm lower_arm_{S}", "{s}Hand {s}ForeArm hand_{S}",
+             "{s}FingerBase {s}Hand -"], "Left", "Right").replace("LeftHipJoint", "LHipJoint").replace(
+                 "RightHipJoint", "RHipJoint")),
+    "biovision": rig("""
+Hips - hips
+Chest Hips chest
+Neck Chest neck
+Head Neck head
+""" + sided(["{s}Collar Chest shoulder_{S}", "{s}Shoulder {s}Collar upper_arm_{S}", "{s}Elbow {s}Shoulder lower_arm_{S}",
+             "{s}Wrist {s}Elbow hand_{S}", "{s}Hip Hips upper_leg_{S}", "{s}Knee {s}Hip lower_leg_{S}",
+             "{s}Ankle {s}Knee foot_{S}"], "Left", "Right")),
+    "blender": rig("""
+Hips - hips
+Spine Hips spine
+Chest Spine chest
+Neck Chest neck
+Head Neck head
+""" + sided(["Shoulder.{S} Chest shoulder_{S}", "UpperArm.{S} Shoulder.{S} upper_arm_{S}",
+             "LowerArm.{S} UpperArm.{S} lower_arm_{S}", "Hand.{S} LowerArm.{S} hand_{S}", "UpperLeg_{s} Hips upper_leg_{S}",
+             "LowerLeg_{s} UpperLeg_{s} lower_leg_{S}", "Foot_{s} LowerLeg_{s} foot_{S}", "Toes_{s} Foot_{s} toes_{S}"],
+            "L", "R").replace(".l ", ".L ").replace(".r ", ".R ").replace(".l\n", ".L\n").replace(".r\n", ".R\n")),
+}
+
+
+def rig_bvh(rng, joints):
+    """A BVH of the rig (parents before children, each parent's children shuffled) with random offsets."""
+    children = {}
+    for name, parent, _ in joints:
+        children.setdefault(parent, []).append(name)
+    for c in children.values():
+        rng.shuffle(c)
+    out = ["HIERARCHY"]
+
+    def block(name, depth):
+        pad = "  " * depth
+        out.append(pad + ("ROOT " if depth == 0 else "JOINT ") + name)
+        out.append(pad + "{")
+        off = [rng.uniform(-20, 20) for _ in range(3)] if depth else [0, 90, 0]
+        out.append(pad + "  OFFSET %r %r %r" % tuple(off))
+        out.append(pad + "  CHANNELS %s" % ("6 Xposition Yposition Zposition Zrotation Xrotation Yrotation" if depth == 0
+                                             else "3 Zrotation Xrotation Yrotation"))
+        for c in children.get(name, []):
+            block(c, depth + 1)
+        if not children.get(name):
+            out.append(pad + "  End Site")
+            out.append(pad + "  {")
+            out.append(pad + "    OFFSET 0 5 0")
+            out.append(pad + "  }")
+        out.append(pad + "}")
+
+    block(children[None][0], 0)
+    count = sum(1 for line in out if "CHANNELS" in line)
+    out += ["MOTION", "Frames: 1", "Frame Time: 0.0333333", " ".join(["0"] * (3 + 3 * count))]
+    return ("\n".join(out) + "\n").encode()
+
+
+def test_humanoid_roles():
+    """Each naming convention's roles, whatever the offsets (rest pose) and the order of siblings; no
+    humanoid without a foot or with ?humanoid=off; a random skeleton is none."""
+    d = Daemon()
+    try:
+        rng = random.Random(11)
+        for conv, joints in RIGS.items():
+            want = {role: name for name, _, role in joints if role}
+            for case in range(6):
+                s, r = d.post("/v1/import", rig_bvh(rng, joints), "application/x-bvh")
+                assert s == 200, (conv, r)
+                assert r["humanoid"] == want, (conv, case, r["humanoid"], want)
+                assert r["effectors"] == [want["hand_l"], want["hand_r"], want["foot_l"], want["foot_r"], want["head"]]
+            s, r = d.post("/v1/import?humanoid=off", rig_bvh(rng, joints), "application/x-bvh")
+            assert s == 200 and r["humanoid"] is None, (conv, r["humanoid"])
+            footless = [j for j in joints if j[2] not in ("foot_l", "toes_l")]  # the toes' parent is the foot
+            s, r = d.post("/v1/import", rig_bvh(rng, footless), "application/x-bvh")
+            assert s == 200 and r["humanoid"] is None, (conv, "footless", r["humanoid"])
+        for case in range(20):
+            joints = random_skeleton(rng)
+            s, r = d.post("/v1/import", write_bvh(rng, joints, random_frames(rng, joints, 2), 1 / 30, False, False))
+            assert s == 200 and r["humanoid"] is None, r["humanoid"]
+    finally:
+        d.stop()
+
+
 def test_layered_clip_returns_the_animation():
     """frames[k].preferred: an imported clip's poses as the animation, goals on its effectors taken from
     those poses: every frame comes back as the animation had it (joints within 1e-6 of the size), by
