@@ -336,9 +336,16 @@ soak:
 	@$(MAKE) --no-print-directory $(BUILD)/ikd
 	python3 tests/load/soak.py --seconds $(SOAK_SECONDS)
 
+# REAL_FILES: real humanoid files for the limits preset's table (Debian's assimp-testmodels BVH
+# clips and ../shared/samples' GLBs where present; skipped with a notice where none are).
+REAL_FILES ?= $(wildcard /usr/share/assimp/models/BVH/*.bvh ../shared/samples/*.glb)
+
 bench: deps
-	@$(MAKE) --no-print-directory $(BUILD)/bench
+	@$(MAKE) --no-print-directory $(BUILD)/bench $(BUILD)/ikd
 	./$(BUILD)/bench $(BENCH_N)
+	@if [ -n "$(REAL_FILES)" ]; then echo "== real motion inside limits=humanoid (tests/bench/rom.py)"; \
+	  python3 tests/bench/rom.py $(BUILD)/ikd $(REAL_FILES); \
+	else echo "== no real files (apt-get install assimp-testmodels): the limits table skipped"; fi
 
 # Keep intermediate objects (test and bench objects are built by pattern rules).
 .SECONDARY:

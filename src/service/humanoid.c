@@ -2,6 +2,8 @@
 #include "humanoid.h"
 
 #include <ctype.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 const char *const ikd_role_names[IKD_ROLE__COUNT] = {
@@ -153,4 +155,195 @@ int ikd_humanoid_find(const ikd_skeleton_joint *js, char *const *names, size_t n
     role[IKD_ROLE_SPINE] = next_below(js, hips, chest);
     role[IKD_ROLE_NECK] = next_below(js, chest, head);
     return 1;
+}
+
+/* ---- limits=humanoid ---------------------------------------------------------
+ * Per-role limits in anatomical axes of the rest geometry: up (hips to
+ * head), forward (the feet, else the knees' bend: ikd_humanoid_limits),
+ * left (up x forward).
+ * Every range is [the opposite motion, the named motion] in degrees, 0 the
+ * rest pose, from the published ranges of motion of healthy adults (AAOS,
+ * "Joint Motion: Method of Measuring and Recording", 1965; Ryf and Weymann,
+ * "Range of Motion: AO Neutral-0 Method", 1999; the thoracolumbar and
+ * cervical totals split between the two joints a rig has for each; the
+ * clavicle's from Ludewig et al., J Bone Joint Surg 2009). docs/files.md
+ * has the table with each row's source and what real motion does in it. */
+
+typedef enum { ROM_HINGE, ROM_BALL, ROM_EULER } rom_kind;
+typedef enum { AXIS_LEFT, AXIS_ELBOW, AXIS_ELEVATE } rom_hint; /* the flexion axis: left, the arm's elbow axis, bone x up */
+
+typedef struct rom_row {
+    ikd_role role;
+    rom_kind kind;
+    rom_hint hint;
+    double flex[2];  /* hinge: its range; ball: [0, cone]; euler: about the flexion axis */
+    double side[2];  /* euler: about the third axis (bend to the side, deviation, protraction) */
+    double twist[2]; /* ball and euler: about the bone (spine, neck, head: about up) */
+} rom_row;
+
+static const rom_row rom_table[] = {
+    {IKD_ROLE_SPINE, ROM_EULER, AXIS_LEFT, {-15, 40}, {-20, 20}, {-20, 20}},
+    {IKD_ROLE_CHEST, ROM_EULER, AXIS_LEFT, {-10, 40}, {-15, 15}, {-25, 25}},
+    {IKD_ROLE_NECK, ROM_EULER, AXIS_LEFT, {-30, 25}, {-25, 25}, {-35, 35}},
+    {IKD_ROLE_HEAD, ROM_EULER, AXIS_LEFT, {-25, 20}, {-20, 20}, {-35, 35}},
+    {IKD_ROLE_SHOULDER_L, ROM_EULER, AXIS_ELEVATE, {-10, 40}, {-25, 25}, {-30, 30}},
+    {IKD_ROLE_SHOULDER_R, ROM_EULER, AXIS_ELEVATE, {-10, 40}, {-25, 25}, {-30, 30}},
+    {IKD_ROLE_UPPER_ARM_L, ROM_BALL, AXIS_LEFT, {0, 120}, {0, 0}, {-90, 90}},
+    {IKD_ROLE_UPPER_ARM_R, ROM_BALL, AXIS_LEFT, {0, 120}, {0, 0}, {-90, 90}},
+    {IKD_ROLE_LOWER_ARM_L, ROM_HINGE, AXIS_ELBOW, {-10, 150}, {0, 0}, {0, 0}},
+    {IKD_ROLE_LOWER_ARM_R, ROM_HINGE, AXIS_ELBOW, {-10, 150}, {0, 0}, {0, 0}},
+    {IKD_ROLE_HAND_L, ROM_EULER, AXIS_ELBOW, {-75, 75}, {-30, 30}, {-80, 80}},
+    {IKD_ROLE_HAND_R, ROM_EULER, AXIS_ELBOW, {-75, 75}, {-30, 30}, {-80, 80}},
+    {IKD_ROLE_UPPER_LEG_L, ROM_BALL, AXIS_LEFT, {0, 120}, {0, 0}, {-45, 45}},
+    {IKD_ROLE_UPPER_LEG_R, ROM_BALL, AXIS_LEFT, {0, 120}, {0, 0}, {-45, 45}},
+    {IKD_ROLE_LOWER_LEG_L, ROM_HINGE, AXIS_LEFT, {-10, 135}, {0, 0}, {0, 0}},
+    {IKD_ROLE_LOWER_LEG_R, ROM_HINGE, AXIS_LEFT, {-10, 135}, {0, 0}, {0, 0}},
+    {IKD_ROLE_FOOT_L, ROM_EULER, AXIS_LEFT, {-20, 50}, {-15, 15}, {-25, 25}},
+    {IKD_ROLE_FOOT_R, ROM_EULER, AXIS_LEFT, {-20, 50}, {-15, 15}, {-25, 25}},
+    {IKD_ROLE_TOES_L, ROM_HINGE, AXIS_LEFT, {-70, 40}, {0, 0}, {0, 0}},
+    {IKD_ROLE_TOES_R, ROM_HINGE, AXIS_LEFT, {-70, 40}, {0, 0}, {0, 0}},
+};
+
+/* The direction from joint k to its first child (the bone), or `or`. */
+static ikd_vec3 bone_dir(const ikd_skeleton_joint *js, size_t n, long k, ikd_vec3 or)
+{
+    for (size_t c = (size_t)k + 1; c < n; c++)
+        if (js[c].parent == k && ikd_vec3_len(ikd_vec3_sub(js[c].position, js[k].position)) > 0)
+            return ikd_vec3_norm_or(ikd_vec3_sub(js[c].position, js[k].position), or);
+    return or;
+}
+
+/* A hinge's axis and its rest bend: the flexion sense `hint`, or the plane
+ * the rest pose already bends the limb in (more than 10 degrees), turned to
+ * agree with the hint. *bend: the rest pose's flexion, degrees. */
+static ikd_vec3 hinge_axis(ikd_vec3 upper, ikd_vec3 lower, ikd_vec3 hint, double *bend)
+{
+    ikd_vec3 plane = ikd_vec3_cross(upper, lower);
+    ikd_vec3 axis = hint;
+    if (ikd_vec3_len(plane) > sin(10 * IKD_DEG2RAD)) {
+        axis = ikd_vec3_norm_or(plane, hint);
+        if (ikd_vec3_dot(axis, hint) < 0) axis = ikd_vec3_scale(axis, -1);
+    }
+    axis = ikd_vec3_norm_or(ikd_vec3_reject(axis, upper), hint);
+    *bend = ikd_vec3_signed_angle(upper, lower, axis) * IKD_RAD2DEG;
+    return axis;
+}
+
+/* An euler limit on joint k whose anatomical axes a[0..3) (flexion, side,
+ * twist: unit, orthogonal) each lie within 20 degrees of one of the joint's
+ * own rest axes: order and ranges in those axes (a range turns over where
+ * its axis is the joint's negated). 0 when they do not. */
+static int euler_in_own_axes(const ikd_skeleton_joint *j, const ikd_vec3 a[3], const double (*range)[2], ikd_limit *l)
+{
+    static const char letters[] = "xyz";
+    ikd_vec3 own[3] = {ikd_vec3_make(1, 0, 0), ikd_vec3_make(0, 1, 0), ikd_vec3_make(0, 0, 1)};
+    int used = 0;
+    for (int i = 0; i < 3; i++) own[i] = ikd_quat_rotate(j->rotation, own[i]);
+    char order[4] = {0};
+    ikd_limit_init(l, IKD_LIMIT_EULER);
+    for (int i = 0; i < 3; i++) {
+        int best = 0;
+        for (int k = 1; k < 3; k++)
+            if (fabs(ikd_vec3_dot(a[i], own[k])) > fabs(ikd_vec3_dot(a[i], own[best]))) best = k;
+        double d = ikd_vec3_dot(a[i], own[best]);
+        if (fabs(d) < cos(20 * IKD_DEG2RAD) || (used & (1 << best))) return 0;
+        used |= 1 << best, order[i] = letters[best];
+        l->euler_min_deg[i] = d > 0 ? range[i][0] : -range[i][1];
+        l->euler_max_deg[i] = d > 0 ? range[i][1] : -range[i][0];
+    }
+    for (int o = 0; o <= IKD_EULER_ZYX; o++)
+        if (!strcmp(ikd_limit_order_name((ikd_euler_order)o), order)) l->order = (ikd_euler_order)o;
+    return 1;
+}
+
+int ikd_humanoid_limits(ikd_skeleton_joint *js, size_t n, const long role[IKD_ROLE__COUNT], ikd_file_warnings *ws)
+{
+    ikd_vec3 hips = js[role[IKD_ROLE_HIPS]].position;
+    ikd_vec3 up = ikd_vec3_norm_or(ikd_vec3_sub(js[role[IKD_ROLE_HEAD]].position, hips), ikd_vec3_make(0, 1, 0));
+    ikd_vec3 lr = ikd_vec3_sub(js[role[IKD_ROLE_UPPER_LEG_L]].position, js[role[IKD_ROLE_UPPER_LEG_R]].position);
+    if (ikd_vec3_len(ikd_vec3_reject(lr, up)) < 1e-9 * ikd_vec3_len(lr) || !(ikd_vec3_len(lr) > 0))
+        lr = ikd_vec3_sub(js[role[IKD_ROLE_UPPER_ARM_L]].position, js[role[IKD_ROLE_UPPER_ARM_R]].position);
+    ikd_vec3 left = ikd_vec3_norm_or(ikd_vec3_reject(lr, up), ikd_vec3_make(1, 0, 0));
+    /* forward: where the feet point (toward the toes), else where the rest
+     * pose's knees bend out of the hip-ankle line; only where neither says
+     * does it come from the names' sides (left x up): a rig's l and r may
+     * be the viewer's (the shared Godot sample's knees bend the other way) */
+    ikd_vec3 feet = ikd_vec3_make(0, 0, 0), knees = feet;
+    for (int sd = 0; sd < 2; sd++) {
+        long f = role[sd ? IKD_ROLE_FOOT_R : IKD_ROLE_FOOT_L], kn = js[f].parent, hp = js[kn].parent;
+        feet = ikd_vec3_add(feet, ikd_vec3_reject(bone_dir(js, n, f, feet), up));
+        ikd_vec3 line = ikd_vec3_norm_or(ikd_vec3_sub(js[f].position, js[hp].position), up);
+        knees = ikd_vec3_add(knees, ikd_vec3_reject(ikd_vec3_sub(js[kn].position, js[hp].position), line));
+    }
+    knees = ikd_vec3_reject(knees, up);
+    ikd_vec3 forward = ikd_vec3_cross(left, up);
+    double legs = ikd_vec3_len(ikd_vec3_sub(js[role[IKD_ROLE_FOOT_L]].position, js[role[IKD_ROLE_UPPER_LEG_L]].position));
+    if (ikd_vec3_len(feet) > 0.5) forward = ikd_vec3_norm_or(feet, forward);
+    else if (ikd_vec3_len(knees) > 0.01 * legs) forward = ikd_vec3_norm_or(knees, forward);
+    left = ikd_vec3_norm_or(ikd_vec3_cross(up, forward), left);
+    int set = 0;
+    for (size_t r = 0; r < sizeof rom_table / sizeof rom_table[0]; r++) {
+        const rom_row *row = &rom_table[r];
+        long k = role[row->role];
+        if (k < 0) continue;
+        int spine = row->role <= IKD_ROLE_HEAD, right = row->role >= IKD_ROLE_SHOULDER_R;
+        ikd_vec3 bone = spine ? up : bone_dir(js, n, k, ikd_vec3_make(0, 0, 0));
+        if (!(ikd_vec3_len(bone) > 0)) continue; /* a leaf: no direction to limit about */
+        ikd_vec3 hint = left;
+        if (row->hint == AXIS_ELEVATE) hint = ikd_vec3_cross(bone, up);
+        if (row->hint == AXIS_ELBOW) { /* the arm's: its upper arm turned toward forward */
+            long ua = role[right ? IKD_ROLE_UPPER_ARM_R : IKD_ROLE_UPPER_ARM_L];
+            ikd_vec3 u = bone_dir(js, n, ua, bone);
+            hint = ikd_vec3_cross(u, forward);
+            if (ikd_vec3_len(hint) < 0.3) hint = ikd_vec3_cross(u, up);
+        }
+        hint = ikd_vec3_norm_or(hint, left);
+        ikd_limit *l = &js[k].limit;
+        if (row->kind == ROM_HINGE) {
+            long p = js[k].parent;
+            ikd_vec3 upper = p >= 0 ? ikd_vec3_norm_or(ikd_vec3_sub(js[k].position, js[p].position), bone) : bone;
+            double bend;
+            ikd_vec3 axis = hinge_axis(upper, bone, hint, &bend);
+            ikd_limit_init(l, IKD_LIMIT_HINGE);
+            l->has_axis = 1, l->axis = axis;
+            l->min_deg = fmax(fmin(row->flex[0] - bend, 0), -180), l->max_deg = fmin(fmax(row->flex[1] - bend, 0), 180);
+        } else if (row->kind == ROM_BALL) {
+            ikd_limit_init(l, IKD_LIMIT_BALL);
+            l->has_axis = 1, l->axis = bone;
+            l->max_deg = row->flex[1], l->twist_min_deg = row->twist[0], l->twist_max_deg = row->twist[1];
+        } else {
+            int foot = row->role == IKD_ROLE_FOOT_L || row->role == IKD_ROLE_FOOT_R;
+            ikd_vec3 a[3];
+            /* an ankle's axes are the body's: its twist axis the foot's heading (level) */
+            a[2] = foot ? ikd_vec3_norm_or(ikd_vec3_reject(bone, up), bone) : bone;
+            a[0] = ikd_vec3_norm_or(ikd_vec3_reject(hint, a[2]), ikd_vec3_make(0, 0, 0));
+            a[1] = ikd_vec3_cross(a[2], a[0]);
+            double range[3][2] = {{row->flex[0], row->flex[1]}, {row->side[0], row->side[1]}, {row->twist[0], row->twist[1]}};
+            if (!(ikd_vec3_len(a[0]) > 0.5)) continue;
+            if (foot) {
+                /* an ankle's 0 is the foot's bone square to the shin: a rest pose
+                 * that points the foot down (BVH zero poses often do) is already
+                 * plantarflexed by that much. (Taking 0 where the bone falls 20
+                 * degrees below square, as the ankle-to-ball line of a flat foot
+                 * does, left 20% and 34% of the CMU clips' foot frames inside,
+                 * against 82% and 67%.) */
+                long p = js[k].parent;
+                ikd_vec3 shin = p >= 0 ? ikd_vec3_norm_or(ikd_vec3_sub(js[k].position, js[p].position), up) : up;
+                double rest = ikd_vec3_signed_angle(shin, bone, a[0]) * IKD_RAD2DEG + 90;
+                range[0][0] = fmin(range[0][0] - rest, 0), range[0][1] = fmax(range[0][1] - rest, 0);
+            }
+            if (!euler_in_own_axes(&js[k], a, range, l)) { /* the joint's axes are not anatomical: a ball */
+                ikd_limit_init(l, IKD_LIMIT_BALL);
+                l->has_axis = 1, l->axis = a[2];
+                l->max_deg = fmax(fmax(-range[0][0], range[0][1]), fmax(-range[1][0], range[1][1]));
+                l->twist_min_deg = row->twist[0], l->twist_max_deg = row->twist[1];
+                char msg[160];
+                snprintf(msg, sizeof msg, "%s: the joint's own axes are not the body's: a ball limit stands for euler",
+                         ikd_role_names[row->role]);
+                ikd_file_warn(ws, "limit_approximate", ikd_role_names[row->role], msg);
+            }
+        }
+        set++;
+    }
+    return set;
 }

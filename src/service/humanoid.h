@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "ikd/skeleton.h"
+#include "../codec/filewarn.h"
 
 /* DESIGN.md's roles, in the order the import reply lists them. */
 typedef enum ikd_role {
@@ -27,5 +28,14 @@ extern const char *const ikd_role_names[IKD_ROLE__COUNT];
  * (where the legs meet) below chest (where the arms meet) below the head.
  * The whatever-the-rest-pose part: only names and the tree are read. */
 int ikd_humanoid_find(const ikd_skeleton_joint *js, char *const *names, size_t n, long role[IKD_ROLE__COUNT]);
+
+/* limits=humanoid: each role's limit (humanoid.c's table) set on js from
+ * the rest geometry: knees, elbows and toes hinges on their flexion axis,
+ * hips and shoulders balls about the bone with twist ranges, spine, neck,
+ * head, clavicles, wrists and ankles euler in the anatomical axes (a ball,
+ * with a limit_approximate warning, where the joint's own rest axes are
+ * more than 20 degrees off them). Other joints are left as they are.
+ * Returns how many limits it set. */
+int ikd_humanoid_limits(ikd_skeleton_joint *js, size_t n, const long role[IKD_ROLE__COUNT], ikd_file_warnings *ws);
 
 #endif

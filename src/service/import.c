@@ -237,6 +237,28 @@ static void emit_constraint(ikd_emitter *e, const ikd_limit *l)
         ikd_emit_num(e, l->min_deg);
         IKD_EMIT_KEY(e, "max_deg");
         ikd_emit_num(e, l->max_deg);
+    } else if (l->type == IKD_LIMIT_BALL) {
+        ikd_emit_map(e, 5);
+        IKD_EMIT_KEY(e, "type");
+        ikd_emit_str(e, "ball");
+        IKD_EMIT_KEY(e, "axis");
+        ikd_emit_nums(e, &l->axis.x, 3);
+        IKD_EMIT_KEY(e, "max_deg");
+        ikd_emit_num(e, l->max_deg);
+        IKD_EMIT_KEY(e, "twist_min_deg");
+        ikd_emit_num(e, l->twist_min_deg);
+        IKD_EMIT_KEY(e, "twist_max_deg");
+        ikd_emit_num(e, l->twist_max_deg);
+    } else if (l->type == IKD_LIMIT_EULER) {
+        ikd_emit_map(e, 4);
+        IKD_EMIT_KEY(e, "type");
+        ikd_emit_str(e, "euler");
+        IKD_EMIT_KEY(e, "order");
+        ikd_emit_str(e, ikd_limit_order_name(l->order));
+        IKD_EMIT_KEY(e, "min_deg");
+        ikd_emit_nums(e, l->euler_min_deg, 3);
+        IKD_EMIT_KEY(e, "max_deg");
+        ikd_emit_nums(e, l->euler_max_deg, 3);
     } else {
         ikd_emit_map(e, 1);
         IKD_EMIT_KEY(e, "type");
@@ -247,10 +269,9 @@ static void emit_constraint(ikd_emitter *e, const ikd_limit *l)
 
 /* "humanoid": {"hips": name, ...} (the roles found) or null; "effectors":
  * a humanoid's hands, feet and head, else the leaves. */
-static void emit_roles(ikd_emitter *e, const ikd_skeleton_joint *js, char **names, size_t n, int humanoid)
+static void emit_roles(ikd_emitter *e, const ikd_skeleton_joint *js, char **names, size_t n, int found,
+                       const long role[IKD_ROLE__COUNT])
 {
-    long role[IKD_ROLE__COUNT];
-    int found = humanoid && ikd_humanoid_find(js, names, n, role);
     IKD_EMIT_KEY(e, "humanoid");
     if (found) {
         size_t count = 0;
@@ -287,9 +308,23 @@ static void emit_roles(ikd_emitter *e, const ikd_skeleton_joint *js, char **name
     ikd_emit_end(e);
 }
 
+int ikd_import_humanoid_flags(const ikd_import_opts *o)
+{
+    int flags = strcmp(o->humanoid, "off") != 0 ? IKD_IMPORT_ROLES : 0;
+    if (!strcmp(o->limits, "humanoid")) flags |= IKD_IMPORT_LIMITS_ASKED;
+    if (!o->limits[0] || !strcmp(o->limits, "humanoid")) flags |= IKD_IMPORT_HUMANOID_LIMITS;
+    return flags;
+}
+
 void ikd_import_skeleton(ikd_emitter *e, const ikd_api_limits *lim, ikd_skeleton_joint *js, char **names, size_t n,
                          int constraints, int humanoid, ikd_file_warnings *ws)
 {
+    long role[IKD_ROLE__COUNT];
+    int found = (humanoid & IKD_IMPORT_ROLES) && ikd_humanoid_find(js, names, n, role);
+    if (found && (humanoid & IKD_IMPORT_HUMANOID_LIMITS))
+        constraints |= ikd_humanoid_limits(js, n, role, ws) > 0;
+    else if (humanoid & IKD_IMPORT_LIMITS_ASKED)
+        ikd_file_warn(ws, "limits_none", "query.limits", "limits=humanoid: no humanoid recognised, no limits set");
     char id[IKD_SKEL_ID_LEN + 1];
     ikd_skeleton s = {js, n, 0};
     ikd_error err;
@@ -323,7 +358,7 @@ void ikd_import_skeleton(ikd_emitter *e, const ikd_api_limits *lim, ikd_skeleton
     IKD_EMIT_KEY(e, "id");
     if (id[0]) ikd_emit_str(e, id);
     else ikd_emit_null(e);
-    emit_roles(e, js, names, n, humanoid);
+    emit_roles(e, js, names, n, found, role);
 }
 
 static int bvh_reply(const ikd_api_limits *lim, ikd_bvh *b, const ikd_import_opts *o, ikd_encoding enc, ikd_buf *out)
@@ -355,7 +390,7 @@ static int bvh_reply(const ikd_api_limits *lim, ikd_bvh *b, const ikd_import_opt
     ikd_emit_map(&e, 7);
     IKD_EMIT_KEY(&e, "format");
     ikd_emit_str(&e, "bvh");
-    ikd_import_skeleton(&e, lim, js, names, b->count, 0, strcmp(o->humanoid, "off") != 0, &b->warnings);
+    ikd_import_skeleton(&e, lim, js, names, b->count, 0, ikd_import_humanoid_flags(o), &b->warnings);
     IKD_EMIT_KEY(&e, "clips");
     ikd_emit_array(&e, b->frames ? 1 : 0);
     if (b->frames) {
@@ -406,7 +441,7 @@ static int import_gltf(const ikd_api_limits *lim, const ikd_import_opts *o, ikd_
         ikd_emit_map(&e, 7);
         IKD_EMIT_KEY(&e, "format");
         ikd_emit_str(&e, g.binary ? "glb" : "gltf");
-        ikd_import_skeleton(&e, lim, js, names, g.count, 0, strcmp(o->humanoid, "off") != 0, &g.warnings);
+        ikd_import_skeleton(&e, lim, js, names, g.count, 0, ikd_import_humanoid_flags(o), &g.warnings);
         IKD_EMIT_KEY(&e, "clips");
         ikd_emit_array(&e, g.animations);
         rc = ikd_gltf_emit_clips(&g, &go, &e, &err);

@@ -43,10 +43,17 @@ int ikd_import_media_ok(const char *content_type);
  * (parents first) as /v1/solve/skeleton takes them (with their constraints
  * when `constraints`), validated and kept by reference (a skeleton that does
  * not validate gets id null and a skeleton_invalid warning); with
- * `humanoid`, the roles ikd_humanoid_find recognises (null: none), and the
- * effectors a humanoid's hands, feet and head, else the leaves. */
+ * `humanoid` (flags below), the roles ikd_humanoid_find recognises (null:
+ * none) and their limits, and the effectors a humanoid's hands, feet and
+ * head, else the leaves. */
 void ikd_import_skeleton(ikd_emitter *e, const ikd_api_limits *lim, ikd_skeleton_joint *js, char **names, size_t n,
                          int constraints, int humanoid, ikd_file_warnings *ws);
+
+/* ikd_import_skeleton's `humanoid` flags: recognise roles; set the humanoid
+ * limits where a humanoid is recognised (limits=humanoid, the default for
+ * BVH and glTF); limits=humanoid asked for (a warning when no humanoid). */
+enum { IKD_IMPORT_ROLES = 1, IKD_IMPORT_HUMANOID_LIMITS = 2, IKD_IMPORT_LIMITS_ASKED = 4 };
+int ikd_import_humanoid_flags(const ikd_import_opts *o);
 /* "warnings": [{"code", "message", "field"}, ...]. */
 void ikd_import_warnings(ikd_emitter *e, const ikd_file_warnings *ws);
 

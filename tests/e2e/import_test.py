@@ -805,6 +805,166 @@ def test_humanoid_roles():
         d.stop()
 
 
+def human_positions(rng, joints, pose_a):
+    """World rest positions for a rig of RIGS, shaped like a person in the body frame (x left, y up,
+    z forward): random proportions, knees a little bent forward, feet forward, arms out (T) or 45
+    degrees down (A). Joints without a role sit between their parent and their child, or just past
+    their parent."""
+    h = rng.uniform(0.8, 1.1)  # hips height
+    w, thigh, shin = rng.uniform(0.08, 0.12), rng.uniform(0.4, 0.5) * h, rng.uniform(0.4, 0.5) * h
+    arm_down = math.radians(45 if pose_a else 0)
+    sh, ua, la = rng.uniform(0.12, 0.2), rng.uniform(0.25, 0.32), rng.uniform(0.22, 0.28)
+    chest_y = h + rng.uniform(0.35, 0.45)
+    pos = {"hips": [0, h, 0], "spine": [0, h + 0.12, 0], "chest": [0, chest_y, 0], "neck": [0, chest_y + 0.15, 0],
+           "head": [0, chest_y + 0.25, 0]}
+    for side, sx in (("l", 1), ("r", -1)):
+        knee = [sx * w, h - 0.05 - thigh, 0.03]
+        pos["upper_leg_" + side] = [sx * w, h - 0.05, 0]
+        pos["lower_leg_" + side] = knee
+        pos["foot_" + side] = [sx * w, knee[1] - shin, 0]
+        pos["toes_" + side] = [sx * w, knee[1] - shin - 0.12 * math.tan(math.radians(20)), 0.12]  # neutral: 20 down
+        pos["shoulder_" + side] = [sx * 0.03, chest_y + 0.05, 0]
+        d = [sx * math.cos(arm_down), -math.sin(arm_down), 0]
+        pos["upper_arm_" + side] = [sx * sh, chest_y + 0.05, 0]
+        pos["lower_arm_" + side] = [sx * sh + d[0] * ua, chest_y + 0.05 + d[1] * ua, 0]
+        pos["hand_" + side] = [sx * sh + d[0] * (ua + la), chest_y + 0.05 + d[1] * (ua + la), 0]
+    by_name = {}
+    role_of = {n: r for n, _, r in joints}
+    parent_of = {n: p for n, p, _ in joints}
+    kids = {}
+    for n, p, _ in joints:
+        kids.setdefault(p, []).append(n)
+
+    def first_role_below(n):
+        for c in kids.get(n, []):
+            if role_of[c]:
+                return pos[role_of[c]]
+            below = first_role_below(c)
+            if below:
+                return below
+        return None
+
+    for n, p, r in joints:
+        if r:
+            by_name[n] = pos[r]
+        elif p is None:
+            by_name[n] = [0, 0, 0]
+        else:
+            below = first_role_below(n)
+            if below:
+                by_name[n] = [(a + b) / 2 for a, b in zip(by_name[p], below)]
+            else:
+                gp = parent_of[p]
+                d = [a - b for a, b in zip(by_name[p], by_name[gp])] if gp else [0, 1, 0]
+                L = math.sqrt(sum(x * x for x in d)) or 1
+                by_name[n] = [a + 0.04 * x / L for a, x in zip(by_name[p], d)]
+    return by_name
+
+
+def rig_bvh_at(joints, world, rot):
+    """A BVH of the rig with each joint where `world` (body frame) turned by `rot` puts it."""
+    wp = {n: qrot(rot, p) for n, p in world.items()}
+    parent_of = {n: p for n, p, _ in joints}
+    role_of = {n: r for n, _, r in joints}
+    kids = {}
+    for n, p, _ in joints:
+        kids.setdefault(p, []).append(n)
+    out = ["HIERARCHY"]
+
+    def block(n, depth):
+        pad = "  " * depth
+        p = parent_of[n]
+        off = wp[n] if p is None else [a - b for a, b in zip(wp[n], wp[p])]
+        out.extend([pad + ("ROOT " if p is None else "JOINT ") + n, pad + "{", pad + "  OFFSET %r %r %r" % tuple(off),
+                    pad + "  CHANNELS " + ("6 Xposition Yposition Zposition Zrotation Xrotation Yrotation" if p is None
+                                           else "3 Zrotation Xrotation Yrotation")])
+        for c in kids.get(n, []):
+            block(c, depth + 1)
+        if not kids.get(n):
+            d = off if p is not None else [0, 1, 0]
+            if (role_of[n] or "").startswith("foot"):  # a foot's end site: toward its toes
+                d = qrot(rot, [0, -math.tan(math.radians(20)), 1])
+            L = math.sqrt(sum(x * x for x in d)) or 1
+            out.extend([pad + "  End Site", pad + "  {", pad + "    OFFSET %r %r %r" % tuple(0.05 * x / L for x in d),
+                        pad + "  }"])
+        out.append(pad + "}")
+
+    block(kids[None][0], 0)
+    count = sum(1 for line in out if "CHANNELS" in line)
+    out += ["MOTION", "Frames: 1", "Frame Time: 0.0333333", " ".join(["0"] * (3 + 3 * count))]
+    return ("\n".join(out) + "\n").encode()
+
+
+def axis_angle(axis, deg):
+    h = math.radians(deg) / 2
+    n = math.sqrt(sum(a * a for a in axis))
+    return [axis[0] / n * math.sin(h), axis[1] / n * math.sin(h), axis[2] / n * math.sin(h), math.cos(h)]
+
+
+def test_humanoid_limits():
+    """limits=humanoid on people of random proportions, T- and A-posed, turned anyhow (Z-up among
+    them), in every naming convention: each role's limit lets the body's motions through and stops
+    their opposites, checked by the rules of DESIGN.md computed here (tests/bench/rom.py): the spine
+    bends forward 30 degrees but not back 30, knees and elbows flex 90 but not back 30, a hip swings
+    100 but not 130, the head turns 30 but not 50, an ankle points 25 down but not 50 up (its 0: the foot square to the shin, so a rest foot 20 degrees
+    down is plantarflexed 20 already); the limits
+    move nothing at rest; ?limits=none sets none; limits=humanoid on a non-humanoid warns."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+    import rom
+    d = Daemon()
+    try:
+        rng = random.Random(21)
+        checked = 0
+        for conv, joints in RIGS.items():
+            for case in range(4):
+                world = human_positions(rng, joints, case % 2 == 1)
+                # turned: not, a quarter turn about up, Z-up, any heading (the joints' own axes are then not
+                # the body's: euler roles get a ball with a limit_approximate warning)
+                turn = [axis_angle([0, 1, 0], 0), axis_angle([0, 1, 0], 90 * rng.randint(1, 3)), axis_angle([1, 0, 0], 90),
+                        axis_angle([0, 1, 0], rng.uniform(20, 70))][case]
+                s, r = d.post("/v1/import", rig_bvh_at(joints, world, turn), "application/x-bvh")
+                assert s == 200 and r["humanoid"] and r["id"], (conv, case, r.get("warnings"))
+                js = {j["name"]: j for j in r["skeleton"]["joints"]}
+                up, fwd, left = (qrot(turn, v) for v in ([0, 1, 0], [0, 0, 1], [1, 0, 0]))
+                roles = r["humanoid"]
+
+                def ok(role, axis, deg):
+                    j = js[roles[role]]
+                    rest = j.get("rotation", [0, 0, 0, 1])
+                    dev = qmul(qmul([-rest[0], -rest[1], -rest[2], rest[3]], axis_angle(axis, deg)), rest)
+                    return rom.inside(j["constraint"], dev, rest)
+
+                elbow = js[roles["lower_arm_l"]]["constraint"]["axis"]
+                for role, axis, yes, no in [("spine", left, 30, -30), ("chest", left, 30, -30),
+                                            ("lower_leg_l", left, 90, -30), ("lower_leg_r", left, 90, -30),
+                                            ("lower_arm_l", elbow, 90, -30), ("upper_leg_l", left, 100, 130),
+                                            ("head", up, 30, 50), ("foot_r", left, 25, -50), ("neck", left, 20, -40)]:
+                    if role not in roles:
+                        continue
+                    assert ok(role, axis, 0), (conv, case, role, "rest")
+                    assert ok(role, axis, yes), (conv, case, role, yes, js[roles[role]]["constraint"])
+                    approx = any(w["code"] == "limit_approximate" and w["field"] == role for w in r["warnings"])
+                    assert approx == (case == 3 and js[roles[role]]["constraint"]["type"] == "ball" and
+                                      role in ("spine", "chest", "head", "neck", "foot_r")), (conv, case, role)
+                    if not approx:
+                        assert not ok(role, axis, no), (conv, case, role, no, js[roles[role]]["constraint"])
+                        checked += 1
+                # an elbow's flexion brings the hand forward of the arm
+                el = js[roles["lower_arm_l"]]
+                hand = [a - b for a, b in zip(js[roles["hand_l"]]["position"], el["position"])]
+                bent = qrot(axis_angle(elbow, 90), hand)
+                assert sum(a * b for a, b in zip(bent, fwd)) > 0.5 * math.sqrt(sum(a * a for a in hand)), (conv, case)
+            s, r = d.post("/v1/import?limits=none", rig_bvh_at(joints, human_positions(rng, joints, False),
+                                                                 [0, 0, 0, 1]), "application/x-bvh")
+            assert s == 200 and all("constraint" not in j for j in r["skeleton"]["joints"]), conv
+        assert checked >= 150, checked
+        joints = random_skeleton(rng)
+        s, r = d.post("/v1/import?limits=humanoid", write_bvh(rng, joints, random_frames(rng, joints, 2), 1 / 30, 0, 0))
+        assert s == 200 and r["humanoid"] is None and any(w["code"] == "limits_none" for w in r["warnings"]), r["warnings"]
+    finally:
+        d.stop()
+
+
 def test_layered_clip_returns_the_animation():
     """frames[k].preferred: an imported clip's poses as the animation, goals on its effectors taken from
     those poses: every frame comes back as the animation had it (joints within 1e-6 of the size), by
