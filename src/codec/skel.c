@@ -33,6 +33,7 @@ void ikd_skel_request_destroy(ikd_skel_request *r)
     free(r->fpref);
     free(r->fpref_has);
     free(r->fpref_root);
+    free(r->fpref_trans);
     ikd_skel_request_init(r);
 }
 
@@ -284,27 +285,42 @@ static int parse_pose(ikd_val v, const ikd_path *pre, ikd_skel_request *r, ikd_e
 }
 
 /* A preferred pose at f: {"rotations": [one unit quaternion per joint],
- * "root": [x, y, z]} (root optional) into rot[0..n) and *root. Its
- * translations are the request pose's: a preferred pose gives none. */
-static int parse_preferred(ikd_val v, const ikd_path *f, size_t n, ikd_quat *rot, int *has_root, ikd_vec3 *root,
-                           ikd_error *err)
+ * "root": [x, y, z], "translations": [null or [x, y, z] per joint]} (root
+ * and translations optional) into out. Translations are taken where
+ * out->trans is given (a clip frame's); elsewhere only null ones (the
+ * request pose's translations hold). */
+static int parse_preferred(ikd_val v, const ikd_path *f, const ikd_skel_request *r, ikd_frame_pref *out, ikd_error *err)
 {
     static const ikd_field keys[] = {FIELD("root"), FIELD("rotations"), FIELD("translations")};
     ikd_path froot = ikd_field_key(f, "root"), frot = ikd_field_key(f, "rotations"), ft = ikd_field_key(f, "translations");
+    size_t n = r->skeleton.count;
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, f, "must be a pose object with \"rotations\"");
     ikd_val m[3];
     int rc = GATHER(v, f, keys, m, err);
     if (rc) return rc;
-    int moved = m[2].v && ikd_val_type(m[2]) != IKD_DOC_NULL && ikd_val_type(m[2]) != IKD_DOC_ARRAY;
-    for (size_t i = 0; !moved && m[2].v && ikd_val_type(m[2]) == IKD_DOC_ARRAY && i < m[2].ops->size(m[2].v); i++)
-        moved = ikd_val_type(ikd_val_at(m[2], i)) != IKD_DOC_NULL; /* all null: the rest offsets, as the pose's */
-    if (moved) return ikd_field_bad(err, &ft, "must be null or all null: a preferred pose keeps the request's pose.translations");
+    out->has_trans = 0;
+    if (m[2].v && ikd_val_type(m[2]) != IKD_DOC_NULL) {
+        if (ikd_val_type(m[2]) != IKD_DOC_ARRAY || m[2].ops->size(m[2].v) != n)
+            return ikd_field_bad(err, &ft, "must hold one entry per joint (null, or [x, y, z] from the parent)");
+        for (size_t i = 0; i < n; i++) {
+            ikd_path fi = ikd_field_index(&ft, i);
+            ikd_val x = ikd_val_at(m[2], i);
+            ikd_vec3 t = ikd_vec3_make(NAN, 0, 0);
+            if (ikd_val_type(x) != IKD_DOC_NULL) {
+                if (!out->trans) return ikd_field_bad(err, &fi, "must be null: a preferred pose keeps pose.translations");
+                if (i == 0) return ikd_field_bad(err, &fi, "must be null: the root's place is the preferred root");
+                if ((rc = ikd_field_vec3(x, &fi, &t, err))) return rc;
+                out->has_trans = 1;
+            }
+            if (out->trans) out->trans[i] = t;
+        }
+    }
     if (!m[1].v) return ikd_field_bad(err, &frot, "is required");
-    if ((rc = parse_rotations(m[1], &frot, n, rot, err))) return rc;
-    *has_root = 0;
+    if ((rc = parse_rotations(m[1], &frot, n, out->rot, err))) return rc;
+    out->has_root = 0;
     if (m[0].v && ikd_val_type(m[0]) != IKD_DOC_NULL) {
-        if ((rc = ikd_field_vec3(m[0], &froot, root, err))) return rc;
-        *has_root = 1;
+        if ((rc = ikd_field_vec3(m[0], &froot, &out->root, err))) return rc;
+        out->has_root = 1;
     }
     return IKD_E_OK;
 }
@@ -316,8 +332,10 @@ static int parse_options_preferred(ikd_val v, const ikd_path *fo, ikd_skel_reque
     if (!v.v || ikd_val_type(v) == IKD_DOC_NULL) return IKD_E_OK;
     size_t n = r->skeleton.count;
     if (!(r->preferred = malloc(n * sizeof *r->preferred))) return nomem(err, &f);
-    int rc = parse_preferred(v, &f, n, r->preferred, &r->problem.has_preferred_root, &r->problem.preferred_root, err);
+    ikd_frame_pref fp = {.rot = r->preferred};
+    int rc = parse_preferred(v, &f, r, &fp, err);
     if (rc) return rc;
+    r->problem.has_preferred_root = fp.has_root, r->problem.preferred_root = fp.root;
     r->problem.preferred = r->preferred;
     if (!r->problem.start) r->problem.start = r->preferred; /* no start rotations given: from the preferred pose */
     return IKD_E_OK;
@@ -443,7 +461,7 @@ static int parse_frame_pref(ikd_val v, const ikd_path *fk, const ikd_skel_reques
     pref->has = 0;
     if (!v.v || ikd_val_type(v) == IKD_DOC_NULL) return IKD_E_OK;
     ikd_path f = ikd_field_key(fk, "preferred");
-    int rc = parse_preferred(v, &f, r->skeleton.count, pref->rot, &pref->has_root, &pref->root, err);
+    int rc = parse_preferred(v, &f, r, pref, err);
     pref->has = rc == IKD_E_OK;
     return rc;
 }
@@ -484,7 +502,8 @@ static int parse_frames(ikd_val v, ikd_skel_request *r, ikd_error *err)
     if (!(r->goals = calloc(total, sizeof *r->goals))) return nomem(err, &ff);
     r->goal_count = total;
     if (prefs && (!(r->fpref = malloc(nf * nj * sizeof *r->fpref)) || !(r->fpref_has = calloc(nf, 1)) ||
-                  !(r->fpref_root = calloc(nf, sizeof *r->fpref_root))))
+                  !(r->fpref_root = calloc(nf, sizeof *r->fpref_root)) ||
+                  !(r->fpref_trans = malloc(nf * nj * sizeof *r->fpref_trans))))
         return nomem(err, &ff);
     for (size_t k = 0; k < nf; k++) {
         ikd_path fk = ikd_field_index(&ff, k);
@@ -492,9 +511,9 @@ static int parse_frames(ikd_val v, ikd_skel_request *r, ikd_error *err)
         int rc = parse_goal_list(m[0], &fk, r, r->goals + r->frame_first[k], r->frame_first[k + 1] - r->frame_first[k], err);
         if (rc) return rc;
         if (!prefs) continue;
-        ikd_frame_pref fp = {.rot = r->fpref + k * nj};
+        ikd_frame_pref fp = {.rot = r->fpref + k * nj, .trans = r->fpref_trans + k * nj};
         if ((rc = parse_frame_pref(m[1], &fk, r, &fp, err))) return rc;
-        r->fpref_has[k] = (unsigned char)(fp.has | (fp.has_root << 1));
+        r->fpref_has[k] = (unsigned char)(fp.has | (fp.has_root << 1) | (fp.has_trans << 2));
         r->fpref_root[k] = fp.root;
     }
     return IKD_E_OK;

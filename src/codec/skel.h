@@ -54,18 +54,23 @@ struct ikd_skel_request {
      * points here; the start pose when `pose` gives no rotations). */
     ikd_quat *preferred;        /* owned; NULL: none */
     /* A clip decoded whole: frames[k].preferred until ikd_skelpack_all packs
-     * them (fpref[k * count ...], fpref_has[k] bit 1 rotations, bit 2 root). */
+     * them (fpref[k * count ...], fpref_has[k] bit 1 rotations, bit 2 root,
+     * bit 4 translations). */
     ikd_quat *fpref;            /* owned; NULL: no frame has one */
     unsigned char *fpref_has;   /* owned */
     ikd_vec3 *fpref_root;       /* owned */
+    ikd_vec3 *fpref_trans;      /* owned: [frames x count] (bit 4 of fpref_has) */
 };
 
 /* One clip frame's `preferred` (frames[k].preferred): its rotations in
- * rot (the caller's, one per joint), has 1 when the frame gives one. */
+ * rot (the caller's, one per joint), has 1 when the frame gives one; its
+ * translations (has_trans) in trans (the caller's, one per joint; x NaN
+ * where the entry is null: the request's offset). */
 typedef struct ikd_frame_pref {
-    int has, has_root;
+    int has, has_root, has_trans;
     ikd_vec3 root;
     ikd_quat *rot;
+    ikd_vec3 *trans;
 } ikd_frame_pref;
 
 void ikd_skel_request_init(ikd_skel_request *r);

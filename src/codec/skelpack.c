@@ -97,25 +97,27 @@ static int pack_room(ikd_skel_request *r, size_t bytes)
     return 0;
 }
 
-/* A frame's preferred pose follows its goals: a u64 tag (1: rotations, 3:
- * and a root), the root's 24 bytes when it has one, then a rotation per
- * joint. A frame without one ends at its last goal (pack_at). */
+/* A frame's preferred pose follows its goals: a u64 tag (bit 1: rotations,
+ * bit 2: a root, bit 4: translations), the root's 24 bytes when it has one,
+ * a rotation per joint, then with translations a vector per joint (x NaN:
+ * null). A frame without one ends at its last goal (pack_at). */
 int ikd_skelpack_frame(ikd_skel_request *r, const ikd_goal *goals, size_t n, const ikd_frame_pref *pref)
 {
     size_t bytes = 0, nj = r->skeleton.count;
     for (size_t i = 0; i < n; i++) bytes += pack_size(&goals[i]);
     int has = pref && pref->has;
-    if (has) bytes += 8 + (pref->has_root ? 24 : 0) + nj * sizeof(ikd_quat);
+    if (has) bytes += 8 + (pref->has_root ? 24 : 0) + nj * sizeof(ikd_quat) + (pref->has_trans ? nj * sizeof(ikd_vec3) : 0);
     if (pack_room(r, bytes) != 0) return -1;
     size_t k = r->frame_count;
     if (k == 0) r->frame_first[0] = 0, r->pack_at[0] = 0;
     unsigned char *p = r->pack + r->pack_len;
     for (size_t i = 0; i < n; i++) p = pack_goal(p, &goals[i]);
     if (has) {
-        uint64_t tag = pref->has_root ? 3 : 1;
+        uint64_t tag = 1u | (pref->has_root ? 2u : 0) | (pref->has_trans ? 4u : 0);
         p = put(p, &tag, 8);
         if (pref->has_root) p = put(p, &pref->root, 24);
         p = put(p, pref->rot, nj * sizeof(ikd_quat));
+        if (pref->has_trans) p = put(p, pref->trans, nj * sizeof(ikd_vec3));
     }
     r->pack_len = (size_t)(p - r->pack);
     r->frame_first[k + 1] = r->frame_first[k] + n;
@@ -135,13 +137,14 @@ int ikd_skelpack_all(ikd_skel_request *r)
     for (size_t k = 0; k < nf && rc == 0; k++) {
         ikd_frame_pref fp = {0};
         if (r->fpref && (r->fpref_has[k] & 1))
-            fp = (ikd_frame_pref){1, (r->fpref_has[k] & 2) != 0, r->fpref_root[k], r->fpref + k * nj};
+            fp = (ikd_frame_pref){1, (r->fpref_has[k] & 2) != 0, (r->fpref_has[k] & 4) != 0, r->fpref_root[k],
+                                  r->fpref + k * nj, r->fpref_trans + k * nj};
         rc = ikd_skelpack_frame(r, goals + first[k], first[k + 1] - first[k], &fp);
     }
     free(first);
     free(goals);
-    free(r->fpref), free(r->fpref_has), free(r->fpref_root);
-    r->fpref = NULL, r->fpref_has = NULL, r->fpref_root = NULL;
+    free(r->fpref), free(r->fpref_has), free(r->fpref_root), free(r->fpref_trans);
+    r->fpref = NULL, r->fpref_has = NULL, r->fpref_root = NULL, r->fpref_trans = NULL;
     r->goals = NULL;
     r->problem.goals = NULL;
     return rc;
@@ -168,7 +171,8 @@ void ikd_skelpack_unpack(const ikd_skel_request *r, size_t k, ikd_goal *out, ikd
     if (!pref->has) return;
     uint64_t tag;
     p = get(p, &tag, 8);
-    pref->has_root = tag == 3;
+    pref->has_root = (tag & 2) != 0, pref->has_trans = (tag & 4) != 0;
     if (pref->has_root) p = get(p, &pref->root, 24);
-    get(p, pref->rot, r->skeleton.count * sizeof(ikd_quat));
+    p = get(p, pref->rot, r->skeleton.count * sizeof(ikd_quat));
+    if (pref->has_trans) get(p, pref->trans, r->skeleton.count * sizeof(ikd_vec3));
 }

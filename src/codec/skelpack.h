@@ -14,8 +14,9 @@ int ikd_skelpack_all(ikd_skel_request *req);
 /* Give back the room the pack grew into beyond what it holds. */
 void ikd_skelpack_trim(ikd_skel_request *req);
 /* Frame k's goals (frame_first[k + 1] - frame_first[k] of them) into out,
- * and (pref not NULL) its preferred pose: pref->has, has_root, root, and
- * the rotations into pref->rot (room for one per joint). */
+ * and (pref not NULL) its preferred pose: pref->has, has_root, root,
+ * has_trans, the rotations into pref->rot and the translations into
+ * pref->trans (room for one per joint each). */
 void ikd_skelpack_unpack(const ikd_skel_request *req, size_t k, ikd_goal *out, ikd_frame_pref *pref);
 
 #endif

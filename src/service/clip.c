@@ -1,6 +1,7 @@
 /* clip.c - POST /v1/solve/clip: decode, validate every frame, solve the frames in order (each from the last), reply. */
 #include "clip.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,10 +35,12 @@ static int open_frames(const ikd_api_limits *lim, ikd_encoding in_enc, const cha
     ikd_doc_elems it;
     if (ikd_doc_elems_begin(&it, in_enc, body, span) != 0)
         return ikd_error_set(err, IKD_E_INVALID, "frames", "must be a non-empty array");
-    ikd_frame_pref pref = {.rot = malloc(req->skeleton.count * sizeof(ikd_quat))};
-    if (!pref.rot) return ikd_error_set(err, IKD_E_NOMEM, "frames", "out of memory for the clip's frames");
-    int rc = frames_each(lim, &it, req, goals, &pref, err);
+    ikd_frame_pref pref = {.rot = malloc(req->skeleton.count * sizeof(ikd_quat)),
+                           .trans = malloc(req->skeleton.count * sizeof(ikd_vec3))};
+    int rc = pref.rot && pref.trans ? frames_each(lim, &it, req, goals, &pref, err)
+                                    : ikd_error_set(err, IKD_E_NOMEM, "frames", "out of memory for the clip's frames");
     free(pref.rot);
+    free(pref.trans);
     return rc;
 }
 
@@ -155,7 +158,10 @@ int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long
     run->gr = malloc(most * sizeof *run->gr);
     run->goals = malloc(most * sizeof *run->goals);
     run->pref.rot = malloc(n * sizeof *run->pref.rot);
-    if (!run->work || !run->local || !run->motion_mem || !run->pose || !run->gr || !run->goals || !run->pref.rot) {
+    run->pref.trans = malloc(n * sizeof *run->pref.trans);
+    run->sk_joints = malloc(n * sizeof *run->sk_joints);
+    if (!run->work || !run->local || !run->motion_mem || !run->pose || !run->gr || !run->goals || !run->pref.rot ||
+        !run->pref.trans || !run->sk_joints) {
         ikd_clip_end(run);
         return -1;
     }
@@ -163,6 +169,12 @@ int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long
     run->motion.pull_max_deg = req->problem.pull_max_deg; /* the clip's option (default IKD_CLIP_PULL_MAX_DEG) */
     run->deadline_ns = deadline_ns;
     return 0;
+}
+
+/* The translations of the frame just solved (frames[k].preferred's), or NULL. */
+static const ikd_vec3 *frame_trans(const ikd_clip_run *run)
+{
+    return run->pref.has && run->pref.has_trans ? run->pref.trans : NULL;
 }
 
 /* Frame k's goals into run->goals, its preferred pose into run->pref. */
@@ -189,6 +201,13 @@ void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
         p.start = p.preferred = run->pref.rot;
         p.pull_max_deg = 0;
         if (run->pref.has_root) p.root = p.preferred_root = run->pref.root, p.has_preferred_root = 1;
+        if (run->pref.has_trans) { /* this frame's offsets (the solvers keep them as given) */
+            memcpy(run->sk_joints, req->skeleton.joints, n * sizeof *run->sk_joints);
+            for (size_t j = 1; j < n; j++)
+                if (!isnan(run->pref.trans[j].x)) run->sk_joints[j].offset = run->pref.trans[j];
+            run->sk = req->skeleton, run->sk.joints = run->sk_joints;
+            p.skeleton = &run->sk;
+        }
     }
     p.deadline_ns = run->deadline_ns;
     unsigned long long t0 = ikd_clock_ns();
@@ -221,8 +240,10 @@ void ikd_clip_end(ikd_clip_run *run)
     free(run->gr);
     free(run->goals);
     free(run->pref.rot);
+    free(run->pref.trans);
+    free(run->sk_joints);
     run->work = NULL, run->local = NULL, run->motion_mem = NULL, run->pose = NULL, run->gr = NULL;
-    run->goals = NULL, run->pref.rot = NULL;
+    run->goals = NULL, run->pref.rot = NULL, run->pref.trans = NULL, run->sk_joints = NULL;
 }
 
 size_t ikd_clip_held(const ikd_clip_run *run, const ikd_skel_request *req)
@@ -230,7 +251,7 @@ size_t ikd_clip_held(const ikd_clip_run *run, const ikd_skel_request *req)
     size_t n = req->skeleton.count, nf = req->frame_count;
     (void)nf;
     return run->work_size + req->pack_cap + 2 * req->frames_cap * sizeof(size_t) +
-           n * (sizeof(ikd_skeleton_joint) + 2 * sizeof(ikd_quat) + sizeof(ikd_pose_joint) + 64) +
+           n * (2 * sizeof(ikd_skeleton_joint) + 3 * sizeof(ikd_quat) + sizeof(ikd_vec3) + sizeof(ikd_pose_joint) + 64) +
            ikd_motion_memory_size(n);
 }
 
@@ -282,7 +303,8 @@ int ikd_clip_write(const ikd_skel_request *req, ikd_clip_run *run, ikd_encoding 
     ikd_emit_array(&e, req->frame_count);
     for (size_t k = 0; k < req->frame_count; k++) {
         ikd_clip_step(run, req, k);
-        ikd_reply_clip_frame(&e, req, k, run->goals, run->goal_count, run->local, run->gr, &run->res, run->solve_us);
+        ikd_reply_clip_frame(&e, req, k, run->goals, run->goal_count, run->local, frame_trans(run), run->gr, &run->res,
+                             run->solve_us);
     }
     ikd_emit_end(&e);
     ikd_emit_key(&e, "summary");
@@ -319,7 +341,8 @@ int ikd_clip_stream(const ikd_skel_request *req, ikd_clip_run *run, ikd_encoding
         size_t k = run->next++;
         ikd_clip_step(run, req, k);
         ikd_emit_reply(&e, enc, &b);
-        ikd_reply_clip_frame(&e, req, k, run->goals, run->goal_count, run->local, run->gr, &run->res, run->solve_us);
+        ikd_reply_clip_frame(&e, req, k, run->goals, run->goal_count, run->local, frame_trans(run), run->gr, &run->res,
+                             run->solve_us);
         if (enc == IKD_ENC_JSON) ikd_buf_append(&b, "\n", 1);
         int rc = b.failed ? -1 : ikd_stream_push(st, b.data, b.len, 0);
         if (rc < 0) break;
@@ -347,6 +370,15 @@ void ikd_clip_outcome(const ikd_clip_run *run, ikd_api_outcome *outcome)
 
 int ikd_clip_write_bvh(const ikd_skel_request *req, ikd_clip_run *run, ikd_buf *out, ikd_api_outcome *outcome)
 {
+    for (size_t k = 0; k < req->frame_count; k++) { /* the file's offsets are the skeleton's: one set for every frame */
+        unpack_frame(run, req, k);
+        if (!frame_trans(run)) continue;
+        if (outcome) outcome->error = IKD_E_INVALID;
+        char field[64];
+        snprintf(field, sizeof field, "frames[%zu].preferred.translations", k);
+        return ikd_reply_errorf(out, IKD_ENC_JSON, IKD_E_INVALID, field,
+                                "a clip written as BVH takes no per-frame translations (ask for JSON, or use pose.translations)");
+    }
     size_t *order = malloc(req->skeleton.count * sizeof *order);
     if (!order) {
         if (outcome) outcome->error = IKD_E_NOMEM;

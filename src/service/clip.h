@@ -54,7 +54,9 @@ int ikd_clip_prepare(const ikd_api_limits *lim, unsigned long long deadline_ns, 
 struct ikd_clip_run {
     ikd_goal *goals;          /* the frame being solved's goals, unpacked */
     size_t goal_count;
-    ikd_frame_pref pref;      /* ... and its preferred pose (pref.rot: one rotation per joint) */
+    ikd_frame_pref pref;      /* ... and its preferred pose (pref.rot, pref.trans: one per joint) */
+    ikd_skeleton_joint *sk_joints; /* a frame with translations: the skeleton with its offsets ... */
+    ikd_skeleton sk;          /* ... (joints: sk_joints) */
     size_t next;              /* the next frame to solve */
     void *work;
     size_t work_size;

@@ -1,6 +1,8 @@
 /* reply.c - the reply layouts of the API: solve results, errors with their HTTP status, health. */
 #include "reply.h"
 
+#include <math.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -91,22 +93,25 @@ static void emit_goals(ikd_emitter *e, const ikd_skel_request *req, const ikd_go
     ikd_emit_end(e);
 }
 
-/* "pose": {"root", "rotations"[, "translations": as the request gave them]} */
-static void emit_pose(ikd_emitter *e, const ikd_skel_request *req, ikd_vec3 root, const ikd_quat *local, size_t n)
+/* "pose": {"root", "rotations"[, "translations": as the request gave them,
+ * a clip frame's own (ft, x NaN: the request's) over them]} */
+static void emit_pose(ikd_emitter *e, const ikd_skel_request *req, ikd_vec3 root, const ikd_quat *local, size_t n,
+                      const ikd_vec3 *ft)
 {
     IKD_EMIT_KEY(e, "pose");
-    ikd_emit_map(e, req->translations ? 3 : 2);
+    ikd_emit_map(e, req->translations || ft ? 3 : 2);
     IKD_EMIT_KEY(e, "root");
     ikd_emit_nums(e, &root.x, 3);
     IKD_EMIT_KEY(e, "rotations");
     ikd_emit_array(e, n);
     for (size_t i = 0; i < n; i++) ikd_emit_nums(e, &local[i].x, 4);
     ikd_emit_end(e);
-    if (req->translations) {
+    if (req->translations || ft) {
         IKD_EMIT_KEY(e, "translations");
         ikd_emit_array(e, n);
         for (size_t i = 0; i < n; i++) {
-            if (req->has_translation[i]) ikd_emit_nums(e, &req->translations[i].x, 3);
+            if (ft && !isnan(ft[i].x)) ikd_emit_nums(e, &ft[i].x, 3);
+            else if (req->translations && req->has_translation[i]) ikd_emit_nums(e, &req->translations[i].x, 3);
             else ikd_emit_null(e);
         }
         ikd_emit_end(e);
@@ -121,7 +126,7 @@ void ikd_reply_skeleton(ikd_emitter *e, const ikd_skel_request *req, const ikd_q
     ikd_emit_map(e, 6);
     emit_goals(e, req, req->goals, req->goal_count, gr, res->status);
     emit_joints(e, req->names, pose, n);
-    emit_pose(e, req, res->root, local, n);
+    emit_pose(e, req, res->root, local, n, NULL);
     IKD_EMIT_KEY(e, "iterations");
     ikd_emit_int(e, res->iterations);
     IKD_EMIT_KEY(e, "solve_us");
@@ -130,13 +135,14 @@ void ikd_reply_skeleton(ikd_emitter *e, const ikd_skel_request *req, const ikd_q
 }
 
 void ikd_reply_clip_frame(ikd_emitter *e, const ikd_skel_request *req, size_t k, const ikd_goal *goals, size_t count,
-                          const ikd_quat *local, const ikd_goal_result *gr, const ikd_multi_result *res, double solve_us)
+                          const ikd_quat *local, const ikd_vec3 *ft, const ikd_goal_result *gr,
+                          const ikd_multi_result *res, double solve_us)
 {
     ikd_emit_map(e, 6);
     IKD_EMIT_KEY(e, "frame");
     ikd_emit_int(e, (long long)k);
     emit_goals(e, req, goals, count, gr, res->status);
-    emit_pose(e, req, res->root, local, req->skeleton.count);
+    emit_pose(e, req, res->root, local, req->skeleton.count, ft);
     IKD_EMIT_KEY(e, "iterations");
     ikd_emit_int(e, res->iterations);
     IKD_EMIT_KEY(e, "solve_us");

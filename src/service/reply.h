@@ -32,7 +32,8 @@ typedef struct ikd_clip_summary {
 /* {"frame","status","goals","pose","iterations","solve_us"}: frame k of a
  * clip, whose goals are goals[0..count). */
 void ikd_reply_clip_frame(ikd_emitter *e, const ikd_skel_request *req, size_t k, const ikd_goal *goals, size_t count,
-                          const ikd_quat *local, const ikd_goal_result *gr, const ikd_multi_result *res, double solve_us);
+                          const ikd_quat *local, const ikd_vec3 *ft, const ikd_goal_result *gr,
+                          const ikd_multi_result *res, double solve_us);
 /* {"frames","reached","iterations","solve_us","max_change_deg","max_change_frame","max_change_joint","flips"} */
 void ikd_reply_clip_summary(ikd_emitter *e, const ikd_skel_request *req, const ikd_clip_summary *s);
 

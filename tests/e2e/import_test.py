@@ -966,17 +966,16 @@ def test_humanoid_limits():
 
 
 def test_layered_clip_returns_the_animation():
-    """frames[k].preferred: an imported clip's poses as the animation, goals on its effectors taken from
-    those poses: every frame comes back as the animation had it (joints within 1e-6 of the size), by
-    JSON and by a skeleton id; bad priorities and preferred poses name their field."""
+    """frames[k].preferred: an imported clip's poses as the animation (their translations per frame
+    included), goals on its effectors taken from those poses: every frame comes back as the animation
+    had it (joints within 1e-6 of the size), by JSON and by a skeleton id; such a clip is not written
+    as BVH; bad priorities and preferred poses name their field."""
     d = Daemon()
     try:
         rng = random.Random(42)
-        done, frames_checked = 0, 0
+        done, frames_checked, moved = 0, 0, 0
         for case in range(30):
-            joints = random_skeleton(rng)
-            for j in joints[1:]:  # no translations per frame: a preferred pose takes the request's
-                j[3] = [c for c in j[3] if not c.endswith("position")]
+            joints = random_skeleton(rng)  # inner joints with position channels: translations per frame
             n = rng.randint(5, 40)
             s, r = d.post("/v1/import", write_bvh(rng, joints, random_frames(rng, joints, n), 1 / 30, False, False))
             assert s == 200, r
@@ -988,8 +987,11 @@ def test_layered_clip_returns_the_animation():
             frames = []
             for pose in poses:
                 at = ikd_fk(sk, pose)
-                frames.append({"goals": [{"joint": e, "position": at[names.index(e)]} for e in ends],
-                               "preferred": {"root": pose["root"], "rotations": pose["rotations"]}})
+                pref = {"root": pose["root"], "rotations": pose["rotations"]}
+                if pose.get("translations"):
+                    pref["translations"] = pose["translations"]
+                    moved += 1
+                frames.append({"goals": [{"joint": e, "position": at[names.index(e)]} for e in ends], "preferred": pref})
             s, ref = d.post("/v1/skeletons", json.dumps({"skeleton": sk}), "application/json")
             assert s == 200, ref
             for skel in (sk, ref["id"]):
@@ -1003,7 +1005,16 @@ def test_layered_clip_returns_the_animation():
                     assert err < 1e-6, "case %d frame %d: %.3g of the size from the animation" % (case, k, err)
                     frames_checked += 1
             done += 1
-        assert done == 30 and frames_checked > 1000, (done, frames_checked)
+        assert done == 30 and frames_checked > 1000 and moved > 100, (done, frames_checked, moved)
+        # a clip with per-frame translations is not written as BVH (its offsets would be one set)
+        c = d.conn()
+        c.request("POST", "/v1/solve/clip", body=json.dumps({"skeleton": sk, "frames": frames}),
+                  headers={"Content-Type": "application/json", "Accept": "application/x-bvh"})
+        resp = c.getresponse()
+        out = json.loads(resp.read())
+        c.close()
+        if any(f["preferred"].get("translations") for f in frames):
+            assert resp.status == 400 and out["error"]["field"].endswith(".preferred.translations"), (resp.status, out)
         # bad values name their field
         goal = {"joint": 0, "position": [0, 0, 0]}
         for body, field in [
@@ -1018,7 +1029,14 @@ def test_layered_clip_returns_the_animation():
              None),
             ({"skeleton": sk, "goals": [goal], "options": {"preferred": {"rotations": [[0, 0, 0, 1]] * len(names),
                                                                             "translations": [[0, 0, 0]] * len(names)}}},
-             "options.preferred.translations"),
+             "options.preferred.translations[0]"),
+            ({"skeleton": sk, "frames": [{"goals": [goal], "preferred": {"rotations": [[0, 0, 0, 1]] * len(names),
+                                                                         "translations": [[0, 0, 0]] * len(names)}}]},
+             "frames[0].preferred.translations[0]"),
+            ({"skeleton": sk, "frames": [{"goals": [goal], "preferred": {"rotations": [[0, 0, 0, 1]] * len(names),
+                                                                         "translations": [None, [0, "x", 0]] +
+                                                                         [None] * (len(names) - 2)}}]},
+             "frames[0].preferred.translations[1]"),
             ({"skeleton": sk, "frames": [{"goals": [goal], "preferred": {"root": [0, 0],
                                                                           "rotations": [[0, 0, 0, 1]] * len(names)}}]},
              "frames[0].preferred.root"),
