@@ -258,8 +258,12 @@ static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root,
 
 /* Restart r's start pose: every joint that moves a goal somewhere inside
  * its limits (deterministic: a fixed sequence of pseudo-random numbers);
- * the others stay (snap_idle). */
-static void restart_pose(const ikd_skeleton *s, const int *idle, int r, ikd_quat *local)
+ * the others stay (snap_idle). With `near` (a clip frame's or a drag's
+ * start: options.pull_max_deg set), halfway from it to there: a frame's
+ * job is the nearest good pose to the last one, and restarts spread over
+ * the whole joint space landed on other branches (docs/solvers.md,
+ * "Restarts in a clip"). */
+static void restart_pose(const ikd_skeleton *s, const int *idle, int r, const ikd_quat *near, ikd_quat *local)
 {
     unsigned long long x = 0x9E3779B97F4A7C15ull * (unsigned long long)(r + 1);
     for (size_t k = 0; k < s->count; k++) {
@@ -276,7 +280,14 @@ static void restart_pose(const ikd_skeleton *s, const int *idle, int r, ikd_quat
             ikd_vec3 axis = ikd_vec3_norm_or(ikd_vec3_make(u[0] - 0.5, u[1] - 0.5, u[2] - 0.5), ikd_vec3_make(1, 0, 0));
             d = ikd_limit_project(l, ikd_quat_axis_angle(axis, u[3] * 1.5));
         }
-        if (!idle[k]) local[k] = ikd_quat_norm(ikd_quat_mul(s->joints[k].rest_local, d));
+        if (idle[k]) continue;
+        local[k] = ikd_quat_norm(ikd_quat_mul(s->joints[k].rest_local, d));
+        if (near) { /* halfway (normalised mean of the two, the shorter way) */
+            ikd_quat a = near[k], b = local[k];
+            double sg = a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w < 0 ? -1 : 1;
+            ikd_quat m = ikd_quat_make(a.x + sg * b.x, a.y + sg * b.y, a.z + sg * b.z, a.w + sg * b.w);
+            local[k] = ikd__multi_within_limit(s, k, ikd_quat_norm(m));
+        }
     }
 }
 
@@ -518,7 +529,7 @@ static int solve_core(const ikd_multi_problem *p, void *work, ikd_quat *local, i
     for (int r = 0; r <= MULTI_RESTARTS; r++) {
         ikd_vec3 rt = w.hold_root ? keep_root : p->root;
         if (stretching == 1) rt = keep_root, memcpy(local, w.keep, s->count * sizeof *local); /* on from the best */
-        else if (r) restart_pose(s, w.idle, r, local);
+        else if (r) restart_pose(s, w.idle, r, p->pull_max_deg > 0 ? p->start : NULL, local);
         int budget = p->max_iterations - it - (r ? reserve : 0);
         if (budget <= 0) break;
         if (r && stretching != 1 && budget > MULTI_RESTART_ITERATIONS)
