@@ -382,6 +382,19 @@ static void humanoid_bench(int count)
         print_hrow(label, count, &st, times);
     }
     print_hash("humanoid sets and arms:");
+    printf("\nhumanoid family: every problem a different rig (stature 0.5-2 x, spine, arms and legs 0.8-1.25 x each, "
+           "ranges 0.6-1.3 x, rest T, A or sitting, half turned; tests/unit/humanoid.c), %d problems per set\n", count);
+    for (int kind = 0; kind < HSET__COUNT; kind++) {
+        if (only && strcmp(only, hset_name((hset_kind)kind))) continue;
+        tu_rng r;
+        tu_seed(&r, 6000 + (uint64_t)kind);
+        hstats st = {0};
+        for (int k = 0; k < count; k++) {
+            humanoid_family_make(&r, (hset_kind)kind, &hp);
+            times[k] = solve_one(&hp, &st, hset_name((hset_kind)kind), k);
+        }
+        print_hrow(hset_name((hset_kind)kind), count, &st, times);
+    }
     free(times);
 }
 

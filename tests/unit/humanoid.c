@@ -47,37 +47,90 @@ static void hinge(ikd_limit *l, ikd_quat turn, ikd_vec3 axis, double lo, double 
     l->has_axis = 1, l->axis = ikd_quat_rotate(turn, axis), l->min_deg = lo, l->max_deg = hi;
 }
 
-/* The skeleton, its rest pose turned by `turn` about the origin. */
-static void build(humanoid_problem *hp, ikd_quat turn, int limits)
+/* A rig of the humanoid family (humanoid_family_make): the bench rig is
+ * {1, 1, 1, 1, 1, HUMANOID_REST_T}. */
+typedef struct rig_shape {
+    double height;          /* every length times this */
+    double spine, arm, leg; /* each part's bones times this (proportions) */
+    double tight;           /* every range times this (clamped to what a limit allows) */
+    int rest;               /* HUMANOID_REST_* */
+} rig_shape;
+
+/* A rest offset of joint i from its parent, shaped: scaled by its part,
+ * and for an A-pose the arms turned 45 degrees down (about forward), for a
+ * sitting rest the thighs turned 90 degrees forward (about left). *arm_turn
+ * gets the arm's turn (for its elbow's axis). */
+static ikd_vec3 shaped_offset(int i, const rig_shape *sh, ikd_quat *arm_turn)
+{
+    int p = layout[i].parent;
+    ikd_vec3 off = ikd_vec3_make(layout[i].x - layout[p].x, layout[i].y - layout[p].y, layout[i].z - layout[p].z);
+    int arm = (i >= 8 && i <= 11) || (i >= 13 && i <= 16), leg = (i >= 18 && i <= 20) || (i >= 22 && i <= 24);
+    double k = arm ? sh->arm : leg ? sh->leg : i >= 1 && i <= 6 ? sh->spine : 1;
+    off = ikd_vec3_scale(off, k * sh->height);
+    *arm_turn = ikd_quat_identity();
+    if (arm && sh->rest == HUMANOID_REST_A) {
+        *arm_turn = ikd_quat_axis_angle(ikd_vec3_make(0, 0, 1), (i <= 11 ? -45 : 45) * IKD_DEG2RAD);
+        off = ikd_quat_rotate(*arm_turn, off);
+    }
+    if ((i == 18 || i == 22) && sh->rest == HUMANOID_REST_SITTING)
+        off = ikd_quat_rotate(ikd_quat_axis_angle(ikd_vec3_make(1, 0, 0), -90 * IKD_DEG2RAD), off);
+    return off;
+}
+
+static void euler_t(ikd_limit *l, double t, double a, double b, double c)
+{
+    euler(l, IKD_EULER_XYZ, fmin(a * t, 180), fmin(b * t, 85), fmin(c * t, 180));
+}
+
+/* The skeleton shaped by `sh`, its rest pose turned by `turn` about the origin. */
+static void build_shaped(humanoid_problem *hp, ikd_quat turn, int limits, const rig_shape *sh)
 {
     ikd_skeleton_joint *j = hp->joints;
+    ikd_vec3 at[HUMANOID_JOINTS];
+    ikd_quat arm_turn[HUMANOID_JOINTS];
+    int same = sh->height == 1 && sh->spine == 1 && sh->arm == 1 && sh->leg == 1 && sh->rest == HUMANOID_REST_T;
     for (int i = 0; i < HUMANOID_JOINTS; i++) {
+        arm_turn[i] = ikd_quat_identity();
+        ikd_vec3 off = i ? shaped_offset(i, sh, &arm_turn[i]) : ikd_vec3_make(0, 0, 0);
+        at[i] = ikd_vec3_scale(ikd_vec3_make(layout[i].x, layout[i].y, layout[i].z), sh->height);
+        if (i && !same) at[i] = ikd_vec3_add(at[layout[i].parent], off); /* (the bench's rig: its layout exactly) */
         memset(&j[i], 0, sizeof j[i]);
         j[i].parent = layout[i].parent;
-        j[i].position = ikd_quat_rotate(turn, ikd_vec3_make(layout[i].x, layout[i].y, layout[i].z));
+        j[i].position = ikd_quat_rotate(turn, at[i]);
         j[i].rotation = turn;
         ikd_limit_init(&j[i].limit, IKD_LIMIT_NONE);
     }
     if (limits) {
-        for (int i = 1; i <= 3; i++) euler(&j[i].limit, IKD_EULER_XYZ, 20, 15, 20);  /* spine */
-        euler(&j[4].limit, IKD_EULER_XYZ, 40, 50, 30);                              /* neck */
-        euler(&j[5].limit, IKD_EULER_XYZ, 30, 40, 20);                              /* head */
+        double t = sh->tight;
+        int sit = sh->rest == HUMANOID_REST_SITTING;
+        for (int i = 1; i <= 3; i++) euler_t(&j[i].limit, t, 20, 15, 20);           /* spine */
+        euler_t(&j[4].limit, t, 40, 50, 30);                                        /* neck */
+        euler_t(&j[5].limit, t, 30, 40, 20);                                        /* head */
         for (int s = 0; s < 2; s++) {
             int b = s ? 12 : 7;
-            euler(&j[b].limit, IKD_EULER_XYZ, 10, 15, 20);                          /* clavicle */
-            ball(&j[b + 1].limit, 100, 80);                                        /* shoulder */
-            hinge(&j[b + 2].limit, turn, ikd_vec3_make(0, s ? -1 : 1, 0), 0, 145); /* elbow */
-            euler(&j[b + 3].limit, IKD_EULER_XYZ, 70, 30, 80);                      /* wrist */
+            euler_t(&j[b].limit, t, 10, 15, 20);                                    /* clavicle */
+            ball(&j[b + 1].limit, fmin(100 * t, 180), fmin(80 * t, 180));           /* shoulder */
+            ikd_quat elbow = ikd_quat_mul(turn, arm_turn[b + 2]);
+            hinge(&j[b + 2].limit, elbow, ikd_vec3_make(0, s ? -1 : 1, 0), 0, fmin(145 * t, 180)); /* elbow */
+            euler_t(&j[b + 3].limit, t, 70, 30, 80);                                /* wrist */
             int h = s ? 21 : 17;
-            ball(&j[h].limit, 90, 45);                                              /* hip */
-            hinge(&j[h + 1].limit, turn, ikd_vec3_make(1, 0, 0), 0, 150);          /* knee */
-            euler(&j[h + 2].limit, IKD_EULER_XYZ, 40, 20, 25);                      /* ankle */
-            hinge(&j[h + 3].limit, turn, ikd_vec3_make(1, 0, 0), -30, 60);         /* toes */
+            ball(&j[h].limit, fmin(90 * t, 180), fmin(45 * t, 180));                /* hip */
+            hinge(&j[h + 1].limit, turn, ikd_vec3_make(1, 0, 0), sit ? -90 : 0,    /* knee (sitting: bent 90 at rest) */
+                  fmin((sit ? 60 : 150) * t, 180));
+            euler_t(&j[h + 2].limit, t, 40, 20, 25);                                /* ankle */
+            hinge(&j[h + 3].limit, turn, ikd_vec3_make(1, 0, 0), -30 * t, 60 * t); /* toes */
         }
     }
     hp->skeleton = (ikd_skeleton){j, HUMANOID_JOINTS, 0};
     ikd_error err;
     if (ikd_skeleton_validate(&hp->skeleton, &err) != IKD_E_OK) abort();
+}
+
+/* The bench's humanoid, its rest pose turned by `turn` about the origin. */
+static void build(humanoid_problem *hp, ikd_quat turn, int limits)
+{
+    static const rig_shape bench = {1, 1, 1, 1, 1, HUMANOID_REST_T};
+    build_shaped(hp, turn, limits, &bench);
 }
 
 /* A random pose inside the limits: each joint's deviation a random rotation
@@ -90,10 +143,27 @@ static void random_pose(tu_rng *r, const ikd_skeleton *s, double max_rad, ikd_qu
     }
 }
 
+static void make_on(tu_rng *r, hset_kind kind, int far, humanoid_problem *hp, const rig_shape *sh);
+
 void humanoid_make(tu_rng *r, hset_kind kind, int far, humanoid_problem *hp)
 {
+    static const rig_shape bench = {1, 1, 1, 1, 1, HUMANOID_REST_T};
+    make_on(r, kind, far, hp, &bench);
+}
+
+const char *humanoid_family_make(tu_rng *r, hset_kind kind, humanoid_problem *hp)
+{
+    static const char *const rests[] = {"T", "A", "sitting"};
+    rig_shape sh = {tu_uniform(r, 0.5, 2), tu_uniform(r, 0.8, 1.25), tu_uniform(r, 0.8, 1.25), tu_uniform(r, 0.8, 1.25),
+                    tu_uniform(r, 0.6, 1.3), (int)(tu_next(r) % 3)};
+    make_on(r, kind, 0, hp, &sh);
+    return rests[sh.rest];
+}
+
+static void make_on(tu_rng *r, hset_kind kind, int far, humanoid_problem *hp, const rig_shape *sh)
+{
     ikd_quat turn = tu_next(r) % 2 ? tu_unit_quat(r) : ikd_quat_identity();
-    build(hp, turn, kind != HSET_NO_LIMITS);
+    build_shaped(hp, turn, kind != HSET_NO_LIMITS, sh);
     const ikd_skeleton *s = &hp->skeleton;
     ikd_quat target[HUMANOID_JOINTS];
     ikd_pose_joint tp[HUMANOID_JOINTS];
@@ -104,8 +174,10 @@ void humanoid_make(tu_rng *r, hset_kind kind, int far, humanoid_problem *hp)
     hp->up = ikd_quat_rotate(turn, ikd_vec3_make(0, 1, 0));
     ikd_vec3 troot = hp->root;
     if (hp->root_free)
-        troot = ikd_vec3_add(troot, ikd_quat_rotate(turn, ikd_vec3_make(tu_uniform(r, -0.1, 0.1), tu_uniform(r, -0.15, 0.05),
-                                                                       tu_uniform(r, -0.1, 0.1))));
+        troot = ikd_vec3_add(troot, ikd_quat_rotate(turn, ikd_vec3_scale(ikd_vec3_make(tu_uniform(r, -0.1, 0.1),
+                                                                                      tu_uniform(r, -0.15, 0.05),
+                                                                                      tu_uniform(r, -0.1, 0.1)),
+                                                                       sh->height)));
     ikd_skeleton_fk(s, troot, target, tp);
     hp->has_start = tu_next(r) % 4 == 0;
     if (hp->has_start) random_pose(r, s, 0.5, hp->start);
@@ -120,8 +192,9 @@ void humanoid_make(tu_rng *r, hset_kind kind, int far, humanoid_problem *hp)
             g->has_ground = 1;
             g->ground_normal = n;
             g->ground_point = ikd_vec3_add(s->joints[ends[e]].position,
-                                           ikd_vec3_add(ikd_vec3_scale(up, tu_uniform(r, -0.15, 0.15) - 0.09),
-                                                        ikd_quat_rotate(turn, ikd_vec3_make(0, 0, tu_uniform(r, -0.1, 0.1)))));
+                                           ikd_vec3_scale(ikd_vec3_add(ikd_vec3_scale(up, tu_uniform(r, -0.15, 0.15) - 0.09),
+                                                                       ikd_quat_rotate(turn, ikd_vec3_make(0, 0, tu_uniform(r, -0.1, 0.1)))),
+                                                          sh->height));
             continue;
         }
         g->has_position = 1;

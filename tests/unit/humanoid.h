@@ -43,6 +43,16 @@ typedef struct humanoid_problem {
 
 void humanoid_make(tu_rng *r, hset_kind kind, int far, humanoid_problem *hp);
 
+/* Rest poses of the humanoid family. */
+enum { HUMANOID_REST_T, HUMANOID_REST_A, HUMANOID_REST_SITTING };
+
+/* A problem of set `kind` (no goal out of reach) on a rig of the humanoid
+ * family: stature 0.5-2 x the bench's, the spine's, arms' and legs' bones
+ * each 0.8-1.25 x, every range 0.6-1.3 x, rest pose T, A (arms 45 degrees
+ * down) or sitting (thighs forward, knees bent 90 degrees), half turned by
+ * a random world rotation. Returns the rest pose's name. */
+const char *humanoid_family_make(tu_rng *r, hset_kind kind, humanoid_problem *hp);
+
 /* A robot arm of `dof` (6 or 7) hinge joints (yaw, then pitch and roll
  * joints with rest-pose axes and ranges) and a fixed flange, as a skeleton
  * without branches (a chain); one goal: the flange's position and rotation
