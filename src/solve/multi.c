@@ -377,8 +377,8 @@ static int stretch_limbs(multi_ws *w, const ikd_multi_problem *p, ikd_pose_joint
 /* goals.priority: the weighted descents (goal_weights) leave the highest
  * priority's goals a share of any conflict with the lower ones. When some
  * of them are unmet, one more descent from the pose (local, *root) asks
- * for them alone (the lower goals' rows empty: w->off), pulled toward that
- * pose and unbounded: the least move that meets them, the lower goals
+ * for them alone (the lower goals' rows empty: w->off), without a pull: its
+ * minimal-norm steps are the least move that meets them, the lower goals
  * kept as near as that allows. Its pose replaces the first when it meets
  * every highest goal within reach. Returns the iterations. */
 static int polish_top(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd_pose_joint *pose, ikd_vec3 *root,
@@ -398,7 +398,10 @@ static int polish_top(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, 
     if (lower && unmet && budget > 0) {
         ikd_multi_problem q = *p;
         memcpy(w->pol, local, s->count * sizeof *local);
-        q.preferred = w->pol, q.pull_max_deg = 0;
+        /* no pull: the damped least-squares steps are the least move already, and a
+         * pull back to the start near the goals took most of each step (MULTI_NEAR_PULL):
+         * on a centimetre rig the pinned goals stalled 1e-3 short (tests/browser) */
+        q.preferred = w->pol, q.pull_max_deg = 0, q.rest_pull = 0;
         q.has_preferred_root = p->root_free, q.preferred_root = *root;
         ikd__multi_setup_preferred(w, &q);
         ikd_vec3 rt = *root;

@@ -156,7 +156,7 @@ function parentOf(i) {
 /* World positions and rotations now: the reply's, else the rest pose. */
 function worldPose() {
   if (state.joints) return state.joints.map((j) => ({ p: j.position, q: j.rotation }));
-  return state.rest.map((p) => ({ p, q: [0, 0, 0, 1] }));
+  return state.rest.map((p, i) => ({ p, q: state.model.joints[i].rotation || [0, 0, 0, 1] }));
 }
 
 function drawPose() {
@@ -173,16 +173,18 @@ function drawPose() {
   drawLimits(w);
 }
 
-/* Hinge arcs and ball cones at each limited joint, carried by its parent's turn from rest
- * (rest rotations are the identity here). Euler joints get their three ranges as short arcs. */
+/* Hinge arcs and ball cones at each limited joint, carried by its parent's turn from rest.
+ * Euler joints get their three ranges as short arcs (about the world axes: exact where the
+ * joint's rest rotation is the identity, as in the built-in models and BVH files). */
 function drawLimits(w) {
   limitGroup.children.slice().forEach((c) => { limitGroup.remove(c); c.geometry.dispose(); });
   if (!$("draw_limits").checked || !$("limits").checked) return;
   state.model.joints.forEach((j, i) => {
     const c = j.constraint;
     if (!c) return;
-    const pi = parentOf(i), q = pi >= 0 ? w[pi].q : [0, 0, 0, 1];
-    const turn = new THREE.Quaternion(q[0], q[1], q[2], q[3]);
+    const pi = parentOf(i), q = pi >= 0 ? w[pi].q : [0, 0, 0, 1], r = pi >= 0 && state.model.joints[pi].rotation || [0, 0, 0, 1];
+    // the parent's turn from its rest rotation
+    const turn = new THREE.Quaternion(q[0], q[1], q[2], q[3]).multiply(new THREE.Quaternion(...r).inverse());
     const at = new THREE.Vector3(...w[i].p);
     const kids = state.model.joints.map((_, k) => k).filter((k) => parentOf(k) === i);
     const restDir = kids.length ? new THREE.Vector3(...state.rest[kids[0]]).sub(new THREE.Vector3(...state.rest[i])).normalize()
@@ -249,6 +251,7 @@ function goalsDoc() {
 
 function skeletonDoc() {
   const limits = $("limits").checked;
+  if (state.model.id && limits) return state.model.id; // an imported skeleton, by reference (the client re-sends it on 409)
   return { joints: state.model.joints.map((j) => {
     if (limits || !j.constraint) return j;
     const { constraint, ...rest } = j;
@@ -256,9 +259,12 @@ function skeletonDoc() {
   }) };
 }
 
-/* The options the panel sets. */
+/* The options the panel sets; an imported model's tolerance is 0.1 mm on a 1.8 m figure (ikd's
+ * default, 1e-4 skeleton units, is a micron on a centimetre rig, which a solve does not settle to). */
 function optionsDoc() {
-  return { rest_pull: Number($("rest_pull").value), soften: Number($("soften").value), stretch: Number($("stretch").value) };
+  const o = { rest_pull: Number($("rest_pull").value), soften: Number($("soften").value), stretch: Number($("stretch").value) };
+  if (state.model.size) o.tolerance = 1e-4 * state.model.size / 1.8;
+  return o;
 }
 
 function requestBody() {
@@ -364,19 +370,117 @@ function fk(pose, goals = []) {
     scale[j] = scale[parentOf(j)] = g.stretch;
   }
   const rest = state.rest.map((p) => new THREE.Vector3(...p));
+  const restRot = state.model.joints.map((j) => new THREE.Quaternion(...(j.rotation || [0, 0, 0, 1])));
   state.model.joints.forEach((_, i) => {
     const l = pose.rotations[i], q = new THREE.Quaternion(l[0], l[1], l[2], l[3]);
     const pi = parentOf(i);
     if (pi < 0) { out.push({ position: pose.root, rotation: [q.x, q.y, q.z, q.w], q }); return; }
     const pq = out[pi].q, wq = pq.clone().multiply(q);
-    const off = rest[i].clone().sub(rest[pi]).multiplyScalar(scale[i] || 1).applyQuaternion(pq);
+    // the rest offset in the parent's rest frame (rest rotations: identity for the built-in models), turned
+    const inParent = rest[i].clone().sub(rest[pi]).applyQuaternion(restRot[pi].clone().inverse());
+    const off = inParent.multiplyScalar(scale[i] || 1).applyQuaternion(pq);
     const p = new THREE.Vector3(...out[pi].position).add(off);
     out.push({ position: [p.x, p.y, p.z], rotation: [wq.x, wq.y, wq.z, wq.w], q: wq });
   });
   return out;
 }
 
+// ---- files: open through POST /v1/import --------------------------------------------------
+
+/* A model from an import reply: the skeleton (kept by the server: `id`), handles on the
+ * humanoid's hands, feet and head (the effectors: else the skeleton's leaves, 8 at most). */
+function imported(reply, name) {
+  const roles = reply.humanoid || {};
+  const ends = reply.effectors.slice(0, 8);
+  const goals = ends.map((e) => ({ joint: e, kind: e === roles.head ? "position" : "pose" }));
+  return { joints: reply.skeleton.joints, goals, id: reply.id, format: reply.format, name, humanoid: reply.humanoid,
+    clips: reply.clips || [], warnings: reply.warnings || [] };
+}
+
+/* Open a File/Blob or a URL (.glb, .gltf, .bvh, .urdf): imported by ikd, drawn, solved once.
+ * Resolves with model() once drawn. */
+async function open(src) {
+  let data = src, name = src && src.name ? src.name : "";
+  if (typeof src === "string") {
+    const res = await fetch(src);
+    if (!res.ok) throw new Error(`${src}: ${res.status}`);
+    data = new Uint8Array(await res.arrayBuffer());
+    name = src.split("/").pop();
+  }
+  const ext = name.toLowerCase().split(".").pop();
+  const options = ["bvh", "glb", "gltf", "urdf"].includes(ext) ? { format: ext } : {};
+  const reply = await client.importFile(data, options);
+  state.model = imported(reply, name);
+  resetView();
+  const drawn = new Promise((resolve) => state.waiters.push({ need: state.started + 1, resolve }));
+  solve();
+  await drawn;
+  return model();
+}
+
+/* What is shown: format (built-in models: "builtin"), name, joints, skinnedMeshes. */
+function model() {
+  return { format: state.model.format || "builtin", name: state.model.name || $("model").value,
+    joints: state.model.joints.length, skinnedMeshes: 0, humanoid: state.model.humanoid || null,
+    clips: (state.model.clips || []).map((c) => ({ name: c.name, frames: c.poses.length, fps: c.fps })) };
+}
+
+/* Play an imported clip's poses on the bones (at its fps); resolves when it has played. */
+function playImported(index = 0) {
+  const clip = (state.model.clips || [])[index];
+  if (!clip || !clip.poses.length) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    let shown = 0;
+    const step = () => {
+      const k = Math.min(clip.poses.length - 1, Math.floor((performance.now() - t0) / 1000 * clip.fps));
+      state.pose = { root: clip.poses[k].root, rotations: clip.poses[k].rotations };
+      state.joints = fk(clip.poses[k]);
+      drawPose();
+      shown++;
+      $("timing").textContent = `${clip.name}: frame ${k + 1} of ${clip.poses.length}`;
+      if (k < clip.poses.length - 1) requestAnimationFrame(step);
+      else resolve({ clip: clip.name, frames: clip.poses.length, shown });
+    };
+    requestAnimationFrame(step);
+  });
+}
+
+$("open").addEventListener("change", (e) => { if (e.target.files[0]) open(e.target.files[0]).catch(failed); });
+view.addEventListener("dragover", (e) => e.preventDefault());
+view.addEventListener("drop", (e) => {
+  e.preventDefault();
+  const f = e.dataTransfer && e.dataTransfer.files[0];
+  if (f) open(f).catch(failed);
+});
+$("play_clip").addEventListener("click", () => playImported(0));
+
 // ---- controls -------------------------------------------------------------------------
+
+/* The view for state.model: skeleton, handles, pose at rest, the camera on it. */
+function resetView() {
+  state.moved = null;
+  state.rest = state.model.joints.map((j) => j.position);
+  state.pose = null;
+  state.joints = null;
+  state.reply = null;
+  buildSkeleton();
+  buildHandles();
+  drawPose();
+  const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+  state.rest.forEach((p) => p.forEach((v, a) => { lo[a] = Math.min(lo[a], v); hi[a] = Math.max(hi[a], v); }));
+  const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
+  state.model.size = size;
+  orbit.target.set((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2);
+  camera.position.set(orbit.target.x + size * 0.9, orbit.target.y + size * 0.5, orbit.target.z + size * 1.8);
+  camera.near = size / 1000, camera.far = size * 100;
+  camera.updateProjectionMatrix();
+  orbit.update();
+  const handleSize = size * 0.04;
+  handles.forEach((h) => h.scale.setScalar(handleSize / 0.07));
+  jointMeshes.forEach((m) => m.scale.setScalar(size / 1.8));
+  $("play_clip").disabled = !(state.model.clips && state.model.clips.length);
+}
 
 function load(kind) {
   state.model = kind === "chain" ? chain() : humanoid();
@@ -388,8 +492,12 @@ function load(kind) {
   buildSkeleton();
   buildHandles();
   drawPose();
+  camera.position.set(1.6, 1.6, 3.2);
+  camera.near = 0.01, camera.far = 100;
+  camera.updateProjectionMatrix();
   orbit.target.set(0, kind === "chain" ? 0.9 : 1, 0);
   orbit.update();
+  $("play_clip").disabled = true;
 }
 
 function pick(ev) {
@@ -440,7 +548,7 @@ const ready = new Promise((r) => { readyResolve = r; });
 window.ikdEditor = {
   ready,
   /* The skeleton being edited: {joints} as sent to ikd. */
-  skeleton: () => JSON.parse(JSON.stringify(skeletonDoc())),
+  skeleton: () => JSON.parse(JSON.stringify(state.model.id ? { joints: state.model.joints } : skeletonDoc())),
   /* The goals now, as sent to ikd. */
   goals: () => goalsDoc(),
   /* Move a goal's handle (joint name or index; position [x,y,z], rotation [x,y,z,w]) and
@@ -465,6 +573,13 @@ window.ikdEditor = {
   },
   /* The world position of a joint as drawn. */
   jointPosition: (joint) => worldPose()[jointIndex(joint)].p.slice(),
+  /* Open a .glb, .gltf, .bvh or .urdf (a File/Blob or a URL) through POST /v1/import;
+   * resolves with model() once drawn. */
+  open: (src) => open(src),
+  /* What is shown: {format, name, joints, skinnedMeshes, humanoid, clips}. */
+  model: () => model(),
+  /* Play an imported clip (index into model().clips) on the bones. */
+  playClip: (index) => playImported(index),
   /* Recording and playback, as the buttons do. */
   record: () => $("record").click(),
   play: () => play().then(() => state.lastPlayback),

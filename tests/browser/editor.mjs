@@ -268,6 +268,93 @@ try {
   proc.kill("SIGTERM");
 }
 
+// real files through the editor (issue 43): a humanoid BVH and a URDF arm that this test writes,
+// opened with ikdEditor.open() and by a real drop event on the view
+const files = await startIkd();
+try {
+  const { page, errors, offHost } = await openPage(files.origin);
+  await page.evaluate(() => window.ikdEditor.ready);
+  const res = await page.evaluate(async () => {
+    const ed = window.ikdEditor;
+    // a Mixamo-named humanoid, centimetres, a 3-frame clip that bends the left elbow
+    const J = [["Hips", null, [0, 100, 0]], ["Spine", "Hips", [0, 10, 0]], ["Spine1", "Spine", [0, 15, 0]],
+      ["Spine2", "Spine1", [0, 15, 0]], ["Neck", "Spine2", [0, 15, 0]], ["Head", "Neck", [0, 10, 0]]];
+    for (const [s, x] of [["Left", 1], ["Right", -1]]) {
+      J.push([s + "Shoulder", "Spine2", [x * 5, 10, 0]], [s + "Arm", s + "Shoulder", [x * 12, 0, 0]],
+        [s + "ForeArm", s + "Arm", [x * 27, 0, 0]], [s + "Hand", s + "ForeArm", [x * 25, 0, 0]],
+        [s + "UpLeg", "Hips", [x * 10, -5, 0]], [s + "Leg", s + "UpLeg", [0, -43, 1]], [s + "Foot", s + "Leg", [0, -43, -1]],
+        [s + "ToeBase", s + "Foot", [0, -7, 12]]);
+    }
+    const kids = (n) => J.filter((j) => j[1] === n);
+    const out = ["HIERARCHY"];
+    const block = (j, d) => {
+      const pad = "  ".repeat(d);
+      out.push(`${pad}${d ? "JOINT" : "ROOT"} ${j[0]}`, `${pad}{`, `${pad}  OFFSET ${j[2].join(" ")}`,
+        `${pad}  CHANNELS ${d ? "3 Zrotation Xrotation Yrotation" : "6 Xposition Yposition Zposition Zrotation Xrotation Yrotation"}`);
+      kids(j[0]).forEach((k) => block(k, d + 1));
+      if (!kids(j[0]).length) out.push(`${pad}  End Site`, `${pad}  {`, `${pad}    OFFSET 0 5 0`, `${pad}  }`);
+      out.push(`${pad}}`);
+    };
+    block(J[0], 0);
+    const order = [];
+    const walk = (j) => { order.push(j[0]); kids(j[0]).forEach(walk); };
+    walk(J[0]);
+    out.push("MOTION", "Frames: 3", "Frame Time: 0.0333333");
+    for (let f = 0; f < 3; f++)
+      out.push(["0 100 0", ...order.map((n) => (n === "LeftForeArm" ? `0 0 ${-30 * f}` : "0 0 0"))].join(" "));
+    const bvh = new File([out.join("\n") + "\n"], "mixamo_walk.bvh");
+    const m = await ed.open(bvh);
+    const goals = ed.goals().map((g) => g.joint).join(" ");
+    const feet = ed.jointPosition("LeftFoot");
+    const hand = ed.jointPosition("LeftHand");
+    const to = [hand[0] - 15, hand[1] + 5, hand[2] + 20]; // in reach: the elbow bends
+    const reply = await ed.setGoal("LeftHand", { position: to });
+    const st = Object.fromEntries(reply.goals.map((g) => [g.joint, g.status]));
+    const at = ed.jointPosition("LeftHand"), feetAfter = ed.jointPosition("LeftFoot");
+    const played = await ed.playClip(0);
+    const byRef = typeof ed.client().skeletons.keys().next().value === "string";
+    // a URDF arm: two revolute joints and a fixed tool
+    const urdf = `<robot name="arm"><link name="base"/><link name="l1"/><link name="l2"/><link name="tool"/>
+      <joint name="shoulder" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/><axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
+      <joint name="elbow" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0 0 0.4"/><axis xyz="0 1 0"/><limit lower="-2.5" upper="2.5" effort="1" velocity="1"/></joint>
+      <joint name="flange" type="fixed"><parent link="l2"/><child link="tool"/><origin xyz="0 0 0.3"/></joint></robot>`;
+    const arm = await ed.open(new File([urdf], "arm.urdf"));
+    const tool = ed.jointPosition("flange");
+    const r2 = await ed.setGoal(ed.goals()[0].joint, { position: [0.3, 0, 0.5] });
+    return { m, goals, st, dist: Math.hypot(at[0] - to[0], at[1] - to[1], at[2] - to[2]),
+      feetMoved: Math.hypot(feet[0] - feetAfter[0], feet[1] - feetAfter[1], feet[2] - feetAfter[2]), played, byRef,
+      arm, tool, armStatus: r2 && r2.status };
+  });
+  check(res.m.format === "bvh" && res.m.joints === 27 && res.m.humanoid && res.m.humanoid.hand_l === "LeftHand" &&
+    res.goals === "LeftHand RightHand LeftFoot RightFoot Head",
+  "open() imports a humanoid BVH: its roles, handles on the hands, feet and head", JSON.stringify(res.m) + " " + res.goals);
+  check(res.st.LeftHand === "reached" && res.dist < 1e-2 && res.st.LeftFoot === "reached" && res.feetMoved < 1e-3,
+    "a hand of the imported humanoid reaches its goal while the pinned feet stay", JSON.stringify(res));
+  check(res.played && res.played.frames === 3 && res.played.shown >= 1, "an imported clip plays on the bones", JSON.stringify(res.played));
+  check(res.byRef, "the imported skeleton is solved by reference", "");
+  check(res.arm.format === "urdf" && res.arm.joints === 4 && res.armStatus !== null, "open() imports a URDF arm and poses it",
+    JSON.stringify(res.arm));
+  // a real drop of a file on the view
+  const dropped = await page.evaluate(async () => {
+    const dt = new DataTransfer();
+    dt.items.add(new File(["HIERARCHY\nROOT a\n{\n OFFSET 0 0 0\n CHANNELS 3 Zrotation Xrotation Yrotation\n JOINT b\n {\n  OFFSET 0 1 0\n" +
+      "  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 1 0\n  }\n }\n}\nMOTION\nFrames: 1\nFrame Time: 0.04\n0 0 0 0 0 0\n"],
+    "dropped.bvh"));
+    document.getElementById("view").dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+    for (let i = 0; i < 200 && window.ikdEditor.model().name !== "dropped.bvh"; i++) await new Promise((r) => setTimeout(r, 20));
+    return window.ikdEditor.model();
+  });
+  check(dropped.name === "dropped.bvh" && dropped.joints === 3, "a file dropped on the view opens", JSON.stringify(dropped));
+  check(errors.length === 0 && offHost.length === 0, "no console errors and nothing off the origin while opening files",
+    errors.concat(offHost).join(" | "));
+  await page.screenshot({ path: shot.replace(/\.png$/, "-files.png") });
+  await page.close();
+} catch (e) {
+  check(false, "browser test (files)", String(e && e.stack || e));
+} finally {
+  files.proc.kill("SIGTERM");
+}
+
 // with --api-token the page asks for the token and keeps it for the session only
 const tok = await startIkd({ IKD_API_TOKEN: "s3cret" });
 try {
