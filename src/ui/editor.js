@@ -171,6 +171,7 @@ function drawPose() {
   }
   boneLines.geometry.attributes.position.needsUpdate = true;
   drawLimits(w);
+  poseMesh(w);
 }
 
 /* Hinge arcs and ball cones at each limited joint, carried by its parent's turn from rest.
@@ -411,6 +412,8 @@ async function open(src) {
   const options = ["bvh", "glb", "gltf", "urdf"].includes(ext) ? { format: ext } : {};
   const reply = await client.importFile(data, options);
   state.model = imported(reply, name);
+  clearMesh();
+  if (reply.format === "glb" || reply.format === "gltf") await loadMesh(data);
   resetView();
   const drawn = new Promise((resolve) => state.waiters.push({ need: state.started + 1, resolve }));
   solve();
@@ -418,10 +421,60 @@ async function open(src) {
   return model();
 }
 
+// ---- a glTF file's meshes, skinned by the solved pose ---------------------------------------
+
+const meshGroup = new THREE.Group();
+scene.add(meshGroup);
+let meshBones = []; // per joint of state.model: the glTF bone of the same name, or null
+
+function clearMesh() {
+  meshGroup.children.slice().forEach((c) => meshGroup.remove(c));
+  meshBones = [];
+}
+
+/* The file's scene through three.js's GLTFLoader (loaded on first use), its skinned meshes'
+ * bones matched to the imported joints by name (ikd's importer keeps the node names). */
+async function loadMesh(data) {
+  const { GLTFLoader } = await import("/ui/three/examples/jsm/loaders/GLTFLoader.js");
+  const bytes = data instanceof Uint8Array ? data : new Uint8Array(await data.arrayBuffer());
+  const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  const gltf = await new Promise((resolve, reject) => new GLTFLoader().parse(buf, "", resolve, reject));
+  meshGroup.add(gltf.scene);
+  gltf.scene.updateMatrixWorld(true);
+  const bones = new Map();
+  let skinned = 0;
+  gltf.scene.traverse((o) => {
+    if (o.isSkinnedMesh) {
+      skinned++;
+      o.frustumCulled = false; // its bounds are the bind pose's
+      o.skeleton.bones.forEach((b) => bones.set(b.name, b));
+    }
+  });
+  state.model.skinnedMeshes = skinned;
+  meshBones = state.model.joints.map((j) => bones.get(j.name) || bones.get(j.name.replace(/[^\w.-]/g, "_")) || null);
+}
+
+/* Each matched bone placed where the pose puts its joint (world position and rotation), its
+ * parents first: local = the parent's world transform undone. */
+function poseMesh(w) {
+  if (!meshBones.length) return;
+  const q = new THREE.Quaternion(), pq = new THREE.Quaternion(), inv = new THREE.Matrix4();
+  meshBones.forEach((b, i) => {
+    if (!b) return;
+    b.parent.updateMatrixWorld(true);
+    b.parent.getWorldQuaternion(pq);
+    q.set(...w[i].q);
+    b.quaternion.copy(pq.inverse().multiply(q));
+    inv.getInverse(b.parent.matrixWorld);
+    b.position.set(...w[i].p).applyMatrix4(inv);
+    b.updateMatrixWorld(true);
+  });
+}
+
 /* What is shown: format (built-in models: "builtin"), name, joints, skinnedMeshes. */
 function model() {
   return { format: state.model.format || "builtin", name: state.model.name || $("model").value,
-    joints: state.model.joints.length, skinnedMeshes: 0, humanoid: state.model.humanoid || null,
+    joints: state.model.joints.length, skinnedMeshes: state.model.skinnedMeshes || 0, humanoid: state.model.humanoid || null,
     clips: (state.model.clips || []).map((c) => ({ name: c.name, frames: c.poses.length, fps: c.fps })) };
 }
 
@@ -484,6 +537,7 @@ function resetView() {
 
 function load(kind) {
   state.model = kind === "chain" ? chain() : humanoid();
+  clearMesh();
   state.moved = null;
   state.rest = state.model.joints.map((j) => j.position);
   state.pose = null;

@@ -334,6 +334,73 @@ try {
   check(res.byRef, "the imported skeleton is solved by reference", "");
   check(res.arm.format === "urdf" && res.arm.joints === 4 && res.armStatus !== null, "open() imports a URDF arm and poses it",
     JSON.stringify(res.arm));
+  // a skinned GLB this test writes: a three-bone stalk (root, mid, end), a red box skinned to it
+  const skinned = await page.evaluate(async () => {
+    const pos = [], jnt = [], wgt = [], idx = [];
+    for (let k = 0; k < 3; k++) // rings at y = 0, 0.5, 1, each bound to its bone
+      for (const [x, z] of [[-0.1, -0.1], [0.1, -0.1], [0.1, 0.1], [-0.1, 0.1]]) pos.push(x, 0.5 * k, z), jnt.push(k, 0, 0, 0), wgt.push(1, 0, 0, 0);
+    for (let k = 0; k < 2; k++)
+      for (let f = 0; f < 4; f++) {
+        const a = 4 * k + f, b = 4 * k + (f + 1) % 4, c = a + 4, d = b + 4;
+        idx.push(a, b, d, a, d, c);
+      }
+    const ibm = [];
+    for (let k = 0; k < 3; k++) ibm.push(1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -0.5 * k, 0, 1);
+    const parts = [new Float32Array(pos), new Uint16Array(jnt), new Float32Array(wgt), new Uint16Array(idx), new Float32Array(ibm)];
+    const views = [], chunks = [];
+    let off = 0;
+    for (const p of parts) {
+      const bytes = new Uint8Array(p.buffer), pad = (4 - bytes.length % 4) % 4;
+      views.push({ buffer: 0, byteOffset: off, byteLength: bytes.length });
+      chunks.push(bytes, new Uint8Array(pad));
+      off += bytes.length + pad;
+    }
+    const doc = { asset: { version: "2.0" }, scene: 0, scenes: [{ nodes: [0, 3] }],
+      nodes: [{ name: "root", children: [1] }, { name: "mid", translation: [0, 0.5, 0], children: [2] },
+        { name: "end", translation: [0, 0.5, 0] }, { name: "stalk", mesh: 0, skin: 0 }],
+      skins: [{ joints: [0, 1, 2], inverseBindMatrices: 4 }],
+      materials: [{ pbrMetallicRoughness: { baseColorFactor: [1, 0.1, 0.1, 1], metallicFactor: 0 } }],
+      meshes: [{ primitives: [{ attributes: { POSITION: 0, JOINTS_0: 1, WEIGHTS_0: 2 }, indices: 3, material: 0 }] }],
+      accessors: [{ bufferView: 0, componentType: 5126, count: 12, type: "VEC3", min: [-0.1, 0, -0.1], max: [0.1, 1, 0.1] },
+        { bufferView: 1, componentType: 5123, count: 12, type: "VEC4" }, { bufferView: 2, componentType: 5126, count: 12, type: "VEC4" },
+        { bufferView: 3, componentType: 5123, count: idx.length, type: "SCALAR" }, { bufferView: 4, componentType: 5126, count: 3, type: "MAT4" }],
+      bufferViews: views, buffers: [{ byteLength: off }] };
+    let json = new TextEncoder().encode(JSON.stringify(doc));
+    const jpad = (4 - json.length % 4) % 4;
+    json = new Uint8Array([...json, ...new Array(jpad).fill(32)]);
+    const total = 12 + 8 + json.length + 8 + off, glb = new Uint8Array(total), dv = new DataView(glb.buffer);
+    dv.setUint32(0, 0x46546c67, true), dv.setUint32(4, 2, true), dv.setUint32(8, total, true);
+    dv.setUint32(12, json.length, true), dv.setUint32(16, 0x4e4f534a, true), glb.set(json, 20);
+    let at = 20 + json.length;
+    dv.setUint32(at, off, true), dv.setUint32(at + 4, 0x004e4942, true), at += 8;
+    for (const c of chunks) glb.set(c, at), at += c.length;
+    const ed = window.ikdEditor;
+    const m = await ed.open(new File([glb], "stalk.glb"));
+    // red pixels of the drawn frame (the renderer keeps its drawing buffer), before and after a drag
+    const red = async () => {
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      const img = new Image();
+      img.src = document.querySelector("#view canvas").toDataURL();
+      await img.decode();
+      const c = document.createElement("canvas");
+      c.width = img.width, c.height = img.height;
+      const g = c.getContext("2d");
+      g.drawImage(img, 0, 0);
+      const d = g.getImageData(0, 0, c.width, c.height).data;
+      let n = 0, sx = 0;
+      for (let i = 0; i < d.length; i += 4) if (d[i] > 120 && d[i + 1] < 80 && d[i + 2] < 80) n++, sx += (i / 4) % c.width;
+      return { n, x: n ? sx / n : 0 };
+    };
+    const before = await red();
+    const end = ed.jointPosition("end");
+    const r = await ed.setGoal("end", { position: [end[0] + 0.5, end[1] - 0.3, end[2]] });
+    const after = await red();
+    return { m, before, after, status: r && r.status };
+  });
+  check(skinned.m.format === "glb" && skinned.m.skinnedMeshes === 1 && skinned.before.n > 500 && skinned.status === "reached" &&
+    skinned.after.n > 500 && Math.abs(skinned.after.x - skinned.before.x) > 5,
+  "a skinned GLB is drawn with its mesh, deformed by the solved pose", JSON.stringify(skinned));
+
   // a real drop of a file on the view
   const dropped = await page.evaluate(async () => {
     const dt = new DataTransfer();
