@@ -64,7 +64,8 @@ UI_FILES := "/=src/ui/index.html=text/html;charset=utf-8" "/ui/editor.js=src/ui/
 	"/ui/three/build/three.module.js=$(THREE_DIR)/three.module.js=$(JS)" \
 	"/ui/three/examples/jsm/controls/OrbitControls.js=$(THREE_DIR)/examples/jsm/controls/OrbitControls.js=$(JS)" \
 	"/ui/three/examples/jsm/controls/TransformControls.js=$(THREE_DIR)/examples/jsm/controls/TransformControls.js=$(JS)" \
-	"/ui/three/examples/jsm/loaders/GLTFLoader.js=$(THREE_DIR)/examples/jsm/loaders/GLTFLoader.js=$(JS)"
+	"/ui/three/examples/jsm/loaders/GLTFLoader.js=$(THREE_DIR)/examples/jsm/loaders/GLTFLoader.js=$(JS)" \
+	"/ui/three/examples/jsm/exporters/GLTFExporter.js=$(THREE_DIR)/examples/jsm/exporters/GLTFExporter.js=$(JS)"
 MSGPACK_MODULES := index encode decode decodeAsync Decoder DecodeError Encoder ExtData ExtensionCodec timestamp context \
 	CachedKeyDecoder utils/stream utils/prettyByte utils/utf8 utils/typedArrays utils/int
 

@@ -337,6 +337,7 @@ async function play() {
   const frames = state.recording && state.recording.length ? state.recording : state.lastRecording;
   if (!frames || !frames.length) return;
   const body = { skeleton: skeletonDoc(), root: $("root").value, options: optionsDoc(), frames };
+  state.clipFrames = [], state.clipFps = 30, state.clipName = "recording";
   const queue = [];
   let done = false;
   const step = () => {
@@ -344,6 +345,7 @@ async function play() {
     if (f) {
       state.pose = f.pose;
       state.joints = fk(f.pose, f.goals);
+      state.clipFrames.push(state.joints.map((j) => ({ p: j.position, q: j.rotation })));
       drawPose();
       $("timing").textContent = `playback: frame ${f.frame + 1} of ${frames.length}, ${f.status}`;
     }
@@ -430,6 +432,7 @@ let meshBones = []; // per joint of state.model: the glTF bone of the same name,
 function clearMesh() {
   meshGroup.children.slice().forEach((c) => meshGroup.remove(c));
   meshBones = [];
+  state.clipFrames = null; // the last played clip was another model's
 }
 
 /* The file's scene through three.js's GLTFLoader (loaded on first use), its skinned meshes'
@@ -456,10 +459,10 @@ async function loadMesh(data) {
 
 /* Each matched bone placed where the pose puts its joint (world position and rotation), its
  * parents first: local = the parent's world transform undone. */
-function poseMesh(w) {
-  if (!meshBones.length) return;
+function poseMesh(w, bones = meshBones) {
+  if (!bones.length) return;
   const q = new THREE.Quaternion(), pq = new THREE.Quaternion(), inv = new THREE.Matrix4();
-  meshBones.forEach((b, i) => {
+  bones.forEach((b, i) => {
     if (!b) return;
     b.parent.updateMatrixWorld(true);
     b.parent.getWorldQuaternion(pq);
@@ -470,6 +473,67 @@ function poseMesh(w) {
     b.updateMatrixWorld(true);
   });
 }
+
+// ---- export: the character and its clip as GLB (three.js's GLTFExporter) ---------------------
+
+/* A bone per joint (its name, its parent's child) under a group, bound to a one-triangle
+ * skinned mesh: what a model without a glTF scene exports as (a glTF skin needs a mesh). */
+function boneRig() {
+  const group = new THREE.Group();
+  group.name = state.model.name || "ikd";
+  const bones = state.model.joints.map((j) => { const b = new THREE.Bone(); b.name = j.name; return b; });
+  bones.forEach((b, i) => (parentOf(i) >= 0 ? bones[parentOf(i)] : group).add(b));
+  const geo = new THREE.BufferGeometry();
+  geo.setAttribute("position", new THREE.BufferAttribute(new Float32Array([0, 0, 0, 0.01, 0, 0, 0, 0.01, 0]), 3));
+  geo.setAttribute("skinIndex", new THREE.BufferAttribute(new Uint16Array(12), 4));
+  geo.setAttribute("skinWeight", new THREE.BufferAttribute(new Float32Array([1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]), 4));
+  const mesh = new THREE.SkinnedMesh(geo, new THREE.MeshBasicMaterial());
+  mesh.name = "bones";
+  group.add(mesh);
+  group.updateMatrixWorld(true);
+  poseMesh(worldPose(), bones);
+  mesh.bind(new THREE.Skeleton(bones));
+  return { root: group, bones };
+}
+
+/* The character as GLB (an ArrayBuffer): its current pose as the nodes' transforms, and the
+ * last played clip (a recording played back, or an imported clip) as an animation. */
+async function exportGlb() {
+  const { GLTFExporter } = await import("/ui/three/examples/jsm/exporters/GLTFExporter.js");
+  const mesh = meshBones.some((b) => b);
+  const { root, bones } = mesh ? { root: meshGroup.children[0], bones: meshBones } : boneRig();
+  const animations = [], frames = state.clipFrames || [];
+  if (frames.length > 1) {
+    const fps = state.clipFps || 30, times = frames.map((_, k) => k / fps), q = {}, p = {};
+    frames.forEach((w) => {
+      poseMesh(w, bones);
+      bones.forEach((b) => {
+        if (!b) return;
+        (q[b.name] = q[b.name] || []).push(...b.quaternion.toArray());
+        (p[b.name] = p[b.name] || []).push(...b.position.toArray());
+      });
+    });
+    const tracks = [];
+    bones.forEach((b) => {
+      if (!b) return;
+      tracks.push(new THREE.QuaternionKeyframeTrack(`${b.name}.quaternion`, times, q[b.name]));
+      tracks.push(new THREE.VectorKeyframeTrack(`${b.name}.position`, times, p[b.name]));
+    });
+    animations.push(new THREE.AnimationClip(state.clipName || "ikd", -1, tracks));
+  }
+  poseMesh(worldPose(), bones);
+  return new Promise((resolve) => new GLTFExporter().parse(root, resolve, { binary: true, animations }));
+}
+
+async function downloadGlb() {
+  const buf = await exportGlb();
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(new Blob([buf], { type: "model/gltf-binary" }));
+  a.download = (state.model.name || "ikd").replace(/\.[^.]*$/, "") + "-posed.glb";
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+$("export").addEventListener("click", () => downloadGlb().catch(failed));
 
 /* What is shown: format (built-in models: "builtin"), name, joints, skinnedMeshes. */
 function model() {
@@ -485,6 +549,8 @@ function playImported(index = 0) {
   return new Promise((resolve) => {
     const t0 = performance.now();
     let shown = 0;
+    state.clipFrames = clip.poses.map((p) => fk(p).map((j) => ({ p: j.position, q: j.rotation })));
+    state.clipFps = clip.fps, state.clipName = clip.name;
     const step = () => {
       const k = Math.min(clip.poses.length - 1, Math.floor((performance.now() - t0) / 1000 * clip.fps));
       state.pose = { root: clip.poses[k].root, rotations: clip.poses[k].rotations };
@@ -634,6 +700,8 @@ window.ikdEditor = {
   model: () => model(),
   /* Play an imported clip (index into model().clips) on the bones. */
   playClip: (index) => playImported(index),
+  /* The character with its pose, and the last played clip as an animation, as GLB (an ArrayBuffer). */
+  exportGlb: () => exportGlb(),
   /* Recording and playback, as the buttons do. */
   record: () => $("record").click(),
   play: () => play().then(() => state.lastPlayback),

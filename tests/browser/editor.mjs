@@ -313,6 +313,17 @@ try {
     const at = ed.jointPosition("LeftHand"), feetAfter = ed.jointPosition("LeftFoot");
     const played = await ed.playClip(0);
     const byRef = typeof ed.client().skeletons.keys().next().value === "string";
+    // exported as GLB (bones bound to a one-triangle skin) and imported again: the same joints where
+    // the pose draws them, and the played clip as an animation of its frames
+    await ed.setGoal("LeftHand", { position: to });
+    const glb = await ed.exportGlb();
+    const again = await ed.client().importFile(new Uint8Array(glb), { format: "glb", fps: m.clips[0].fps });
+    let exportErr = 0;
+    for (const j of again.skeleton.joints) {
+      const p = ed.jointPosition(j.name);
+      exportErr = Math.max(exportErr, Math.hypot(p[0] - j.position[0], p[1] - j.position[1], p[2] - j.position[2]));
+    }
+    const exported = { joints: again.skeleton.joints.length, err: exportErr, clips: again.clips.map((c) => c.poses.length) };
     // a URDF arm: two revolute joints and a fixed tool
     const urdf = `<robot name="arm"><link name="base"/><link name="l1"/><link name="l2"/><link name="tool"/>
       <joint name="shoulder" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/><axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
@@ -322,7 +333,7 @@ try {
     const tool = ed.jointPosition("flange");
     const r2 = await ed.setGoal(ed.goals()[0].joint, { position: [0.3, 0, 0.5] });
     return { m, goals, st, dist: Math.hypot(at[0] - to[0], at[1] - to[1], at[2] - to[2]),
-      feetMoved: Math.hypot(feet[0] - feetAfter[0], feet[1] - feetAfter[1], feet[2] - feetAfter[2]), played, byRef,
+      feetMoved: Math.hypot(feet[0] - feetAfter[0], feet[1] - feetAfter[1], feet[2] - feetAfter[2]), played, byRef, exported,
       arm, tool, armStatus: r2 && r2.status };
   });
   check(res.m.format === "bvh" && res.m.joints === 27 && res.m.humanoid && res.m.humanoid.hand_l === "LeftHand" &&
@@ -332,6 +343,8 @@ try {
     "a hand of the imported humanoid reaches its goal while the pinned feet stay", JSON.stringify(res));
   check(res.played && res.played.frames === 3 && res.played.shown >= 1, "an imported clip plays on the bones", JSON.stringify(res.played));
   check(res.byRef, "the imported skeleton is solved by reference", "");
+  check(res.exported.joints === 27 && res.exported.err < 1e-3 && res.exported.clips.length === 1 && res.exported.clips[0] === 3,
+    "exportGlb() imports again with the joints where they are drawn and the played clip", JSON.stringify(res.exported));
   check(res.arm.format === "urdf" && res.arm.joints === 4 && res.armStatus !== null, "open() imports a URDF arm and poses it",
     JSON.stringify(res.arm));
   // a skinned GLB this test writes: a three-bone stalk (root, mid, end), a red box skinned to it
@@ -395,11 +408,19 @@ try {
     const end = ed.jointPosition("end");
     const r = await ed.setGoal("end", { position: [end[0] + 0.5, end[1] - 0.3, end[2]] });
     const after = await red();
-    return { m, before, after, status: r && r.status };
+    const again = await ed.client().importFile(new Uint8Array(await ed.exportGlb()), { format: "glb" });
+    let err = 0;
+    for (const j of again.skeleton.joints) {
+      const p = ed.jointPosition(j.name);
+      err = Math.max(err, Math.hypot(p[0] - j.position[0], p[1] - j.position[1], p[2] - j.position[2]));
+    }
+    return { m, before, after, status: r && r.status, exported: { joints: again.skeleton.joints.length, err } };
   });
   check(skinned.m.format === "glb" && skinned.m.skinnedMeshes === 1 && skinned.before.n > 500 && skinned.status === "reached" &&
     skinned.after.n > 500 && Math.abs(skinned.after.x - skinned.before.x) > 5,
   "a skinned GLB is drawn with its mesh, deformed by the solved pose", JSON.stringify(skinned));
+  check(skinned.exported.joints === 3 && skinned.exported.err < 1e-4, "the skinned GLB exports posed and imports again",
+    JSON.stringify(skinned.exported));
 
   // a real drop of a file on the view
   const dropped = await page.evaluate(async () => {
