@@ -421,6 +421,7 @@ try {
   "a skinned GLB is drawn with its mesh, deformed by the solved pose", JSON.stringify(skinned));
   check(skinned.exported.joints === 3 && skinned.exported.err < 1e-4, "the skinned GLB exports posed and imports again",
     JSON.stringify(skinned.exported));
+  await page.screenshot({ path: shot.replace(/\.png$/, "-files.png") }); // the bent stalk (docs/editor-files.png)
 
   // a real drop of a file on the view
   const dropped = await page.evaluate(async () => {
@@ -435,7 +436,6 @@ try {
   check(dropped.name === "dropped.bvh" && dropped.joints === 3, "a file dropped on the view opens", JSON.stringify(dropped));
   check(errors.length === 0 && offHost.length === 0, "no console errors and nothing off the origin while opening files",
     errors.concat(offHost).join(" | "));
-  await page.screenshot({ path: shot.replace(/\.png$/, "-files.png") });
   await page.close();
 } catch (e) {
   check(false, "browser test (files)", String(e && e.stack || e));
