@@ -74,6 +74,7 @@ const state = {
   dirty: false,
   started: 0,   // solve requests sent so far
   moved: null,  // the index of the handle moved last (goalsDoc: below the others in priority)
+  touched: new Set(), // the handles moved since the model was loaded (ikOnClip holds them)
   waiters: [],  // setGoal promises {need, resolve}: resolved by the first drawn reply of request `need` or later
   recording: null,
   token: sessionStorage.getItem("ikd-token") || "",
@@ -265,6 +266,8 @@ function skeletonDoc() {
 function optionsDoc() {
   const o = { rest_pull: Number($("rest_pull").value), soften: Number($("soften").value), stretch: Number($("stretch").value) };
   if (state.model.size) o.tolerance = 1e-4 * state.model.size / 1.8;
+  const first = state.model.clips && state.model.clips[0] && state.model.clips[0].poses[0];
+  if (first) o.preferred = { rotations: first.rotations }; // the character's own stance, not its T-pose
   return o;
 }
 
@@ -309,7 +312,10 @@ function show(reply, rtt, seq) {
   state.joints = reply.joints || null;
   drawPose();
   $("message").textContent = "";
-  $("timing").textContent = `${reply.status}: solve ${reply.solve_us.toFixed(0)} us, round trip ${rtt.toFixed(1)} ms, ` +
+  const now = performance.now();
+  state.solvedAt = (state.solvedAt || []).filter((t) => now - t < 1000).concat(now); // solves drawn in the last second
+  $("timing").textContent = `${reply.status}: solve ${reply.solve_us.toFixed(0)} us, round trip ${rtt.toFixed(1)} ms ` +
+    `(${state.solvedAt.length} solves/s), ` +
     `${reply.iterations} iterations (${client.encoding})`;
   const rows = (reply.goals || []).map((g) => `<tr><td>${g.joint}</td><td class="${g.status}">${g.status}</td>` +
     `<td>${g.error.toExponential(1)}</td><td>${g.rotation_error_deg.toFixed(2)}</td></tr>`);
@@ -379,8 +385,10 @@ function fk(pose, goals = []) {
     const pi = parentOf(i);
     if (pi < 0) { out.push({ position: pose.root, rotation: [q.x, q.y, q.z, q.w], q }); return; }
     const pq = out[pi].q, wq = pq.clone().multiply(q);
-    // the rest offset in the parent's rest frame (rest rotations: identity for the built-in models), turned
-    const inParent = rest[i].clone().sub(rest[pi]).applyQuaternion(restRot[pi].clone().inverse());
+    // the offset in the parent's rest frame: the pose's translation where it has one, else the rest
+    // offset (rest rotations: identity for the built-in models), turned
+    const t = pose.translations && pose.translations[i];
+    const inParent = t ? new THREE.Vector3(...t) : rest[i].clone().sub(rest[pi]).applyQuaternion(restRot[pi].clone().inverse());
     const off = inParent.multiplyScalar(scale[i] || 1).applyQuaternion(pq);
     const p = new THREE.Vector3(...out[pi].position).add(off);
     out.push({ position: [p.x, p.y, p.z], rotation: [wq.x, wq.y, wq.z, wq.w], q: wq });
@@ -417,6 +425,13 @@ async function open(src) {
   clearMesh();
   if (reply.format === "glb" || reply.format === "gltf") await loadMesh(data);
   resetView();
+  const first = state.model.clips[0] && state.model.clips[0].poses[0];
+  if (first) { // start from the first animation frame, the handles where it puts its joints
+    state.pose = { root: first.root, rotations: first.rotations };
+    state.joints = fk(first);
+    state.joints.forEach((j, i) => { const k = state.model.goals.findIndex((g) => jointIndex(g.joint) === i); if (k >= 0) handles[k].position.set(...j.position); });
+    drawPose();
+  }
   const drawn = new Promise((resolve) => state.waiters.push({ need: state.started + 1, resolve }));
   solve();
   await drawn;
@@ -565,6 +580,42 @@ function playImported(index = 0) {
   });
 }
 
+/* "IK on the clip": the imported clip solved again through /v1/solve/clip, layered on it
+ * (frames[k].preferred = its pose): a handle moved since the file opened holds its goal at
+ * the handle, the others follow the animation's own joints; streamed, drawn as it arrives.
+ * Resolves with {frames, reached}. */
+async function ikOnClip(index = 0) {
+  const clip = (state.model.clips || [])[index];
+  if (!clip) return null;
+  const frames = clip.poses.map((pose) => {
+    const at = fk(pose);
+    const goals = state.model.goals.map((g, k) => {
+      const i = jointIndex(g.joint), h = handles[k].position;
+      const position = state.touched.has(k) ? [h.x, h.y, h.z] : at[i].position;
+      return { joint: g.joint, position, priority: state.touched.has(k) ? 0 : 1 };
+    });
+    const preferred = { root: pose.root, rotations: pose.rotations };
+    if (pose.translations) preferred.translations = pose.translations;
+    return { goals, preferred };
+  });
+  const first = clip.poses[0];
+  const body = { skeleton: skeletonDoc(), root: "fixed", options: optionsDoc(), frames,
+    pose: { root: first.root, rotations: first.rotations } };
+  delete body.options.preferred; // each frame brings its own
+  state.clipFrames = [], state.clipFps = clip.fps, state.clipName = clip.name + " (ik)";
+  let reached = 0;
+  const res = await client.clip(body, { onFrame: (f) => {
+    state.pose = f.pose;
+    state.joints = fk(f.pose);
+    state.clipFrames.push(state.joints.map((j) => ({ p: j.position, q: j.rotation })));
+    reached += f.status === "reached";
+    drawPose();
+    $("timing").textContent = `IK on ${clip.name}: frame ${f.frame + 1} of ${frames.length}, ${f.status}`;
+  } });
+  return { frames: res.frames.length, reached };
+}
+$("ik_clip").addEventListener("click", () => ikOnClip(0).catch(failed));
+
 $("open").addEventListener("change", (e) => { if (e.target.files[0]) open(e.target.files[0]).catch(failed); });
 view.addEventListener("dragover", (e) => e.preventDefault());
 view.addEventListener("drop", (e) => {
@@ -579,6 +630,7 @@ $("play_clip").addEventListener("click", () => playImported(0));
 /* The view for state.model: skeleton, handles, pose at rest, the camera on it. */
 function resetView() {
   state.moved = null;
+  state.touched = new Set();
   state.rest = state.model.joints.map((j) => j.position);
   state.pose = null;
   state.joints = null;
@@ -598,13 +650,14 @@ function resetView() {
   const handleSize = size * 0.04;
   handles.forEach((h) => h.scale.setScalar(handleSize / 0.07));
   jointMeshes.forEach((m) => m.scale.setScalar(size / 1.8));
-  $("play_clip").disabled = !(state.model.clips && state.model.clips.length);
+  $("play_clip").disabled = $("ik_clip").disabled = !(state.model.clips && state.model.clips.length);
 }
 
 function load(kind) {
   state.model = kind === "chain" ? chain() : humanoid();
   clearMesh();
   state.moved = null;
+  state.touched = new Set();
   state.rest = state.model.joints.map((j) => j.position);
   state.pose = null;
   state.joints = null;
@@ -617,7 +670,7 @@ function load(kind) {
   camera.updateProjectionMatrix();
   orbit.target.set(0, kind === "chain" ? 0.9 : 1, 0);
   orbit.update();
-  $("play_clip").disabled = true;
+  $("play_clip").disabled = $("ik_clip").disabled = true;
 }
 
 function pick(ev) {
@@ -627,7 +680,7 @@ function pick(ev) {
   const ray = new THREE.Raycaster();
   ray.setFromCamera(m, camera);
   const hit = ray.intersectObjects(handles)[0];
-  if (hit) gizmo.attach(hit.object), state.moved = handles.indexOf(hit.object);
+  if (hit) gizmo.attach(hit.object), state.moved = handles.indexOf(hit.object), state.touched.add(state.moved);
 }
 renderer.domElement.addEventListener("pointerdown", pick);
 
@@ -680,6 +733,7 @@ window.ikdEditor = {
     if (position) handles[k].position.set(position[0], position[1], position[2]);
     if (rotation) state.model.goals[k].rotation = rotation;
     state.moved = k;
+    state.touched.add(k);
     const p = new Promise((resolve) => state.waiters.push({ need: state.started + 1, resolve }));
     requestSolve();
     return p;
@@ -700,6 +754,8 @@ window.ikdEditor = {
   model: () => model(),
   /* Play an imported clip (index into model().clips) on the bones. */
   playClip: (index) => playImported(index),
+  /* The imported clip solved again, layered on it, with the moved handles as goals (streamed). */
+  ikOnClip: (index) => ikOnClip(index),
   /* The character with its pose, and the last played clip as an animation, as GLB (an ArrayBuffer). */
   exportGlb: () => exportGlb(),
   /* Recording and playback, as the buttons do. */

@@ -324,6 +324,10 @@ try {
       exportErr = Math.max(exportErr, Math.hypot(p[0] - j.position[0], p[1] - j.position[1], p[2] - j.position[2]));
     }
     const exported = { joints: again.skeleton.joints.length, err: exportErr, clips: again.clips.map((c) => c.poses.length) };
+    // IK on the clip: the moved hand held at its handle, the rest following the animation
+    const ik = await ed.ikOnClip(0);
+    const heldAt = ed.jointPosition("LeftHand");
+    ik.held = Math.hypot(heldAt[0] - to[0], heldAt[1] - to[1], heldAt[2] - to[2]);
     // a URDF arm: two revolute joints and a fixed tool
     const urdf = `<robot name="arm"><link name="base"/><link name="l1"/><link name="l2"/><link name="tool"/>
       <joint name="shoulder" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/><axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
@@ -333,7 +337,7 @@ try {
     const tool = ed.jointPosition("flange");
     const r2 = await ed.setGoal(ed.goals()[0].joint, { position: [0.3, 0, 0.5] });
     return { m, goals, st, dist: Math.hypot(at[0] - to[0], at[1] - to[1], at[2] - to[2]),
-      feetMoved: Math.hypot(feet[0] - feetAfter[0], feet[1] - feetAfter[1], feet[2] - feetAfter[2]), played, byRef, exported,
+      feetMoved: Math.hypot(feet[0] - feetAfter[0], feet[1] - feetAfter[1], feet[2] - feetAfter[2]), played, byRef, exported, ik,
       arm, tool, armStatus: r2 && r2.status };
   });
   check(res.m.format === "bvh" && res.m.joints === 27 && res.m.humanoid && res.m.humanoid.hand_l === "LeftHand" &&
@@ -343,6 +347,8 @@ try {
     "a hand of the imported humanoid reaches its goal while the pinned feet stay", JSON.stringify(res));
   check(res.played && res.played.frames === 3 && res.played.shown >= 1, "an imported clip plays on the bones", JSON.stringify(res.played));
   check(res.byRef, "the imported skeleton is solved by reference", "");
+  check(res.ik && res.ik.frames === 3 && res.ik.reached === 3 && res.ik.held < 1e-2,
+    "IK on the clip re-solves it layered on the animation, the moved hand held", JSON.stringify(res.ik));
   check(res.exported.joints === 27 && res.exported.err < 1e-3 && res.exported.clips.length === 1 && res.exported.clips[0] === 3,
     "exportGlb() imports again with the joints where they are drawn and the played clip", JSON.stringify(res.exported));
   check(res.arm.format === "urdf" && res.arm.joints === 4 && res.armStatus !== null, "open() imports a URDF arm and poses it",
