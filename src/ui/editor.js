@@ -627,8 +627,8 @@ $("play_clip").addEventListener("click", () => playImported(0));
 
 // ---- controls -------------------------------------------------------------------------
 
-/* The view for state.model: skeleton, handles, pose at rest, the camera on it. */
-function resetView() {
+/* state.model drawn at rest: its skeleton and handles, nothing moved or solved yet. */
+function drawModel() {
   state.moved = null;
   state.touched = new Set();
   state.rest = state.model.joints.map((j) => j.position);
@@ -638,6 +638,11 @@ function resetView() {
   buildSkeleton();
   buildHandles();
   drawPose();
+}
+
+/* An opened file's view: drawModel, the camera framing it, handles and joints sized to it. */
+function resetView() {
+  drawModel();
   const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
   state.rest.forEach((p) => p.forEach((v, a) => { lo[a] = Math.min(lo[a], v); hi[a] = Math.max(hi[a], v); }));
   const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
@@ -656,15 +661,7 @@ function resetView() {
 function load(kind) {
   state.model = kind === "chain" ? chain() : humanoid();
   clearMesh();
-  state.moved = null;
-  state.touched = new Set();
-  state.rest = state.model.joints.map((j) => j.position);
-  state.pose = null;
-  state.joints = null;
-  state.reply = null;
-  buildSkeleton();
-  buildHandles();
-  drawPose();
+  drawModel();
   camera.position.set(1.6, 1.6, 3.2);
   camera.near = 0.01, camera.far = 100;
   camera.updateProjectionMatrix();
