@@ -297,6 +297,7 @@ async function solve() {
   const seq = ++state.started, t0 = performance.now();
   try {
     const reply = await client.skeleton(requestBody());
+    if (seq < state.firstOfModel) return; // a reply for the model shown before (opened over it)
     show(reply, performance.now() - t0, seq);
   } catch (e) {
     await failed(e);
@@ -629,6 +630,7 @@ $("play_clip").addEventListener("click", () => playImported(0));
 
 /* state.model drawn at rest: its skeleton and handles, nothing moved or solved yet. */
 function drawModel() {
+  state.firstOfModel = state.started + 1; // replies to earlier requests are another model's
   state.moved = null;
   state.touched = new Set();
   state.rest = state.model.joints.map((j) => j.position);
