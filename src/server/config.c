@@ -36,7 +36,7 @@ static const setting settings[] = {
     NUM("linger-bytes", "IKD_LINGER_BYTES", linger_bytes, "33554432", 0, 1073741824, "after an answer given before the body is in (413, 401, 415, 503...), at most this many body bytes are read and dropped so that the client reads the answer; then the connection is cut"),
     NUM("linger-ms", "IKD_LINGER_MS", linger_ms, "5000", 0, 600000, "at most this many ms are spent reading and dropping such a body; then the connection is cut"),
     NUM("max-joints", "IKD_MAX_JOINTS", max_joints, "1024", 3, 4096, "most joints in one chain; more gets 400"),
-    NUM("io-threads", "IKD_IO_THREADS", io_threads, "0", 0, 64, "HTTP I/O threads (libmicrohttpd), which also answer analytic solves; 0 = one per online CPU"),
+    NUM("io-threads", "IKD_IO_THREADS", io_threads, "0", 0, 64, "HTTP I/O threads (libmicrohttpd), which also answer analytic and short skeleton solves; 0 = one per online CPU"),
     NUM("conn-timeout", "IKD_CONN_TIMEOUT", conn_timeout, "30", 1, 3600, "seconds an idle or stalled connection is kept"),
     NUM("conn-buffer", "IKD_CONN_BUFFER", conn_buffer, "8192", 4096, 1048576, "bytes of buffer per connection: request line and headers must fit (else 431), bodies stream through it"),
     NUM("shutdown-grace", "IKD_SHUTDOWN_GRACE", shutdown_grace, "10", 0, 3600, "seconds after SIGTERM (and --drain-delay) to finish accepted requests; then running solves stop, queued ones get 503, and ikd exits"),
@@ -54,6 +54,7 @@ static const setting settings[] = {
     STR("tls-key", "IKD_TLS_KEY", tls_key, "", "PEM private key file for --tls-cert"),
     STR("log-level", "IKD_LOG_LEVEL", log_level, "info", "debug, info (one line per request), warn, error or off"),
     STR("ui", "IKD_UI", ui, "on", "the browser editor at / and the JavaScript client at /client/ikd.js: on or off (off: 404)"),
+    NUM("inline-us", "IKD_INLINE_US", inline_us, "1000", 0, 1000000, "a skeleton solve (body up to 8 KiB) is answered on the I/O thread that read it (no hand-off to a worker) while the moving average of skeleton solve times is under this many us; 0 = always on the workers"),
     NUM("debug-delay-ms", "IKD_DEBUG_DELAY_MS", debug_delay_ms, "0", 0, 60000, "testing only: each solve job waits this long first"),
 };
 #define NSETTINGS (sizeof settings / sizeof settings[0])

@@ -20,6 +20,7 @@ typedef struct ikd_config {
     long conn_timeout;   /* idle connection timeout, seconds */
     long shutdown_grace; /* seconds to finish accepted requests after SIGTERM; then stop them */
     long drain_delay;    /* seconds to keep accepting after SIGTERM before the listener closes */
+    long inline_us;      /* skeleton solves on the I/O thread while their average is under this, us; 0 = never */
     long debug_delay_ms; /* testing only: every solve job sleeps this long first */
     long max_batch;      /* problems per /v1/solve/batch; more -> 413 */
     long max_frames;     /* frames per /v1/solve/clip; more -> 413 */

@@ -104,6 +104,7 @@ int ikd_hooks_service_start(ikd_http *h, const ikd_config *cfg, void (*finished)
                                 .skeleton_cache = (size_t)cfg->skeleton_cache,
                                 .deadline_ms = cfg->deadline_ms,
                                 .debug_delay_ms = cfg->debug_delay_ms,
+                                .inline_us = cfg->inline_us,
                                 .head_max = cfg->conn_buffer,
                                 .memory_budget = (size_t)cfg->memory_budget,
                                 .cors_origins = cfg->cors_origins,

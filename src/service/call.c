@@ -42,6 +42,8 @@ int ikd_service_init(ikd_service *s, const ikd_service_settings *set, const ikd_
     s->max_import_body = set->max_import_body ? set->max_import_body : s->max_clip_body;
     s->deadline_ms = set->deadline_ms;
     s->debug_delay_ms = set->debug_delay_ms;
+    s->inline_us = set->inline_us;
+    atomic_init(&s->skeleton_avg_ns, 0);
     s->head_max = set->head_max;
     s->find_file = set->find_file;
     s->budget = set->memory_budget;
@@ -414,10 +416,26 @@ void ikd_call_record(ikd_call *c)
     if (c->outcome.solved && c->outcome.clip) {
         if (h->clip_solved) h->clip_solved(h->ctx, c->outcome.frames);
     } else if (c->outcome.solved && c->outcome.skeleton) {
+        unsigned long avg = atomic_load_explicit(&c->svc->skeleton_avg_ns, memory_order_relaxed);
+        double ns = c->outcome.solve_s * 1e9;
+        atomic_store_explicit(&c->svc->skeleton_avg_ns, (unsigned long)((double)avg + (ns - (double)avg) / 16.0),
+                              memory_order_relaxed);
         if (h->skeleton_solved) h->skeleton_solved(h->ctx, c->outcome.multi, c->outcome.goals, c->outcome.solve_s);
     } else if (c->outcome.solved) {
         h->solved(h->ctx, c->outcome.solver, c->outcome.status, c->outcome.solve_s);
     }
+}
+
+/* A skeleton solve is answered on the I/O thread that read it (as an
+ * analytic solve is) while skeleton solves have lately been short: the
+ * hand-off to a worker and back costs two thread wake-ups, a large share
+ * of a 100 us solve. A run of long solves sends them to the pool again. */
+static int skeleton_here(const ikd_call *c)
+{
+    const ikd_service *s = c->svc;
+    if (c->route->id != IKD_ROUTE_SKELETON || s->inline_us <= 0 || s->debug_delay_ms != 0) return 0;
+    if (c->body.len > IKD_INLINE_DECODE_MAX || atomic_load(&s->stop)) return 0;
+    return atomic_load_explicit(&s->skeleton_avg_ns, memory_order_relaxed) < (unsigned long)s->inline_us * 1000ul;
 }
 
 ikd_call_next ikd_call_body_end(ikd_call *c)
@@ -427,6 +445,14 @@ ikd_call_next ikd_call_body_end(ikd_call *c)
     if (c->over_budget) return ikd_budget_over(c, 0);
     if (c->body.failed) return ikd_call_error(c, IKD_E_NOMEM, "out of memory while reading the body");
     if (!c->declared && !ikd_budget_charge_decode(c, c->body.len)) return IKD_CALL_ANSWER; /* chunked: now its size is known */
+    if (skeleton_here(c)) {
+        c->status = ikd_api_skeleton(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, c->body.data ? c->body.data : "",
+                                     c->body.len, &c->reply, &c->outcome);
+        ikd_budget_decoded(c);
+        ikd_call_record(c);
+        ikd_budget_charge(c, c->reply.len, 1);
+        return IKD_CALL_ANSWER;
+    }
     if (c->route->id != IKD_ROUTE_SOLVE || c->body.len > IKD_INLINE_DECODE_MAX) return IKD_CALL_POOL;
     /* decode here; an analytic solve is answered here too (it costs less
      * than the hand-off), everything else goes to the pool decoded */

@@ -63,6 +63,7 @@ typedef struct ikd_service_settings {
     long max_import_body; /* bytes; the same for POST /v1/import (0: max_clip_body) */
     long deadline_ms;    /* from arrival; 0 = none */
     long debug_delay_ms; /* testing: every pooled job sleeps this long first */
+    long inline_us;      /* skeleton solves are answered on the I/O thread while their average is under this; 0 = never */
     long head_max;       /* most bytes of request line and headers (431 beyond); 0 = no limit */
     size_t memory_budget; /* bytes of request bodies and replies held at once; 0 = no limit */
     size_t skeleton_cache; /* bytes of skeletons kept by reference (POST /v1/skeletons); 0 = none */
@@ -74,7 +75,8 @@ typedef struct ikd_service_settings {
 
 typedef struct ikd_service {
     ikd_api_limits limits;
-    long max_body, max_clip_body, max_import_body, deadline_ms, debug_delay_ms, head_max;
+    long max_body, max_clip_body, max_import_body, deadline_ms, debug_delay_ms, head_max, inline_us;
+    atomic_ulong skeleton_avg_ns; /* moving average of skeleton solve times (each new one weighs 1/16) */
     const ikd_file *(*find_file)(const char *path);
     ikd_guard guard;
     ikd_buf solvers_doc[2]; /* GET /v1/solvers, rendered once per encoding */

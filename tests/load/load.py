@@ -5,7 +5,8 @@ Starts ikd (or targets --url) and a baseline server (a minimal libmicrohttpd POS
 handler configured like ikd: the HTTP ceiling of this machine), drives both with wrk
 using request bodies generated from a seed, and reports solves/s, requests/s, latency
 p50/p90/p99/p99.9 and errors by status, with ikd's request rate as a fraction of the
-baseline's in the same run, and the started ikd's RSS each second (first, last, highest).
+baseline's in the same run, and the started ikd's RSS each second (first, last, highest)
+and its CPU time per request (skeleton mode: with the mean solve time from its /metrics).
 A progress line is printed each second (wrk runs in
 one-second slices); at the end: a table, results.json, summary.md and plot.png
 (gnuplot: throughput and latency percentiles over time) in --out.
@@ -226,6 +227,28 @@ def status_counts(url, path):
     return {code: int(n) for route, code, n in pat.findall(text) if route == path}
 
 
+def skeleton_solve_time(url):
+    """(seconds, count) of ikd's skeleton solves so far (ikd_solve_duration_seconds), or None."""
+    import re
+    import urllib.request
+    try:
+        text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
+    except OSError:
+        return None
+    got = dict(re.findall(r'^ikd_solve_duration_seconds_(sum|count)\{solver="skeleton"\} (\S+)$', text, re.M))
+    return (float(got["sum"]), float(got["count"])) if len(got) == 2 else None
+
+
+def cpu_s(pid):
+    """User and system CPU seconds of a process started here (None when unknown)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, TypeError, IndexError, ValueError):
+        return None
+
+
 def rss_kb(pid):
     """Resident memory of a process started here, in kB (None when unknown)."""
     try:
@@ -244,6 +267,7 @@ def run_slices(label, url, path, ctype, bfile, args, per_request, seconds, serie
     that both servers see the same moments of a shared machine)."""
     rs, rss = [], []
     slice_s = max(1, args.slice)
+    cpu0, solve0 = cpu_s(pid) if pid else None, skeleton_solve_time(url) if pid and label != "baseline" else None
     for s in range(max(1, -(-seconds // slice_s))):
         if before_each:
             before_each(s)
@@ -263,6 +287,11 @@ def run_slices(label, url, path, ctype, bfile, args, per_request, seconds, serie
     m = merge(rs)
     if rss:  # memory of the daemon this script started: after the first second, at the end, highest
         m["rss_kb"] = {"first": rss[0], "last": rss[-1], "max": max(rss)}
+    cpu1, solve1 = cpu_s(pid) if pid else None, skeleton_solve_time(url) if solve0 else None
+    if cpu0 is not None and cpu1 is not None and m["requests"]:  # the daemon's CPU per answered request
+        m["cpu_us_per_request"] = (cpu1 - cpu0) * 1e6 / m["requests"]
+    if solve0 and solve1 and solve1[1] > solve0[1]:  # skeleton solves' mean time (wall, on its thread)
+        m["skeleton_solve_us"] = (solve1[0] - solve0[0]) * 1e6 / (solve1[1] - solve0[1])
     return m
 
 
@@ -403,6 +432,10 @@ def main():
     if mem:
         lines += [f"ikd RSS: {mem['first'] / 1024:.1f} MB after the first second, {mem['last'] / 1024:.1f} MB at the end, "
                   f"{mem['max'] / 1024:.1f} MB at most (sampled each second)"]
+    cpu, sol = report["ikd"].get("cpu_us_per_request"), report["ikd"].get("skeleton_solve_us")
+    if cpu:
+        lines += [f"ikd CPU per request: {cpu:.1f} us (user + system, from /proc)" +
+                  (f"; skeleton solve mean {sol:.1f} us, {sol / cpu:.2f} of the CPU per request" if sol else "")]
     if args.mode == "mixed" and report.get("p99_ratio"):
         lines += [f"two-bone p99 with long solves / without = {report['p99_ratio']:.2f}"]
     text = "\n".join(lines)

@@ -333,6 +333,44 @@ START_TEST(call_solves_inline_pooled_and_refused)
 }
 END_TEST
 
+/* Skeleton solves are answered on the transport's thread while their moving
+ * average is under inline_us, on the pool when it is not (or inline_us is 0). */
+START_TEST(call_skeleton_inline_while_short)
+{
+    service_up("", "", 0);
+    ikd_call c;
+    ikd_head h = post("/v1/solve/skeleton", "application/json");
+    const char *body = "{\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0],[0,3,0]]},"
+                       "\"goals\":[{\"joint\":3,\"position\":[1,2,0]}]}";
+    svc.inline_us = 1000000;
+    ck_assert_int_eq(run_call(&c, &h, body), 200);
+    ck_assert_int_eq(F.submitted, 0);
+    ck_assert(c.outcome.solved && c.outcome.skeleton);
+    unsigned long avg = atomic_load(&svc.skeleton_avg_ns);
+    ck_assert_uint_gt(avg, 0); /* the solve counted: 1/16 of its time */
+    ikd_call_destroy(&c);
+    /* a run of long solves sends them to the pool, where the average goes on */
+    atomic_store(&svc.skeleton_avg_ns, 2000000000ul);
+    ck_assert_int_eq(run_call(&c, &h, body), 200);
+    ck_assert_int_eq(F.submitted, 1);
+    ck_assert_uint_lt(atomic_load(&svc.skeleton_avg_ns), 2000000000ul);
+    ikd_call_destroy(&c);
+    /* 0: always the pool */
+    svc.inline_us = 0;
+    atomic_store(&svc.skeleton_avg_ns, 0);
+    ck_assert_int_eq(run_call(&c, &h, body), 200);
+    ck_assert_int_eq(F.submitted, 2);
+    ikd_call_destroy(&c);
+    /* a bad body inline is the same 400 as on the pool */
+    svc.inline_us = 1000000;
+    ck_assert_int_eq(run_call(&c, &h, "{\"skeleton\":{\"joints\":[[0,0,0]]},\"goals\":[]}"), 400);
+    ck_assert_int_eq(F.submitted, 2);
+    ck_assert_ptr_nonnull(strstr(c.reply.data, "\"field\""));
+    ikd_call_destroy(&c);
+    service_down();
+}
+END_TEST
+
 START_TEST(call_deadline_in_the_queue)
 {
     service_up("", "", 5);
@@ -495,6 +533,7 @@ int main(void)
     tcase_add_test(tc, batch_slices_plan);
     tcase_add_test(tc, call_head_checks);
     tcase_add_test(tc, call_solves_inline_pooled_and_refused);
+    tcase_add_test(tc, call_skeleton_inline_while_short);
     tcase_add_test(tc, call_deadline_in_the_queue);
     tcase_add_test(tc, call_batch_fans_out_in_order);
     tcase_add_test(tc, call_memory_budget);
