@@ -137,6 +137,28 @@ int ikd_budget_charge_decode(ikd_call *c, size_t n)
     return 1;
 }
 
+/* Charge a reply of about est bytes before solving: 1, else the answer is
+ * set: 413 on `field` (with `hint`) when it could never fit, 503 when it
+ * does not fit now. */
+int ikd_budget_charge_reply(ikd_call *c, size_t est, const char *field, const char *hint)
+{
+    ikd_service *s = c->svc;
+    if (s->budget && est > s->budget) {
+        s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
+        c->reply_type = NULL;
+        c->outcome.error = IKD_E_TOO_LARGE;
+        c->status = ikd_reply_errorf(&c->reply, c->out_enc, IKD_E_TOO_LARGE, field,
+                                     "the reply would take about %zu bytes, more than --memory-budget (%zu); %s", est,
+                                     s->budget, hint);
+        return 0;
+    }
+    if (!ikd_budget_charge(c, est, 0)) {
+        ikd_budget_over(c, est);
+        return 0;
+    }
+    return 1;
+}
+
 /* A clip's members other than frames are about to be parsed whole: their
  * tree is charged too (ikd_clip_reserve). */
 int ikd_budget_clip_reserve(void *ctx, size_t body_bytes, ikd_error *err)

@@ -20,6 +20,10 @@ void ikd_budget_decoded(ikd_call *c);
  * its document could never fit). */
 ikd_call_next ikd_budget_over(ikd_call *c, size_t want);
 ikd_call_next ikd_budget_never_fits(ikd_call *c, size_t n);
+/* A reply of about est bytes, charged before solving: 1, else the answer
+ * is set (413 on `field`, with `hint` on what to send instead, when it
+ * could never fit; 503 when it does not fit now). */
+int ikd_budget_charge_reply(ikd_call *c, size_t est, const char *field, const char *hint);
 /* ikd_clip_reserve's hook (ctx: the call): the tree of a clip's members
  * other than frames, charged before they are parsed. */
 int ikd_budget_clip_reserve(void *ctx, size_t body_bytes, ikd_error *err);

@@ -438,6 +438,31 @@ static int skeleton_here(const ikd_call *c)
     return atomic_load_explicit(&s->skeleton_avg_ns, memory_order_relaxed) < (unsigned long)s->inline_us * 1000ul;
 }
 
+/* A whole-body call's solve (or registration, or import), its record and
+ * its reply's charge, on a worker or on the transport's thread. */
+static void run_whole(ikd_call *c, void *worker_data)
+{
+    ikd_service *s = c->svc;
+    const char *body = c->body.data ? c->body.data : "";
+    if (c->route->id == IKD_ROUTE_SKELETONS)
+        c->status = ikd_api_register(&s->limits, c->in_enc, c->out_enc, body, c->body.len, &c->reply,
+                                     &c->outcome.error);
+    else if (c->route->id == IKD_ROUTE_IMPORT)
+        c->status = ikd_api_import(&s->limits, &c->import, c->import_type[0] ? c->import_type : NULL, c->out_enc,
+                                   body, c->body.len, &c->reply, &c->outcome.error);
+    else if (c->route->id == IKD_ROUTE_SKELETON)
+        c->status = ikd_api_skeleton(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, body, c->body.len, &c->reply,
+                                     &c->outcome);
+    else if (c->req_ready)
+        c->status = ikd_api_run(worker_data, &c->req, c->deadline_ns, c->out_enc, &c->reply, &c->outcome);
+    else
+        c->status = ikd_api_solve(worker_data, &s->limits, c->deadline_ns, c->in_enc, c->out_enc, body, c->body.len,
+                                  &c->reply, &c->outcome);
+    ikd_budget_decoded(c);
+    ikd_call_record(c);
+    ikd_budget_charge(c, c->reply.len, 1);
+}
+
 ikd_call_next ikd_call_body_end(ikd_call *c)
 {
     ikd_service *s = c->svc;
@@ -445,14 +470,7 @@ ikd_call_next ikd_call_body_end(ikd_call *c)
     if (c->over_budget) return ikd_budget_over(c, 0);
     if (c->body.failed) return ikd_call_error(c, IKD_E_NOMEM, "out of memory while reading the body");
     if (!c->declared && !ikd_budget_charge_decode(c, c->body.len)) return IKD_CALL_ANSWER; /* chunked: now its size is known */
-    if (skeleton_here(c)) {
-        c->status = ikd_api_skeleton(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, c->body.data ? c->body.data : "",
-                                     c->body.len, &c->reply, &c->outcome);
-        ikd_budget_decoded(c);
-        ikd_call_record(c);
-        ikd_budget_charge(c, c->reply.len, 1);
-        return IKD_CALL_ANSWER;
-    }
+    if (skeleton_here(c)) return run_whole(c, NULL), IKD_CALL_ANSWER;
     if (c->route->id != IKD_ROUTE_SOLVE || c->body.len > IKD_INLINE_DECODE_MAX) return IKD_CALL_POOL;
     /* decode here; an analytic solve is answered here too (it costs less
      * than the hand-off), everything else goes to the pool decoded */
@@ -469,9 +487,7 @@ ikd_call_next ikd_call_body_end(ikd_call *c)
     if (solver != IKD_SOLVER_TWO_BONE || s->debug_delay_ms != 0) return IKD_CALL_POOL;
     ikd_pose_joint pose[3];
     ikd_api_scratch scratch = {3, pose, NULL, 0};
-    c->status = ikd_api_run(&scratch, &c->req, c->deadline_ns, c->out_enc, &c->reply, &c->outcome);
-    ikd_call_record(c);
-    ikd_budget_charge(c, c->reply.len, 1);
+    run_whole(c, &scratch);
     return IKD_CALL_ANSWER;
 }
 
@@ -513,29 +529,12 @@ static void solve_task(ikd_task *task, void *worker_data)
         return;
     }
     if (!c->stream_wanted && worker_start(c)) {
-        const char *body = c->body.data ? c->body.data : "";
         if (c->route->id == IKD_ROUTE_CLIP) {
             ikd_clipjob_whole(c); /* records and charges its own reply */
             s->hooks.finished(c);
             return;
         }
-        if (c->route->id == IKD_ROUTE_SKELETONS)
-            c->status = ikd_api_register(&s->limits, c->in_enc, c->out_enc, body, c->body.len, &c->reply,
-                                         &c->outcome.error);
-        else if (c->route->id == IKD_ROUTE_IMPORT)
-            c->status = ikd_api_import(&s->limits, &c->import, c->import_type[0] ? c->import_type : NULL, c->out_enc,
-                                       body, c->body.len, &c->reply, &c->outcome.error);
-        else if (c->route->id == IKD_ROUTE_SKELETON)
-            c->status = ikd_api_skeleton(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, body, c->body.len, &c->reply,
-                                         &c->outcome);
-        else if (c->req_ready)
-            c->status = ikd_api_run(worker_data, &c->req, c->deadline_ns, c->out_enc, &c->reply, &c->outcome);
-        else
-            c->status = ikd_api_solve(worker_data, &s->limits, c->deadline_ns, c->in_enc, c->out_enc, body, c->body.len,
-                                      &c->reply, &c->outcome);
-        ikd_budget_decoded(c);
-        ikd_call_record(c);
-        ikd_budget_charge(c, c->reply.len, 1);
+        run_whole(c, worker_data);
     }
     s->hooks.finished(c);
 }
@@ -577,22 +576,9 @@ static void slice_task(ikd_task *task, void *worker_data)
  * then (the batch is destroyed, the answer written). */
 static int charge_batch_reply(ikd_call *c)
 {
-    ikd_service *s = c->svc;
     size_t est = ikd_batch_reply_size(&c->batch, c->out_enc);
-    if (s->budget && est > s->budget) {
+    if (!ikd_budget_charge_reply(c, est, "problems", "send fewer or shorter problems")) {
         ikd_batch_destroy(&c->batch);
-        s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
-        c->reply_type = NULL;
-        c->outcome.error = IKD_E_TOO_LARGE;
-        c->status = ikd_reply_errorf(&c->reply, c->out_enc, IKD_E_TOO_LARGE, "problems",
-                                     "the reply would take about %zu bytes, more than --memory-budget (%zu); "
-                                     "send fewer or shorter problems",
-                                     est, s->budget);
-        return 0;
-    }
-    if (!ikd_budget_charge(c, est, 0)) {
-        ikd_batch_destroy(&c->batch);
-        ikd_budget_over(c, est);
         return 0;
     }
     c->reply_estimate = est;

@@ -123,16 +123,8 @@ void ikd_clipjob_whole(ikd_call *c)
         ikd_buf_destroy(&c->body);
         ikd_budget_release(c, c->charged);
         size_t est = ikd_clip_reply_size(&run, &req, c->out_enc) + ikd_clip_held(&run, &req);
-        if (s->budget && est > s->budget) {
-            s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
-            c->outcome.error = IKD_E_TOO_LARGE;
-            c->status = ikd_reply_errorf(&c->reply, c->out_enc, IKD_E_TOO_LARGE, "frames",
-                                         "the reply would take about %zu bytes, more than --memory-budget (%zu); "
-                                         "send fewer frames, or ask for the stream (Accept: %s)",
-                                         est, s->budget, IKD_CLIP_NDJSON);
-        } else if (!ikd_budget_charge(c, est, 0)) {
-            ikd_budget_over(c, est);
-        } else {
+        if (ikd_budget_charge_reply(c, est, "frames",
+                                    "send fewer frames, or ask for the stream (Accept: " IKD_CLIP_NDJSON ")")) {
             if (c->bvh_wanted) {
                 c->status = ikd_clip_write_bvh(&req, &run, &c->reply, &c->outcome);
                 if (c->status == 200) c->reply_type = IKD_CLIP_BVH;
