@@ -350,6 +350,10 @@ bench: deps
 	  for l in recording humanoid none; do echo "== real clips solved back (tests/bench/mocap.py --limits=$$l)"; \
 	    python3 tests/bench/mocap.py --limits=$$l $(BUILD)/ikd $(REAL_FILES); done; \
 	else echo "== no real files (apt-get install assimp-testmodels): the real-motion tables skipped"; fi
+	@if command -v npm >/dev/null 2>&1 && command -v chromium >/dev/null 2>&1; then \
+	  echo "== the editor: a 121-joint character dragged by a hand (tests/browser/drag.mjs)"; \
+	  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error >/dev/null) && node tests/browser/drag.mjs $(BUILD)/ikd 3; \
+	else echo "== no npm or chromium: the editor's drag benchmark skipped"; fi
 
 # Keep intermediate objects (test and bench objects are built by pattern rules).
 .SECONDARY:

@@ -122,12 +122,22 @@ function resize() {
   camera.aspect = w / Math.max(1, h);
   camera.updateProjectionMatrix();
 }
-window.addEventListener("resize", resize);
+window.addEventListener("resize", () => { resize(); invalidate(); });
 
-function frame() {
-  renderer.render(scene, camera);
+/* Drawn on demand: a frame is rendered when something changed (a pose, the camera, a handle,
+ * the window), not 60 times a second; software GL then leaves the CPU to the solves. */
+let framePending = false;
+function invalidate() {
+  if (framePending) return;
+  framePending = true;
   requestAnimationFrame(frame);
 }
+function frame() {
+  framePending = false;
+  renderer.render(scene, camera);
+}
+orbit.addEventListener("change", invalidate);
+gizmo.addEventListener("change", invalidate);
 
 // ---- drawing ---------------------------------------------------------------------------
 
@@ -173,30 +183,28 @@ function drawPose() {
   boneLines.geometry.attributes.position.needsUpdate = true;
   drawLimits(w);
   poseMesh(w);
+  invalidate();
 }
 
-/* Hinge arcs and ball cones at each limited joint, carried by its parent's turn from rest.
- * Euler joints get their three ranges as short arcs (about the world axes: exact where the
- * joint's rest rotation is the identity, as in the built-in models and BVH files). */
-function drawLimits(w) {
+/* Hinge arcs and ball cones at each limited joint (built once per model, in the rest frame,
+ * at the origin; drawLimits carries each by its parent's turn from rest to its joint). Euler
+ * joints get their three ranges as short arcs (about the world axes: exact where the joint's
+ * rest rotation is the identity, as in the built-in models and BVH files). */
+let limitLines = []; // [joint index, THREE.Line]
+
+function buildLimits() {
   limitGroup.children.slice().forEach((c) => { limitGroup.remove(c); c.geometry.dispose(); });
-  if (!$("draw_limits").checked || !$("limits").checked) return;
+  limitLines = [];
   state.model.joints.forEach((j, i) => {
     const c = j.constraint;
     if (!c) return;
-    const pi = parentOf(i), q = pi >= 0 ? w[pi].q : [0, 0, 0, 1], r = pi >= 0 && state.model.joints[pi].rotation || [0, 0, 0, 1];
-    // the parent's turn from its rest rotation
-    const turn = new THREE.Quaternion(q[0], q[1], q[2], q[3]).multiply(new THREE.Quaternion(...r).inverse());
-    const at = new THREE.Vector3(...w[i].p);
     const kids = state.model.joints.map((_, k) => k).filter((k) => parentOf(k) === i);
     const restDir = kids.length ? new THREE.Vector3(...state.rest[kids[0]]).sub(new THREE.Vector3(...state.rest[i])).normalize()
       : new THREE.Vector3(0, 1, 0);
     const pts = [];
     const arc = (axis, from, lo, hi, r) => {
-      for (let d = lo; d <= hi + 1e-9; d += Math.max(2, (hi - lo) / 24)) {
-        const v = from.clone().applyAxisAngle(axis, THREE.Math.degToRad(d)).multiplyScalar(r);
-        pts.push(v.applyQuaternion(turn).add(at));
-      }
+      for (let d = lo; d <= hi + 1e-9; d += Math.max(2, (hi - lo) / 24))
+        pts.push(from.clone().applyAxisAngle(axis, THREE.Math.degToRad(d)).multiplyScalar(r));
     };
     if (c.type === "hinge") {
       const axis = new THREE.Vector3(...c.axis).normalize();
@@ -215,8 +223,24 @@ function drawLimits(w) {
         pts.push(pts[pts.length - 1]);
       });
     }
-    if (pts.length > 1) limitGroup.add(new THREE.Line(new THREE.BufferGeometry().setFromPoints(pts), limitMat));
+    if (pts.length < 2) return;
+    const line = new THREE.Line(new THREE.BufferGeometry().setFromPoints(pts), limitMat);
+    limitGroup.add(line);
+    limitLines.push([i, line]);
   });
+}
+
+/* Each limit drawing at its joint, turned as the joint's parent turned from its rest rotation. */
+function drawLimits(w) {
+  limitGroup.visible = $("draw_limits").checked && $("limits").checked;
+  if (!limitGroup.visible) return;
+  const turn = new THREE.Quaternion(), rest = new THREE.Quaternion();
+  for (const [i, line] of limitLines) {
+    const pi = parentOf(i), q = pi >= 0 ? w[pi].q : [0, 0, 0, 1], r = pi >= 0 && state.model.joints[pi].rotation || [0, 0, 0, 1];
+    turn.set(q[0], q[1], q[2], q[3]).multiply(rest.set(r[0], r[1], r[2], r[3]).inverse());
+    line.quaternion.copy(turn);
+    line.position.set(w[i].p[0], w[i].p[1], w[i].p[2]);
+  }
 }
 
 // ---- goals and handles -----------------------------------------------------------------
@@ -315,6 +339,7 @@ function show(reply, rtt, seq) {
   $("message").textContent = "";
   const now = performance.now();
   state.solvedAt = (state.solvedAt || []).filter((t) => now - t < 1000).concat(now); // solves drawn in the last second
+  state.rtt = rtt;
   $("timing").textContent = `${reply.status}: solve ${reply.solve_us.toFixed(0)} us, round trip ${rtt.toFixed(1)} ms ` +
     `(${state.solvedAt.length} solves/s), ` +
     `${reply.iterations} iterations (${client.encoding})`;
@@ -639,6 +664,7 @@ function drawModel() {
   state.reply = null;
   buildSkeleton();
   buildHandles();
+  buildLimits();
   drawPose();
 }
 
@@ -657,6 +683,8 @@ function resetView() {
   const handleSize = size * 0.04;
   handles.forEach((h) => h.scale.setScalar(handleSize / 0.07));
   jointMeshes.forEach((m) => m.scale.setScalar(size / 1.8));
+  limitLines.forEach(([, line]) => line.scale.setScalar(size / 1.8));
+  invalidate();
   $("play_clip").disabled = $("ik_clip").disabled = !(state.model.clips && state.model.clips.length);
 }
 
@@ -669,6 +697,7 @@ function load(kind) {
   camera.updateProjectionMatrix();
   orbit.target.set(0, kind === "chain" ? 0.9 : 1, 0);
   orbit.update();
+  invalidate();
   $("play_clip").disabled = $("ik_clip").disabled = true;
 }
 
@@ -738,6 +767,9 @@ window.ikdEditor = {
     return p;
   },
   lastReply: () => state.reply,
+  /* Solves drawn in the last second and the last round trip (ms), as the timing line shows them. */
+  rate: () => ({ solvesPerSecond: (state.solvedAt || []).filter((t) => performance.now() - t < 1000).length,
+    roundTripMs: state.rtt || 0 }),
   /* Where a goal's handle is on the screen (page coordinates): for pointer-driven tests. */
   handleScreen(joint) {
     const k = state.model.goals.findIndex((g) => g.joint === joint);
@@ -765,7 +797,7 @@ window.ikdEditor = {
 
 resize();
 load("humanoid");
-requestAnimationFrame(frame);
+invalidate();
 solve();
 (async () => {
   while (!state.reply && !$("message").textContent && $("token_form").hidden) await new Promise((r) => setTimeout(r, 20));
