@@ -99,12 +99,20 @@ const grid = new THREE.GridHelper(4, 20, 0x3a414c, 0x2c323b);
 scene.add(grid);
 
 const skeletonGroup = new THREE.Group(), limitGroup = new THREE.Group(), handleGroup = new THREE.Group();
-scene.add(skeletonGroup, limitGroup, handleGroup);
+// the model's frame: the scene's own (y up), or turned -90 degrees about x for a z-up robot (URDF, ROS's
+// REP 103), so that it stands on the grid; goals and poses stay in the model's frame
+const modelFrame = new THREE.Group();
+modelFrame.add(skeletonGroup, limitGroup, handleGroup);
+scene.add(modelFrame);
 const jointGeo = new THREE.SphereBufferGeometry(0.018, 12, 8);
 const jointMat = new THREE.MeshLambertMaterial({ color: 0xcfd8e3 });
 const boneMat = new THREE.LineBasicMaterial({ color: 0x8fb3dd });
 const limitMat = new THREE.LineBasicMaterial({ color: 0xd39b4a, transparent: true, opacity: 0.7 });
 let jointMeshes = [], boneLines = null;
+// a robot's links (URDF) as simple shapes: a cylinder from each joint to its child, 1 long along +y, placed per pose
+let linkMeshes = [];
+const linkGeo = new THREE.CylinderBufferGeometry(1, 1, 1, 16).translate(0, 0.5, 0);
+const linkMat = new THREE.MeshLambertMaterial({ color: 0x9aa7b8 });
 
 const gizmo = new TransformControls(camera, renderer.domElement);
 gizmo.setSize(0.7);
@@ -157,6 +165,12 @@ function buildSkeleton() {
   geo.setAttribute("position", new THREE.BufferAttribute(new Float32Array(pairs * 3), 3));
   boneLines = new THREE.LineSegments(geo, boneMat);
   skeletonGroup.add(boneLines);
+  linkMeshes = state.model.format === "urdf" ? state.model.joints.map((_, i) => {
+    if (i === 0) return null;
+    const m = new THREE.Mesh(linkGeo, linkMat);
+    skeletonGroup.add(m);
+    return m;
+  }) : [];
 }
 
 function parentOf(i) {
@@ -181,9 +195,27 @@ function drawPose() {
     k += 6;
   }
   boneLines.geometry.attributes.position.needsUpdate = true;
+  drawLinks(w);
   drawLimits(w);
   poseMesh(w);
   invalidate();
+}
+
+/* Each link's cylinder from its joint's parent to the joint, its radius a fiftieth of the
+ * robot's size (links with no length, e.g. a fixed flange at its joint, are hidden). */
+function drawLinks(w) {
+  const up = new THREE.Vector3(0, 1, 0), d = new THREE.Vector3(), r = (state.model.size || 1) / 50;
+  linkMeshes.forEach((m, i) => {
+    if (!m) return;
+    const a = w[parentOf(i)].p, b = w[i].p;
+    d.set(b[0] - a[0], b[1] - a[1], b[2] - a[2]);
+    const len = d.length();
+    m.visible = len > 1e-9;
+    if (!m.visible) return;
+    m.position.set(a[0], a[1], a[2]);
+    m.quaternion.setFromUnitVectors(up, d.divideScalar(len));
+    m.scale.set(r, len, r);
+  });
 }
 
 /* Hinge arcs and ball cones at each limited joint (built once per model, in the rest frame,
@@ -576,10 +608,11 @@ async function downloadGlb() {
 }
 $("export").addEventListener("click", () => downloadGlb().catch(failed));
 
-/* What is shown: format (built-in models: "builtin"), name, joints, skinnedMeshes. */
+/* What is shown: format (built-in models: "builtin"), name, joints, skinnedMeshes, links (a
+ * robot's links drawn as cylinders). */
 function model() {
   return { format: state.model.format || "builtin", name: state.model.name || $("model").value,
-    joints: state.model.joints.length, skinnedMeshes: state.model.skinnedMeshes || 0, humanoid: state.model.humanoid || null,
+    joints: state.model.joints.length, skinnedMeshes: state.model.skinnedMeshes || 0, links: linkMeshes.filter(Boolean).length, humanoid: state.model.humanoid || null,
     clips: (state.model.clips || []).map((c) => ({ name: c.name, frames: c.poses.length, fps: c.fps })) };
 }
 
@@ -675,7 +708,9 @@ function resetView() {
   state.rest.forEach((p) => p.forEach((v, a) => { lo[a] = Math.min(lo[a], v); hi[a] = Math.max(hi[a], v); }));
   const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
   state.model.size = size;
-  orbit.target.set((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2);
+  modelFrame.rotation.x = state.model.format === "urdf" ? -Math.PI / 2 : 0;
+  modelFrame.updateMatrixWorld(true);
+  orbit.target.set((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2).applyMatrix4(modelFrame.matrixWorld);
   camera.position.set(orbit.target.x + size * 0.9, orbit.target.y + size * 0.5, orbit.target.z + size * 1.8);
   camera.near = size / 1000, camera.far = size * 100;
   camera.updateProjectionMatrix();
@@ -684,12 +719,13 @@ function resetView() {
   handles.forEach((h) => h.scale.setScalar(handleSize / 0.07));
   jointMeshes.forEach((m) => m.scale.setScalar(size / 1.8));
   limitLines.forEach(([, line]) => line.scale.setScalar(size / 1.8));
-  invalidate();
+  drawPose();
   $("play_clip").disabled = $("ik_clip").disabled = !(state.model.clips && state.model.clips.length);
 }
 
 function load(kind) {
   state.model = kind === "chain" ? chain() : humanoid();
+  modelFrame.rotation.x = 0;
   clearMesh();
   drawModel();
   camera.position.set(1.6, 1.6, 3.2);
@@ -773,7 +809,7 @@ window.ikdEditor = {
   /* Where a goal's handle is on the screen (page coordinates): for pointer-driven tests. */
   handleScreen(joint) {
     const k = state.model.goals.findIndex((g) => g.joint === joint);
-    const v = handles[k].position.clone().project(camera), r = renderer.domElement.getBoundingClientRect();
+    const v = handles[k].getWorldPosition(new THREE.Vector3()).project(camera), r = renderer.domElement.getBoundingClientRect();
     return { x: r.left + (v.x + 1) / 2 * r.width, y: r.top + (1 - v.y) / 2 * r.height };
   },
   /* The world position of a joint as drawn. */

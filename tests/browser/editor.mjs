@@ -351,7 +351,8 @@ try {
     "IK on the clip re-solves it layered on the animation, the moved hand held", JSON.stringify(res.ik));
   check(res.exported.joints === 27 && res.exported.err < 1e-3 && res.exported.clips.length === 1 && res.exported.clips[0] === 3,
     "exportGlb() imports again with the joints where they are drawn and the played clip", JSON.stringify(res.exported));
-  check(res.arm.format === "urdf" && res.arm.joints === 4 && res.armStatus !== null, "open() imports a URDF arm and poses it",
+  check(res.arm.format === "urdf" && res.arm.joints === 4 && res.arm.links === 3 && res.armStatus !== null,
+    "open() imports a URDF arm, its links drawn as shapes, and poses it",
     JSON.stringify(res.arm));
   // a skinned GLB this test writes: a three-bone stalk (root, mid, end), a red box skinned to it
   const skinned = await page.evaluate(async () => {
