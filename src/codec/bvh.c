@@ -298,6 +298,33 @@ static void joint_name(ikd_buf *out, char *const *names, size_t j)
     ikd_buf_puts(out, b);
 }
 
+/* 1 when leaf k, the only child of j, is named as this importer names an
+ * End Site ("<parent>_End", the parent's name cut at 50 bytes): written
+ * back as j's End Site, so that a BVH imported and written again keeps its
+ * joints (a leaf's rotation moves no joint). */
+static int end_site_of(const ikd_skeleton *s, char *const *names, size_t j, size_t k)
+{
+    if (!names || !names[j] || !names[k]) return 0;
+    for (size_t c = k + 1; c < s->count; c++)
+        if (s->joints[c].parent == (long)k) return 0;
+    size_t n = strnlen(names[j], 50);
+    return strlen(names[k]) == n + 4 && strncmp(names[k], names[j], n) == 0 && strcmp(names[k] + n, "_End") == 0;
+}
+
+static void write_end_site(ikd_buf *out, int depth, ikd_vec3 off)
+{
+    indent(out, depth);
+    ikd_buf_puts(out, "End Site\n");
+    indent(out, depth);
+    ikd_buf_puts(out, "{\n");
+    indent(out, depth + 1);
+    ikd_buf_puts(out, "OFFSET ");
+    put_num(out, off.x), ikd_buf_puts(out, " "), put_num(out, off.y), ikd_buf_puts(out, " "), put_num(out, off.z);
+    ikd_buf_puts(out, "\n");
+    indent(out, depth);
+    ikd_buf_puts(out, "}\n");
+}
+
 static void write_joint(ikd_buf *out, const ikd_skeleton *s, char *const *names, size_t j, int depth, size_t *order,
                         size_t *at)
 {
@@ -317,28 +344,22 @@ static void write_joint(ikd_buf *out, const ikd_skeleton *s, char *const *names,
     indent(out, depth + 1);
     ikd_buf_puts(out, jt->parent < 0 ? "CHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation\n"
                                      : "CHANNELS 3 Zrotation Yrotation Xrotation\n");
-    int leaf = 1;
+    size_t kids = 0, kid = 0;
     for (size_t k = j + 1; k < s->count; k++)
-        if (s->joints[k].parent == (long)j) {
-            leaf = 0;
-            write_joint(out, s, names, k, depth + 1, order, at);
-        }
-    if (leaf) {
-        indent(out, depth + 1);
-        ikd_buf_puts(out, "End Site\n");
-        indent(out, depth + 1);
-        ikd_buf_puts(out, "{\n");
-        indent(out, depth + 2);
-        ikd_buf_puts(out, "OFFSET 0 0 0\n");
-        indent(out, depth + 1);
-        ikd_buf_puts(out, "}\n");
+        if (s->joints[k].parent == (long)j) kids++, kid = k;
+    if (kids == 1 && end_site_of(s, names, j, kid)) {
+        write_end_site(out, depth + 1, ikd_vec3_sub(s->joints[kid].position, jt->position));
+    } else {
+        for (size_t k = j + 1; k < s->count; k++)
+            if (s->joints[k].parent == (long)j) write_joint(out, s, names, k, depth + 1, order, at);
+        if (!kids) write_end_site(out, depth + 1, ikd_vec3_make(0, 0, 0));
     }
     indent(out, depth);
     ikd_buf_puts(out, "}\n");
 }
 
-void ikd_bvh_write_head(ikd_buf *out, const ikd_skeleton *s, char *const *names, size_t frames, double frame_time,
-                        size_t *order)
+size_t ikd_bvh_write_head(ikd_buf *out, const ikd_skeleton *s, char *const *names, size_t frames, double frame_time,
+                          size_t *order)
 {
     char b[96];
     size_t at = 0;
@@ -346,6 +367,7 @@ void ikd_bvh_write_head(ikd_buf *out, const ikd_skeleton *s, char *const *names,
     write_joint(out, s, names, 0, 0, order, &at);
     snprintf(b, sizeof b, "MOTION\nFrames: %zu\nFrame Time: %.17g\n", frames, frame_time);
     ikd_buf_puts(out, b);
+    return at;
 }
 
 /* R = Rz(a) Ry(b) Rx(c) of a unit quaternion, degrees (b in [-90, 90]). */
@@ -369,11 +391,12 @@ static void zyx_angles(ikd_quat q, double deg[3])
     deg[0] = a * 180 / IKD_PI, deg[1] = b * 180 / IKD_PI, deg[2] = c * 180 / IKD_PI;
 }
 
-void ikd_bvh_write_frame(ikd_buf *out, const ikd_skeleton *s, const size_t *order, ikd_vec3 root, const ikd_quat *local)
+void ikd_bvh_write_frame(ikd_buf *out, const ikd_skeleton *s, const size_t *order, size_t n, ikd_vec3 root,
+                         const ikd_quat *local)
 {
     ikd_vec3 d = ikd_vec3_sub(root, s->joints[0].position); /* the channels move the root from its OFFSET */
     put_num(out, d.x), ikd_buf_puts(out, " "), put_num(out, d.y), ikd_buf_puts(out, " "), put_num(out, d.z);
-    for (size_t i = 0; i < s->count; i++) {
+    for (size_t i = 0; i < n; i++) {
         size_t j = order[i];
         const ikd_skeleton_joint *jt = &s->joints[j];
         ikd_quat rp = jt->parent < 0 ? ikd_quat_identity() : s->joints[jt->parent].rotation;

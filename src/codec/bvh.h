@@ -59,16 +59,19 @@ struct ikd_buf;
  * joint's rest position less its parent's, world axes), channels
  * "Xposition Yposition Zposition Zrotation Yrotation Xrotation" on the root
  * and "Zrotation Yrotation Xrotation" on the others, an End Site of OFFSET
- * 0 0 0 under each leaf; names[j] or "joint<j>" (NULL names: all so). Then
- * MOTION with `frames` and `frame_time`. order[0..count) gets the joints
- * in the file's order (depth first), for ikd_bvh_write_frame. */
-void ikd_bvh_write_head(struct ikd_buf *out, const ikd_skeleton *s, char *const *names, size_t frames,
-                        double frame_time, size_t *order);
+ * 0 0 0 under each leaf; names[j] or "joint<j>" (NULL names: all so). A
+ * leaf named "<parent>_End" (an End Site as the importer names it), its
+ * parent's only child, is written as that End Site. Then MOTION with
+ * `frames` and `frame_time`. order[0..n) gets the joints written with
+ * channels, in the file's order (depth first), for ikd_bvh_write_frame;
+ * returns n. */
+size_t ikd_bvh_write_head(struct ikd_buf *out, const ikd_skeleton *s, char *const *names, size_t frames,
+                          double frame_time, size_t *order);
 /* One frame: the root's world position and every joint's local rotation
  * (ikd's, relative to the rest pose's rotations: the BVH rotation of joint j
  * is rest_p local_j rest_j^-1, so that the file's kinematics put every
  * joint where ikd's put it). */
-void ikd_bvh_write_frame(struct ikd_buf *out, const ikd_skeleton *s, const size_t *order, ikd_vec3 root,
+void ikd_bvh_write_frame(struct ikd_buf *out, const ikd_skeleton *s, const size_t *order, size_t n, ikd_vec3 root,
                          const ikd_quat *local);
 
 #endif

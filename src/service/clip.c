@@ -384,10 +384,11 @@ int ikd_clip_write_bvh(const ikd_skel_request *req, ikd_clip_run *run, ikd_buf *
         if (outcome) outcome->error = IKD_E_NOMEM;
         return ikd_reply_errorf(out, IKD_ENC_JSON, IKD_E_NOMEM, "", "out of memory for the BVH file");
     }
-    ikd_bvh_write_head(out, &req->skeleton, req->names, req->frame_count, 1.0 / (req->fps > 0 ? req->fps : 30.0), order);
+    size_t n = ikd_bvh_write_head(out, &req->skeleton, req->names, req->frame_count, 1.0 / (req->fps > 0 ? req->fps : 30.0),
+                                  order);
     for (size_t k = 0; k < req->frame_count; k++) {
         ikd_clip_step(run, req, k);
-        ikd_bvh_write_frame(out, &req->skeleton, order, run->res.root, run->local);
+        ikd_bvh_write_frame(out, &req->skeleton, order, n, run->res.root, run->local);
     }
     free(order);
     if (outcome) ikd_clip_outcome(run, outcome);

@@ -402,6 +402,7 @@ async function play() {
   if (!frames || !frames.length) return;
   const body = { skeleton: skeletonDoc(), root: $("root").value, options: optionsDoc(), frames };
   state.clipFrames = [], state.clipFps = 30, state.clipName = "recording";
+  clipSolved(body);
   const queue = [];
   let done = false;
   const step = () => {
@@ -646,6 +647,24 @@ function playImported(index = 0) {
 async function ikOnClip(index = 0) {
   const clip = (state.model.clips || [])[index];
   if (!clip) return null;
+  const body = layeredBody(clip);
+  clipSolved(body);
+  state.clipFrames = [], state.clipFps = clip.fps, state.clipName = clip.name + " (ik)";
+  let reached = 0;
+  const res = await client.clip(body, { onFrame: (f) => {
+    state.pose = f.pose;
+    state.joints = fk(f.pose);
+    state.clipFrames.push(state.joints.map((j) => ({ p: j.position, q: j.rotation })));
+    reached += f.status === "reached";
+    drawPose();
+    $("timing").textContent = `IK on ${clip.name}: frame ${f.frame + 1} of ${body.frames.length}, ${f.status}`;
+  } });
+  return { frames: res.frames.length, reached };
+}
+
+/* The /v1/solve/clip body of an imported clip layered on itself: per frame, the moved handles'
+ * goals at the handles (priority 0), the others at the animation's own joints, its pose preferred. */
+function layeredBody(clip) {
   const frames = clip.poses.map((pose) => {
     const at = fk(pose);
     const goals = state.model.goals.map((g, k) => {
@@ -661,18 +680,33 @@ async function ikOnClip(index = 0) {
   const body = { skeleton: skeletonDoc(), root: "fixed", options: optionsDoc(), frames,
     pose: { root: first.root, rotations: first.rotations } };
   delete body.options.preferred; // each frame brings its own
-  state.clipFrames = [], state.clipFps = clip.fps, state.clipName = clip.name + " (ik)";
-  let reached = 0;
-  const res = await client.clip(body, { onFrame: (f) => {
-    state.pose = f.pose;
-    state.joints = fk(f.pose);
-    state.clipFrames.push(state.joints.map((j) => ({ p: j.position, q: j.rotation })));
-    reached += f.status === "reached";
-    drawPose();
-    $("timing").textContent = `IK on ${clip.name}: frame ${f.frame + 1} of ${frames.length}, ${f.status}`;
-  } });
-  return { frames: res.frames.length, reached };
+  return body;
 }
+
+/* The last clip solved (a recording played back, IK on a clip): what Export BVH sends again. */
+function clipSolved(body) {
+  state.lastClipBody = body;
+  $("export_bvh").disabled = false;
+}
+
+/* The last solved clip as BVH (the text), solved again by /v1/solve/clip with Accept:
+ * application/x-bvh; with none solved yet, an imported clip layered on itself. */
+async function exportBvh() {
+  const clips = state.model.clips || [];
+  const body = state.lastClipBody || (clips.length ? layeredBody(clips[0]) : null);
+  if (!body) throw new Error("no clip to export: record one and play it, or open a file with an animation");
+  return client.clipBvh(body);
+}
+
+async function downloadBvh() {
+  const text = await exportBvh();
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(new Blob([text], { type: "application/x-bvh" }));
+  a.download = (state.model.name || "ikd").replace(/\.[^.]*$/, "") + "-clip.bvh";
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+$("export_bvh").addEventListener("click", () => downloadBvh().catch(failed));
 $("ik_clip").addEventListener("click", () => ikOnClip(0).catch(failed));
 
 $("open").addEventListener("change", (e) => { if (e.target.files[0]) open(e.target.files[0]).catch(failed); });
@@ -689,6 +723,7 @@ $("play_clip").addEventListener("click", () => playImported(0));
 /* state.model drawn at rest: its skeleton and handles, nothing moved or solved yet. */
 function drawModel() {
   state.firstOfModel = state.started + 1; // replies to earlier requests are another model's
+  state.lastClipBody = null;
   state.moved = null;
   state.touched = new Set();
   state.rest = state.model.joints.map((j) => j.position);
@@ -720,7 +755,7 @@ function resetView() {
   jointMeshes.forEach((m) => m.scale.setScalar(size / 1.8));
   limitLines.forEach(([, line]) => line.scale.setScalar(size / 1.8));
   drawPose();
-  $("play_clip").disabled = $("ik_clip").disabled = !(state.model.clips && state.model.clips.length);
+  $("play_clip").disabled = $("ik_clip").disabled = $("export_bvh").disabled = !(state.model.clips && state.model.clips.length);
 }
 
 function load(kind) {
@@ -734,7 +769,7 @@ function load(kind) {
   orbit.target.set(0, kind === "chain" ? 0.9 : 1, 0);
   orbit.update();
   invalidate();
-  $("play_clip").disabled = $("ik_clip").disabled = true;
+  $("play_clip").disabled = $("ik_clip").disabled = $("export_bvh").disabled = true;
 }
 
 function pick(ev) {
@@ -825,6 +860,8 @@ window.ikdEditor = {
   ikOnClip: (index) => ikOnClip(index),
   /* The character with its pose, and the last played clip as an animation, as GLB (an ArrayBuffer). */
   exportGlb: () => exportGlb(),
+  /* The last solved clip (else the imported one, layered on itself) as BVH text, from /v1/solve/clip. */
+  exportBvh: () => exportBvh(),
   /* Recording and playback, as the buttons do. */
   record: () => $("record").click(),
   play: () => play().then(() => state.lastPlayback),

@@ -1,4 +1,4 @@
-// ikd.js - the ikd client for web editors (GET /client/ikd.js): solve, batch, skeleton, clip (streamed), import, register, solvers, in JSON or MessagePack.
+// ikd.js - the ikd client for web editors (GET /client/ikd.js): solve, batch, skeleton, clip (streamed or BVH), import, register, solvers, in JSON or MessagePack.
 //
 //   import { IkdClient, IkdError } from "http://127.0.0.1:8080/client/ikd.js";
 //   const ikd = new IkdClient("http://127.0.0.1:8080", { encoding: "msgpack", token: "secret" });
@@ -100,6 +100,16 @@ export class IkdClient {
    * as soon as it arrives; resolves with {frames, summary} at the end. */
   clip(body, { onFrame } = {}) {
     return this.#again(body, () => this.#clip(body, onFrame));
+  }
+
+  /* A clip solved and written as BVH (Accept: application/x-bvh; the skeleton's rest pose is the
+   * hierarchy): resolves with the file's text. */
+  clipBvh(body) {
+    return this.#again(body, async () => {
+      const res = await this.#fetch("POST", "/v1/solve/clip", body, "application/x-bvh");
+      if (!res.ok) throw await this.#error(res);
+      return res.text();
+    });
   }
 
   async #clip(body, onFrame) {

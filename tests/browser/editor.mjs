@@ -328,6 +328,10 @@ try {
     const ik = await ed.ikOnClip(0);
     const heldAt = ed.jointPosition("LeftHand");
     ik.held = Math.hypot(heldAt[0] - to[0], heldAt[1] - to[1], heldAt[2] - to[2]);
+    // the re-solved clip as BVH (Accept: application/x-bvh), imported again: its frames, the held hand where it was
+    const bvhText = await ed.exportBvh();
+    const back = await ed.client().importFile(new TextEncoder().encode(bvhText), { format: "bvh" });
+    ik.bvh = { head: bvhText.slice(0, 9), joints: back.skeleton.joints.length, frames: back.clips[0].poses.length };
     // a URDF arm: two revolute joints and a fixed tool
     const urdf = `<robot name="arm"><link name="base"/><link name="l1"/><link name="l2"/><link name="tool"/>
       <joint name="shoulder" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/><axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
@@ -349,6 +353,8 @@ try {
   check(res.byRef, "the imported skeleton is solved by reference", "");
   check(res.ik && res.ik.frames === 3 && res.ik.reached === 3 && res.ik.held < 1e-2,
     "IK on the clip re-solves it layered on the animation, the moved hand held", JSON.stringify(res.ik));
+  check(res.ik && res.ik.bvh.head === "HIERARCHY" && res.ik.bvh.joints === 27 && res.ik.bvh.frames === 3,
+    "exportBvh() writes the re-solved clip as BVH, which imports again with its frames", JSON.stringify(res.ik && res.ik.bvh));
   check(res.exported.joints === 27 && res.exported.err < 1e-3 && res.exported.clips.length === 1 && res.exported.clips[0] === 3,
     "exportGlb() imports again with the joints where they are drawn and the played clip", JSON.stringify(res.exported));
   check(res.arm.format === "urdf" && res.arm.joints === 4 && res.arm.links === 3 && res.armStatus !== null,

@@ -458,7 +458,9 @@ def test_clip_as_bvh_round_trip():
                        {"name": "foot_" + side, "parent": "knee_" + side, "position": [x, 0.1, 0],
                         "rotation": quat_axis([0, 0, 1], -40)}]
         joints += [{"name": "chest", "parent": "pelvis", "position": [0, 1.4, 0]},
-                   {"name": "head", "parent": "chest", "position": [0, 1.7, 0.02]}]
+                   {"name": "head", "parent": "chest", "position": [0, 1.7, 0.02]},
+                   # a leaf named as the importer names an End Site: written back as head's End Site
+                   {"name": "head_End", "parent": "head", "position": [0, 1.85, 0.05]}]
         sk = {"joints": joints}
         frames = []
         for k in range(120):
@@ -479,6 +481,16 @@ def test_clip_as_bvh_round_trip():
         assert s == 200, solved
         s, back = d.post("/v1/import", bvh)
         assert s == 200 and len(back["clips"][0]["poses"]) == 120, back
+        names = [j["name"] for j in back["skeleton"]["joints"]]
+        assert "head_End" in names and "head_End_End" not in names and bvh.count(b"JOINT head_End") == 0, names
+        # written again, the imported skeleton's file has the same joints: End Sites stay End Sites
+        again = {"skeleton": back["skeleton"], "root": "free", "frames": frames[:3], "fps": 60}
+        c.request("POST", "/v1/solve/clip", body=json.dumps(again),
+                  headers={"Content-Type": "application/json", "Accept": "application/x-bvh"})
+        r = c.getresponse()
+        bvh2 = r.read()
+        s, back2 = d.post("/v1/import", bvh2)
+        assert r.status == 200 and s == 200 and [j["name"] for j in back2["skeleton"]["joints"]] == names, back2
         size = max(math.dist(j["position"], joints[0]["position"]) for j in joints)
         worst = 0
         for k in range(120):
