@@ -220,8 +220,8 @@ function drawLinks(w) {
 
 /* Hinge arcs and ball cones at each limited joint (built once per model, in the rest frame,
  * at the origin; drawLimits carries each by its parent's turn from rest to its joint). Euler
- * joints get their three ranges as short arcs (about the world axes: exact where the joint's
- * rest rotation is the identity, as in the built-in models and BVH files). */
+ * joints get their three ranges as short arcs about the axes of their order, in the joint's
+ * rest frame (each range drawn alone, the others at zero). */
 let limitLines = []; // [joint index, THREE.Line]
 
 function buildLimits() {
@@ -248,7 +248,10 @@ function buildLimits() {
       const edge = restDir.clone().applyAxisAngle(side, THREE.Math.degToRad(Math.min(c.max_deg, 179)));
       arc(restDir, edge, 0, 360, 0.1);
     } else if (c.type === "euler") {
-      const axes = [new THREE.Vector3(1, 0, 0), new THREE.Vector3(0, 1, 0), new THREE.Vector3(0, 0, 1)];
+      // the order's letters are axes of the joint's rest frame (its world rest rotation turns them)
+      const rest = new THREE.Quaternion(...(j.rotation || [0, 0, 0, 1]));
+      const unit = { x: [1, 0, 0], y: [0, 1, 0], z: [0, 0, 1] };
+      const axes = [...(c.order || "xyz").toLowerCase()].map((l) => new THREE.Vector3(...unit[l]).applyQuaternion(rest));
       axes.forEach((axis, a) => {
         const from = Math.abs(axis.dot(restDir)) > 0.9 ? axes[(a + 1) % 3].clone() : restDir.clone();
         arc(axis, from.sub(axis.clone().multiplyScalar(from.dot(axis))).normalize(), c.min_deg[a], c.max_deg[a], 0.05);
@@ -458,11 +461,13 @@ function fk(pose, goals = []) {
 // ---- files: open through POST /v1/import --------------------------------------------------
 
 /* A model from an import reply: the skeleton (kept by the server: `id`), handles on the
- * humanoid's hands, feet and head (the effectors: else the skeleton's leaves, 8 at most). */
+ * humanoid's hands, feet and head (the effectors: else the skeleton's leaves, 8 at most) and
+ * on its hips (a position: dragged with the root free, the body follows and pinned feet stay). */
 function imported(reply, name) {
   const roles = reply.humanoid || {};
   const ends = reply.effectors.slice(0, 8);
   const goals = ends.map((e) => ({ joint: e, kind: e === roles.head ? "position" : "pose" }));
+  if (roles.hips && !ends.includes(roles.hips)) goals.push({ joint: roles.hips, kind: "position" });
   return { joints: reply.skeleton.joints, goals, id: reply.id, format: reply.format, name, humanoid: reply.humanoid,
     clips: reply.clips || [], warnings: reply.warnings || [] };
 }
@@ -481,6 +486,7 @@ async function open(src) {
   const options = ["bvh", "glb", "gltf", "urdf"].includes(ext) ? { format: ext } : {};
   const reply = await client.importFile(data, options);
   state.model = imported(reply, name);
+  $("root").value = reply.humanoid && reply.humanoid.hips ? "free" : "fixed"; // a character moves its hips
   clearMesh();
   if (reply.format === "glb" || reply.format === "gltf") await loadMesh(data);
   resetView();

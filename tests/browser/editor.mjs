@@ -311,6 +311,18 @@ try {
     const reply = await ed.setGoal("LeftHand", { position: to });
     const st = Object.fromEntries(reply.goals.map((g) => [g.joint, g.status]));
     const at = ed.jointPosition("LeftHand"), feetAfter = ed.jointPosition("LeftFoot");
+    // the hips dragged 10 cm down (the root is free for a humanoid file), the hands' and head's handles
+    // moved down with them first (every handle holds its goal): the body crouches, the feet stay
+    const hips = ed.jointPosition("Hips"), feet0 = ed.jointPosition("LeftFoot");
+    const hands = ["LeftHand", "RightHand", "Head"].map((n) => [n, ed.jointPosition(n)]);
+    for (const [n, p] of hands) await ed.setGoal(n, { position: [p[0], p[1] - 10, p[2]] });
+    const hr = await ed.setGoal("Hips", { position: [hips[0], hips[1] - 10, hips[2]] });
+    const hipsAt = ed.jointPosition("Hips"), feet1 = ed.jointPosition("LeftFoot");
+    const crouch = { root: document.getElementById("root").value, status: hr && hr.status,
+      hips: Math.hypot(hipsAt[0] - hips[0], hipsAt[1] - hips[1] + 10, hipsAt[2] - hips[2]),
+      feet: Math.hypot(feet1[0] - feet0[0], feet1[1] - feet0[1], feet1[2] - feet0[2]) };
+    await ed.setGoal("Hips", { position: hips });
+    for (const [n, p] of hands) await ed.setGoal(n, { position: p });
     const played = await ed.playClip(0);
     const byRef = typeof ed.client().skeletons.keys().next().value === "string";
     // exported as GLB (bones bound to a one-triangle skin) and imported again: the same joints where
@@ -342,13 +354,15 @@ try {
     const r2 = await ed.setGoal(ed.goals()[0].joint, { position: [0.3, 0, 0.5] });
     return { m, goals, st, dist: Math.hypot(at[0] - to[0], at[1] - to[1], at[2] - to[2]),
       feetMoved: Math.hypot(feet[0] - feetAfter[0], feet[1] - feetAfter[1], feet[2] - feetAfter[2]), played, byRef, exported, ik,
-      arm, tool, armStatus: r2 && r2.status };
+      arm, tool, armStatus: r2 && r2.status, crouch };
   });
   check(res.m.format === "bvh" && res.m.joints === 27 && res.m.humanoid && res.m.humanoid.hand_l === "LeftHand" &&
-    res.goals === "LeftHand RightHand LeftFoot RightFoot Head",
-  "open() imports a humanoid BVH: its roles, handles on the hands, feet and head", JSON.stringify(res.m) + " " + res.goals);
+    res.goals === "LeftHand RightHand LeftFoot RightFoot Head Hips",
+  "open() imports a humanoid BVH: its roles, handles on the hands, feet, head and hips", JSON.stringify(res.m) + " " + res.goals);
   check(res.st.LeftHand === "reached" && res.dist < 1e-2 && res.st.LeftFoot === "reached" && res.feetMoved < 1e-3,
     "a hand of the imported humanoid reaches its goal while the pinned feet stay", JSON.stringify(res));
+  check(res.crouch.root === "free" && res.crouch.hips < 5e-2 && res.crouch.feet < 1e-2, // centimetres: half a millimetre
+    "the hips handle dragged down: the humanoid crouches with its feet pinned", JSON.stringify(res.crouch));
   check(res.played && res.played.frames === 3 && res.played.shown >= 1, "an imported clip plays on the bones", JSON.stringify(res.played));
   check(res.byRef, "the imported skeleton is solved by reference", "");
   check(res.ik && res.ik.frames === 3 && res.ik.reached === 3 && res.ik.held < 1e-2,
