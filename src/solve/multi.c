@@ -374,10 +374,12 @@ static int stretch_limbs(multi_ws *w, const ikd_multi_problem *p, ikd_pose_joint
     return all;
 }
 
-/* goals.priority: the weighted descents (goal_weights) leave the highest
- * priority's goals a share of any conflict with the lower ones. When some
- * of them are unmet, one more descent from the pose (local, *root) asks
- * for them alone (the lower goals' rows empty: w->off), without a pull: its
+/* The descents leave goals of the highest priority unmet within reach:
+ * goals.priority's weighted descents (goal_weights) left them a share of a
+ * conflict with the lower ones, or the rest pull held them off (a compromise
+ * the pull settles in where the goals' Jacobian is nearly singular: every
+ * limb straight). One more descent from the pose (local, *root) asks for
+ * them alone (the lower goals' rows empty: w->off), without a pull: its
  * minimal-norm steps are the least move that meets them, the lower goals
  * kept as near as that allows. Its pose replaces the first when it meets
  * every highest goal within reach. Returns the iterations. */
@@ -385,17 +387,16 @@ static int polish_top(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, 
                       ikd_goal_result *gr, int budget, int *timed_out)
 {
     const ikd_skeleton *s = p->skeleton;
-    int top = p->goals[0].priority, lower = 0, unmet = 0;
+    int top = p->goals[0].priority, unmet = 0;
     for (size_t i = 1; i < w->g; i++) top = p->goals[i].priority > top ? p->goals[i].priority : top;
     ikd__skeleton_fk_some(s, *root, local, pose, w->need, 0);
     ikd__multi_build_rows(w, p, pose, gr, 0);
     for (size_t i = 0; i < w->g; i++) {
         w->off[i] = p->goals[i].priority < top;
-        lower |= w->off[i];
         unmet |= !w->off[i] && !multi_met(p, &gr[i]) && !ikd__multi_out_of_reach(w, p, i);
     }
     int it = 0;
-    if (lower && unmet && budget > 0) {
+    if (unmet && budget > 0) {
         ikd_multi_problem q = *p;
         memcpy(w->pol, local, s->count * sizeof *local);
         /* no pull: the damped least-squares steps are the least move already, and a
@@ -578,7 +579,7 @@ static int solve_core(const ikd_multi_problem *p, void *work, ikd_quat *local, i
     }
     memcpy(local, w.keep, s->count * sizeof *local);
     root = keep_root;
-    if (levels && keep_score > 0 && !timed_out && it < p->max_iterations) {
+    if (keep_score > 0 && !timed_out && it < p->max_iterations) {
         int before = it;
         it += polish_top(&w, p, local, pose, &root, gr, p->max_iterations - it, &timed_out);
         kept &= it == before;
