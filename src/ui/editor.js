@@ -325,8 +325,8 @@ function skeletonDoc() {
 function optionsDoc() {
   const o = { rest_pull: Number($("rest_pull").value), soften: Number($("soften").value), stretch: Number($("stretch").value) };
   if (state.model.size) o.tolerance = 1e-4 * state.model.size / 1.8;
-  const first = state.model.clips && state.model.clips[0] && state.model.clips[0].poses[0];
-  if (first) o.preferred = { rotations: first.rotations }; // the character's own stance, not its T-pose
+  const first = (state.model.clips && state.model.clips[0] && state.model.clips[0].poses[0]) || state.model.stance;
+  if (first) o.preferred = { rotations: first.rotations }; // the character's own stance (or a relaxed one), not its T-pose
   return o;
 }
 
@@ -472,6 +472,46 @@ function imported(reply, name) {
     clips: reply.clips || [], warnings: reply.warnings || [] };
 }
 
+/* A relaxed stance for a humanoid resting in a T-pose and bringing no animation: its rest pose
+ * with each upper arm that rests within 30 degrees of level turned 65 degrees down, and its elbow,
+ * where a hinge, bent 15 degrees within its range, the way that brings the hand forward (toward
+ * the toes). {root, rotations} (local, as a pose), or null where no arm rests level. */
+function relaxedStance(roles) {
+  const J = state.model.joints, V = THREE.Vector3, Q = THREE.Quaternion;
+  const R = J.map((j) => new Q(...(j.rotation || [0, 0, 0, 1])));
+  const local = J.map((_, i) => (parentOf(i) < 0 ? R[i].clone() : R[parentOf(i)].clone().inverse().multiply(R[i])));
+  const at = (name) => (name === undefined ? -1 : jointIndex(name));
+  const foot = at(roles.foot_l), toe = at(roles.toes_l);
+  const fwd = foot >= 0 && toe >= 0 ? new V(...state.rest[toe]).sub(new V(...state.rest[foot])).setY(0) : new V(0, 0, 1);
+  if (fwd.lengthSq() < 1e-12) fwd.set(0, 0, 1);
+  fwd.normalize();
+  let any = false;
+  for (const s of ["l", "r"]) {
+    const ua = at(roles[`upper_arm_${s}`]), la = at(roles[`lower_arm_${s}`]), hand = at(roles[`hand_${s}`]);
+    if (ua < 0 || la < 0 || parentOf(la) !== ua) continue;
+    const d = new V(...state.rest[la]).sub(new V(...state.rest[ua])).normalize();
+    const axis = d.clone().cross(new V(0, -1, 0));
+    if (Math.abs(d.y) > 0.5 || axis.lengthSq() < 1e-12) continue; // not level: no T-pose arm
+    const W = new Q().setFromAxisAngle(axis.normalize(), THREE.Math.degToRad(65)).multiply(R[ua]);
+    local[ua] = parentOf(ua) < 0 ? W.clone() : R[parentOf(ua)].clone().inverse().multiply(W);
+    const c = J[la].constraint;
+    if (c && c.type === "hinge" && hand >= 0 && parentOf(hand) === la) {
+      const axisLocal = new V(...c.axis).normalize().applyQuaternion(R[la].clone().inverse());
+      const fore = new V(...state.rest[hand]).sub(new V(...state.rest[la])).applyQuaternion(R[la].clone().inverse());
+      let best = null, bestDot = -Infinity;
+      for (const deg of [15, -15]) {
+        if (deg < c.min_deg || deg > c.max_deg) continue;
+        const l = local[la].clone().multiply(new Q().setFromAxisAngle(axisLocal, THREE.Math.degToRad(deg)));
+        const dot = fore.clone().applyQuaternion(W.clone().multiply(l)).dot(fwd);
+        if (dot > bestDot) best = l, bestDot = dot;
+      }
+      if (best) local[la] = best;
+    }
+    any = true;
+  }
+  return any ? { root: state.rest[0].slice(), rotations: local.map((q) => [q.x, q.y, q.z, q.w]) } : null;
+}
+
 /* Open a File/Blob or a URL (.glb, .gltf, .bvh, .urdf): imported by ikd, drawn, solved once.
  * Resolves with model() once drawn. */
 async function open(src) {
@@ -490,8 +530,11 @@ async function open(src) {
   clearMesh();
   if (reply.format === "glb" || reply.format === "gltf") await loadMesh(data);
   resetView();
-  const first = state.model.clips[0] && state.model.clips[0].poses[0];
-  if (first) { // start from the first animation frame, the handles where it puts its joints
+  // start from the first animation frame (else a relaxed stance for a T-posed humanoid), the handles
+  // where it puts its joints; it is also the preferred pose (optionsDoc)
+  state.model.stance = state.model.clips.length ? null : relaxedStance(reply.humanoid || {});
+  const first = (state.model.clips[0] && state.model.clips[0].poses[0]) || state.model.stance;
+  if (first) {
     state.pose = { root: first.root, rotations: first.rotations };
     state.joints = fk(first);
     state.joints.forEach((j, i) => { const k = state.model.goals.findIndex((g) => jointIndex(g.joint) === i); if (k >= 0) handles[k].position.set(...j.position); });
@@ -619,7 +662,8 @@ $("export").addEventListener("click", () => downloadGlb().catch(failed));
  * robot's links drawn as cylinders). */
 function model() {
   return { format: state.model.format || "builtin", name: state.model.name || $("model").value,
-    joints: state.model.joints.length, skinnedMeshes: state.model.skinnedMeshes || 0, links: linkMeshes.filter(Boolean).length, humanoid: state.model.humanoid || null,
+    joints: state.model.joints.length, skinnedMeshes: state.model.skinnedMeshes || 0, links: linkMeshes.filter(Boolean).length,
+    relaxed: !!state.model.stance, humanoid: state.model.humanoid || null,
     clips: (state.model.clips || []).map((c) => ({ name: c.name, frames: c.poses.length, fps: c.fps })) };
 }
 

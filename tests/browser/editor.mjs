@@ -344,6 +344,13 @@ try {
     const bvhText = await ed.exportBvh();
     const back = await ed.client().importFile(new TextEncoder().encode(bvhText), { format: "bvh" });
     ik.bvh = { head: bvhText.slice(0, 9), joints: back.skeleton.joints.length, frames: back.clips[0].poses.length };
+    // the same humanoid with no motion (Frames: 0), resting in its T-pose: it starts from a relaxed stance
+    // (upper arms turned down, elbows bent forward, where the toes point), which is also its preferred pose
+    const tpose = await ed.open(new File([out.slice(0, out.indexOf("MOTION")).concat(["MOTION", "Frames: 0",
+      "Frame Time: 0.0333333"]).join("\n") + "\n"], "tpose.bvh"));
+    const sh = ed.jointPosition("LeftArm"), el = ed.jointPosition("LeftForeArm"), hd = ed.jointPosition("LeftHand");
+    const relaxed = { relaxed: tpose.relaxed, clips: tpose.clips.length, drop: sh[1] - hd[1], forward: hd[2] - el[2],
+      status: ed.lastReply() && ed.lastReply().status };
     // a URDF arm: two revolute joints and a fixed tool
     const urdf = `<robot name="arm"><link name="base"/><link name="l1"/><link name="l2"/><link name="tool"/>
       <joint name="shoulder" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/><axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
@@ -354,13 +361,16 @@ try {
     const r2 = await ed.setGoal(ed.goals()[0].joint, { position: [0.3, 0, 0.5] });
     return { m, goals, st, dist: Math.hypot(at[0] - to[0], at[1] - to[1], at[2] - to[2]),
       feetMoved: Math.hypot(feet[0] - feetAfter[0], feet[1] - feetAfter[1], feet[2] - feetAfter[2]), played, byRef, exported, ik,
-      arm, tool, armStatus: r2 && r2.status, crouch };
+      arm, tool, armStatus: r2 && r2.status, crouch, relaxed };
   });
   check(res.m.format === "bvh" && res.m.joints === 27 && res.m.humanoid && res.m.humanoid.hand_l === "LeftHand" &&
     res.goals === "LeftHand RightHand LeftFoot RightFoot Head Hips",
   "open() imports a humanoid BVH: its roles, handles on the hands, feet, head and hips", JSON.stringify(res.m) + " " + res.goals);
   check(res.st.LeftHand === "reached" && res.dist < 1e-2 && res.st.LeftFoot === "reached" && res.feetMoved < 1e-3,
     "a hand of the imported humanoid reaches its goal while the pinned feet stay", JSON.stringify(res));
+  check(res.relaxed.relaxed && res.relaxed.clips === 0 && res.relaxed.drop > 30 && res.relaxed.forward > 0 &&
+    res.relaxed.status === "reached", "a T-posed humanoid with no motion starts from a relaxed stance, elbows forward",
+  JSON.stringify(res.relaxed));
   check(res.crouch.root === "free" && res.crouch.hips < 5e-2 && res.crouch.feet < 1e-2, // centimetres: half a millimetre
     "the hips handle dragged down: the humanoid crouches with its feet pinned", JSON.stringify(res.crouch));
   check(res.played && res.played.frames === 3 && res.played.shown >= 1, "an imported clip plays on the bones", JSON.stringify(res.played));
