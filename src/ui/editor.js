@@ -512,6 +512,17 @@ function relaxedStance(roles) {
   return any ? { root: state.rest[0].slice(), rotations: local.map((q) => [q.x, q.y, q.z, q.w]) } : null;
 }
 
+/* Start from a pose ({root, rotations, translations?}): drawn, with the handles of position and
+ * pose goals where it puts their joints (aim handles stay where they point). */
+function startFrom(first) {
+  state.pose = { root: first.root, rotations: first.rotations };
+  state.joints = fk(first);
+  state.model.goals.forEach((g, k) => {
+    if (g.kind !== "aim") handles[k].position.set(...state.joints[jointIndex(g.joint)].position);
+  });
+  drawPose();
+}
+
 /* Open a File/Blob or a URL (.glb, .gltf, .bvh, .urdf): imported by ikd, drawn, solved once.
  * Resolves with model() once drawn. */
 async function open(src) {
@@ -534,12 +545,7 @@ async function open(src) {
   // where it puts its joints; it is also the preferred pose (optionsDoc)
   state.model.stance = state.model.clips.length ? null : relaxedStance(reply.humanoid || {});
   const first = (state.model.clips[0] && state.model.clips[0].poses[0]) || state.model.stance;
-  if (first) {
-    state.pose = { root: first.root, rotations: first.rotations };
-    state.joints = fk(first);
-    state.joints.forEach((j, i) => { const k = state.model.goals.findIndex((g) => jointIndex(g.joint) === i); if (k >= 0) handles[k].position.set(...j.position); });
-    drawPose();
-  }
+  if (first) startFrom(first);
   const drawn = new Promise((resolve) => state.waiters.push({ need: state.started + 1, resolve }));
   solve();
   await drawn;
@@ -808,11 +814,18 @@ function resetView() {
   $("play_clip").disabled = $("ik_clip").disabled = $("export_bvh").disabled = !(state.model.clips && state.model.clips.length);
 }
 
+// the built-in humanoid's roles (as /v1/import names them): its relaxed stance
+const BUILTIN_ROLES = { upper_arm_l: "upperarm_l", lower_arm_l: "lowerarm_l", hand_l: "hand_l", upper_arm_r: "upperarm_r",
+  lower_arm_r: "lowerarm_r", hand_r: "hand_r", foot_l: "foot_l", toes_l: "toe_l" };
+
 function load(kind) {
   state.model = kind === "chain" ? chain() : humanoid();
   modelFrame.rotation.x = 0;
   clearMesh();
   drawModel();
+  // the humanoid rests in a T-pose with its hands at full reach: it starts relaxed, goals inside reach
+  state.model.stance = kind === "chain" ? null : relaxedStance(BUILTIN_ROLES);
+  if (state.model.stance) startFrom(state.model.stance);
   camera.position.set(1.6, 1.6, 3.2);
   camera.near = 0.01, camera.far = 100;
   camera.updateProjectionMatrix();

@@ -48,11 +48,13 @@ try {
   const { page, errors, offHost } = await openPage(origin);
   const first = await page.evaluate(async () => {
     await window.ikdEditor.ready;
-    const r = window.ikdEditor.lastReply();
-    return { joints: window.ikdEditor.skeleton().joints.length, goals: window.ikdEditor.goals().length, status: r && r.status };
+    const ed = window.ikdEditor, r = ed.lastReply(), s = ed.jointPosition("upperarm_l"), h = ed.jointPosition("hand_l");
+    return { joints: ed.skeleton().joints.length, goals: ed.goals().length, status: r && r.status, relaxed: ed.model().relaxed,
+      reach: Math.hypot(h[0] - s[0], h[1] - s[1], h[2] - s[2]) / 0.52, below: s[1] - h[1] };
   });
-  check(first.joints === 25 && first.goals === 5 && first.status === "reached", "the page loads the humanoid and solves",
-    JSON.stringify(first));
+  // it starts relaxed: the hands below the shoulders and inside the arms' reach (0.52), every goal met
+  check(first.joints === 25 && first.goals === 5 && first.status === "reached" && first.relaxed && first.reach < 0.995 &&
+    first.below > 0.3, "the page loads the humanoid relaxed, its goals inside reach, and solves", JSON.stringify(first));
 
   // the editor's humanoid (a JavaScript copy) is make bench's (tests/unit/humanoid.c), as `bench 1 clip-json` sends it:
   // names, parents, rest positions and rotations, every constraint field
@@ -88,6 +90,7 @@ try {
   const stretched = await page.evaluate(async () => {
     const ed = window.ikdEditor, slider = document.getElementById("stretch");
     const set = (v) => { slider.value = String(v); slider.dispatchEvent(new Event("input")); };
+    await ed.setGoal("hand_l", { position: [0.7, 1.5, 0] }); // the arm level and straight (it starts relaxed)
     const s = ed.jointPosition("upperarm_l"), h = ed.jointPosition("hand_l");
     const dir = [h[0] - s[0], h[1] - s[1], h[2] - s[2]], len = Math.hypot(...dir);
     const goal = dir.map((d, i) => s[i] + d / len * 0.52 * 1.35);
@@ -121,6 +124,7 @@ try {
     const ed = window.ikdEditor, root = document.getElementById("root");
     root.value = "free";
     root.dispatchEvent(new Event("change"));
+    await ed.setGoal("hand_l", { position: [0.7, 1.5, 0] }); // the arm level and straight (it starts relaxed)
     const s = ed.jointPosition("upperarm_l"), h = ed.jointPosition("hand_l");
     const dir = [h[0] - s[0], h[1] - s[1], h[2] - s[2]], len = Math.hypot(...dir);
     const goal = h.map((v, i) => v + dir[i] / len * 0.3);
