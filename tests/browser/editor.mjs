@@ -388,6 +388,46 @@ try {
   check(res.arm.format === "urdf" && res.arm.joints === 4 && res.arm.links === 3 && res.armStatus !== null,
     "open() imports a URDF arm, its links drawn as shapes, and poses it",
     JSON.stringify(res.arm));
+  // a GLB writer for the tests below (in the page): the glTF document, its binary parts (typed arrays),
+  // each one buffer view in order
+  await page.evaluate(() => {
+    window.testGlb = (doc, parts) => {
+      const views = [], chunks = [];
+      let off = 0;
+      for (const p of parts) {
+        const bytes = new Uint8Array(p.buffer), pad = (4 - bytes.length % 4) % 4;
+        views.push({ buffer: 0, byteOffset: off, byteLength: bytes.length });
+        chunks.push(bytes, new Uint8Array(pad));
+        off += bytes.length + pad;
+      }
+      doc = { ...doc, bufferViews: views, buffers: [{ byteLength: off }] };
+      let json = new TextEncoder().encode(JSON.stringify(doc));
+      const jpad = (4 - json.length % 4) % 4;
+      json = new Uint8Array([...json, ...new Array(jpad).fill(32)]);
+      const total = 12 + 8 + json.length + 8 + off, glb = new Uint8Array(total), dv = new DataView(glb.buffer);
+      dv.setUint32(0, 0x46546c67, true), dv.setUint32(4, 2, true), dv.setUint32(8, total, true);
+      dv.setUint32(12, json.length, true), dv.setUint32(16, 0x4e4f534a, true), glb.set(json, 20);
+      let at = 20 + json.length;
+      dv.setUint32(at, off, true), dv.setUint32(at + 4, 0x004e4942, true), at += 8;
+      for (const c of chunks) glb.set(c, at), at += c.length;
+      return glb;
+    };
+    // red pixels of the drawn frame (the renderer keeps its drawing buffer): how many, their mean x
+      window.testRed = async () => {
+        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+        const img = new Image();
+        img.src = document.querySelector("#view canvas").toDataURL();
+        await img.decode();
+        const c = document.createElement("canvas");
+        c.width = img.width, c.height = img.height;
+        const g = c.getContext("2d");
+        g.drawImage(img, 0, 0);
+        const d = g.getImageData(0, 0, c.width, c.height).data;
+        let n = 0, sx = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i] > 120 && d[i + 1] < 80 && d[i + 2] < 80) n++, sx += (i / 4) % c.width;
+        return { n, x: n ? sx / n : 0 };
+      };
+  });
   // a skinned GLB this test writes: a three-bone stalk (root, mid, end), a red box skinned to it
   const skinned = await page.evaluate(async () => {
     const pos = [], jnt = [], wgt = [], idx = [];
@@ -401,15 +441,7 @@ try {
     const ibm = [];
     for (let k = 0; k < 3; k++) ibm.push(1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -0.5 * k, 0, 1);
     const parts = [new Float32Array(pos), new Uint16Array(jnt), new Float32Array(wgt), new Uint16Array(idx), new Float32Array(ibm)];
-    const views = [], chunks = [];
-    let off = 0;
-    for (const p of parts) {
-      const bytes = new Uint8Array(p.buffer), pad = (4 - bytes.length % 4) % 4;
-      views.push({ buffer: 0, byteOffset: off, byteLength: bytes.length });
-      chunks.push(bytes, new Uint8Array(pad));
-      off += bytes.length + pad;
-    }
-    const doc = { asset: { version: "2.0" }, scene: 0, scenes: [{ nodes: [0, 3] }],
+    const glb = window.testGlb({ asset: { version: "2.0" }, scene: 0, scenes: [{ nodes: [0, 3] }],
       nodes: [{ name: "root", children: [1] }, { name: "mid", translation: [0, 0.5, 0], children: [2] },
         { name: "end", translation: [0, 0.5, 0] }, { name: "stalk", mesh: 0, skin: 0 }],
       skins: [{ joints: [0, 1, 2], inverseBindMatrices: 4 }],
@@ -417,34 +449,12 @@ try {
       meshes: [{ primitives: [{ attributes: { POSITION: 0, JOINTS_0: 1, WEIGHTS_0: 2 }, indices: 3, material: 0 }] }],
       accessors: [{ bufferView: 0, componentType: 5126, count: 12, type: "VEC3", min: [-0.1, 0, -0.1], max: [0.1, 1, 0.1] },
         { bufferView: 1, componentType: 5123, count: 12, type: "VEC4" }, { bufferView: 2, componentType: 5126, count: 12, type: "VEC4" },
-        { bufferView: 3, componentType: 5123, count: idx.length, type: "SCALAR" }, { bufferView: 4, componentType: 5126, count: 3, type: "MAT4" }],
-      bufferViews: views, buffers: [{ byteLength: off }] };
-    let json = new TextEncoder().encode(JSON.stringify(doc));
-    const jpad = (4 - json.length % 4) % 4;
-    json = new Uint8Array([...json, ...new Array(jpad).fill(32)]);
-    const total = 12 + 8 + json.length + 8 + off, glb = new Uint8Array(total), dv = new DataView(glb.buffer);
-    dv.setUint32(0, 0x46546c67, true), dv.setUint32(4, 2, true), dv.setUint32(8, total, true);
-    dv.setUint32(12, json.length, true), dv.setUint32(16, 0x4e4f534a, true), glb.set(json, 20);
-    let at = 20 + json.length;
-    dv.setUint32(at, off, true), dv.setUint32(at + 4, 0x004e4942, true), at += 8;
-    for (const c of chunks) glb.set(c, at), at += c.length;
+        { bufferView: 3, componentType: 5123, count: idx.length, type: "SCALAR" }, { bufferView: 4, componentType: 5126, count: 3, type: "MAT4" }] },
+    parts);
     const ed = window.ikdEditor;
     const m = await ed.open(new File([glb], "stalk.glb"));
     // red pixels of the drawn frame (the renderer keeps its drawing buffer), before and after a drag
-    const red = async () => {
-      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-      const img = new Image();
-      img.src = document.querySelector("#view canvas").toDataURL();
-      await img.decode();
-      const c = document.createElement("canvas");
-      c.width = img.width, c.height = img.height;
-      const g = c.getContext("2d");
-      g.drawImage(img, 0, 0);
-      const d = g.getImageData(0, 0, c.width, c.height).data;
-      let n = 0, sx = 0;
-      for (let i = 0; i < d.length; i += 4) if (d[i] > 120 && d[i + 1] < 80 && d[i + 2] < 80) n++, sx += (i / 4) % c.width;
-      return { n, x: n ? sx / n : 0 };
-    };
+    const red = window.testRed;
     const before = await red();
     const end = ed.jointPosition("end");
     const r = await ed.setGoal("end", { position: [end[0] + 0.5, end[1] - 0.3, end[2]] });
@@ -462,7 +472,75 @@ try {
   "a skinned GLB is drawn with its mesh, deformed by the solved pose", JSON.stringify(skinned));
   check(skinned.exported.joints === 3 && skinned.exported.err < 1e-4, "the skinned GLB exports posed and imports again",
     JSON.stringify(skinned.exported));
-  await page.screenshot({ path: shot.replace(/\.png$/, "-files.png") }); // the bent stalk (docs/editor-files.png)
+
+  // a skinned humanoid GLB this test writes, as Blender exports them: Mixamo-named joints in Z-up
+  // coordinates under an `Armature` node turned -90 degrees about x, a second root joint (an IK
+  // target bone) beside the hips, a red box skinned to every joint, no animation (T-pose rest)
+  const human = await page.evaluate(async () => {
+    const rows = [["Hips", null, [0, 0, 1]], ["Spine", "Hips", [0, 0, 0.15]], ["Chest", "Spine", [0, 0, 0.15]],
+      ["Neck", "Chest", [0, 0, 0.2]], ["Head", "Neck", [0, 0, 0.1]]];
+    for (const [s, x] of [["Left", 1], ["Right", -1]])
+      rows.push([s + "Shoulder", "Chest", [0.05 * x, 0, 0.15]], [s + "Arm", s + "Shoulder", [0.1 * x, 0, 0]],
+        [s + "ForeArm", s + "Arm", [0.27 * x, 0, 0]], [s + "Hand", s + "ForeArm", [0.25 * x, 0, 0]],
+        [s + "UpLeg", "Hips", [0.1 * x, 0, -0.05]], [s + "Leg", s + "UpLeg", [0, 0, -0.43]],
+        [s + "Foot", s + "Leg", [0, 0, -0.43]], [s + "ToeBase", s + "Foot", [0, -0.12, -0.07]]);
+    rows.push(["IK_target", null, [0.4, -0.3, 0]]);
+    const n = rows.length, idxOf = (name) => rows.findIndex((r) => r[0] === name);
+    const zup = (p) => [p[0], p[2], -p[1]]; // the Armature's turn: Blender's z up is glTF's y up
+    const world = rows.map(() => null);
+    rows.forEach((r, i) => { const pp = r[1] ? world[idxOf(r[1])] : [0, 0, 0]; world[i] = pp.map((v, a) => v + r[2][a]); });
+    const nodes = [{ name: "Armature", rotation: [-Math.SQRT1_2, 0, 0, Math.SQRT1_2], children: [] }];
+    rows.forEach((r, i) => {
+      nodes.push({ name: r[0], translation: r[2] });
+      (r[1] ? nodes[1 + idxOf(r[1])] : nodes[0]).children = [...((r[1] ? nodes[1 + idxOf(r[1])] : nodes[0]).children || []), 1 + i];
+    });
+    nodes.push({ name: "body", mesh: 0, skin: 0 });
+    const pos = [], jnt = [], wgt = [], idx = [], ibm = [];
+    rows.forEach((r, i) => {
+      const c = zup(world[i]), v0 = pos.length / 3;
+      for (let k = 0; k < 8; k++) {
+        pos.push(c[0] + (k & 1 ? 0.03 : -0.03), c[1] + (k & 2 ? 0.03 : -0.03), c[2] + (k & 4 ? 0.03 : -0.03));
+        jnt.push(i, 0, 0, 0), wgt.push(1, 0, 0, 0);
+      }
+      for (const [a, b, c2, d] of [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]])
+        idx.push(v0 + a, v0 + b, v0 + c2, v0 + a, v0 + c2, v0 + d);
+      // the inverse of the joint's world bind matrix (the Armature's turn, then the joint's place): R^T, -R^T p
+      const p = zup(world[i]);
+      ibm.push(1, 0, 0, 0, 0, 0, 1, 0, 0, -1, 0, 0, -p[0], p[2], -p[1], 1);
+    });
+    const lo = [0, 1, 2].map((a) => Math.min(...pos.filter((_, k) => k % 3 === a)));
+    const hi = [0, 1, 2].map((a) => Math.max(...pos.filter((_, k) => k % 3 === a)));
+    const vc = pos.length / 3;
+    const glb = window.testGlb({ asset: { version: "2.0" }, scene: 0, scenes: [{ nodes: [0, nodes.length - 1] }], nodes,
+      skins: [{ joints: rows.map((_, i) => 1 + i), inverseBindMatrices: 4 }],
+      materials: [{ pbrMetallicRoughness: { baseColorFactor: [1, 0.1, 0.1, 1], metallicFactor: 0 } }],
+      meshes: [{ primitives: [{ attributes: { POSITION: 0, JOINTS_0: 1, WEIGHTS_0: 2 }, indices: 3, material: 0 }] }],
+      accessors: [{ bufferView: 0, componentType: 5126, count: vc, type: "VEC3", min: lo, max: hi },
+        { bufferView: 1, componentType: 5123, count: vc, type: "VEC4" }, { bufferView: 2, componentType: 5126, count: vc, type: "VEC4" },
+        { bufferView: 3, componentType: 5123, count: idx.length, type: "SCALAR" }, { bufferView: 4, componentType: 5126, count: n, type: "MAT4" }] },
+    [new Float32Array(pos), new Uint16Array(jnt), new Float32Array(wgt), new Uint16Array(idx), new Float32Array(ibm)]);
+    const ed = window.ikdEditor;
+    const m = await ed.open(new File([glb], "zup_humanoid.glb"));
+    const before = await window.testRed();
+    const sh = ed.jointPosition("LeftArm"), hand = ed.jointPosition("LeftHand"), foot = ed.jointPosition("LeftFoot");
+    const to = [hand[0] + 0.05, hand[1] + 0.25, hand[2] + 0.2];
+    const r = await ed.setGoal("LeftHand", { position: to });
+    const at = ed.jointPosition("LeftHand"), footAt = ed.jointPosition("LeftFoot");
+    const after = await window.testRed();
+    const goals = ed.goals().map((g) => g.joint).join(" ");
+    return { m, goals, before, after, below: sh[1] - hand[1], status: r && r.status,
+      dist: Math.hypot(at[0] - to[0], at[1] - to[1], at[2] - to[2]),
+      feet: Math.hypot(footAt[0] - foot[0], footAt[1] - foot[1], footAt[2] - foot[2]) };
+  });
+  check(human.m.format === "glb" && human.m.skinnedMeshes === 1 && human.m.joints === 23 && human.m.humanoid && // 22 and a root that joins the two trees
+    human.m.humanoid.hand_l === "LeftHand" && human.goals === "LeftHand RightHand LeftFoot RightFoot Head Hips",
+  "a skinned Z-up humanoid GLB with two root joints opens: its roles, handles on hands, feet, head and hips",
+  JSON.stringify(human.m) + " " + human.goals);
+  check(human.m.relaxed && human.below > 0.3 && human.before.n > 300,
+    "it is drawn with its mesh, from a relaxed stance (no animation, a T-pose rest)", JSON.stringify(human));
+  check(human.dist < 1e-3 && human.feet < 1e-3 && human.after.n > 300 && Math.abs(human.after.x - human.before.x) > 1,
+    "its hand reaches a goal while the pinned feet stay, the mesh following", JSON.stringify(human));
+  await page.screenshot({ path: shot.replace(/\.png$/, "-files.png") }); // the skinned humanoid (docs/editor-files.png)
 
   // a real drop of a file on the view
   const dropped = await page.evaluate(async () => {
