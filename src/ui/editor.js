@@ -654,15 +654,15 @@ async function exportGlb() {
   return new Promise((resolve) => new GLTFExporter().parse(root, resolve, { binary: true, animations }));
 }
 
-async function downloadGlb() {
-  const buf = await exportGlb();
+/* The browser's download of `data` (an ArrayBuffer or text) as the model's name + `suffix`. */
+function download(data, type, suffix) {
   const a = document.createElement("a");
-  a.href = URL.createObjectURL(new Blob([buf], { type: "model/gltf-binary" }));
-  a.download = (state.model.name || "ikd").replace(/\.[^.]*$/, "") + "-posed.glb";
+  a.href = URL.createObjectURL(new Blob([data], { type }));
+  a.download = (state.model.name || "ikd").replace(/\.[^.]*$/, "") + suffix;
   a.click();
   setTimeout(() => URL.revokeObjectURL(a.href), 1000);
 }
-$("export").addEventListener("click", () => downloadGlb().catch(failed));
+$("export").addEventListener("click", () => exportGlb().then((buf) => download(buf, "model/gltf-binary", "-posed.glb")).catch(failed));
 
 /* What is shown: format (built-in models: "builtin"), name, joints, skinnedMeshes, links (a
  * robot's links drawn as cylinders). */
@@ -754,15 +754,7 @@ async function exportBvh() {
   return client.clipBvh(body);
 }
 
-async function downloadBvh() {
-  const text = await exportBvh();
-  const a = document.createElement("a");
-  a.href = URL.createObjectURL(new Blob([text], { type: "application/x-bvh" }));
-  a.download = (state.model.name || "ikd").replace(/\.[^.]*$/, "") + "-clip.bvh";
-  a.click();
-  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
-}
-$("export_bvh").addEventListener("click", () => downloadBvh().catch(failed));
+$("export_bvh").addEventListener("click", () => exportBvh().then((text) => download(text, "application/x-bvh", "-clip.bvh")).catch(failed));
 $("ik_clip").addEventListener("click", () => ikOnClip(0).catch(failed));
 
 $("open").addEventListener("change", (e) => { if (e.target.files[0]) open(e.target.files[0]).catch(failed); });

@@ -541,6 +541,12 @@ try {
   check(human.dist < 1e-3 && human.feet < 1e-3 && human.after.n > 300 && Math.abs(human.after.x - human.before.x) > 1,
     "its hand reaches a goal while the pinned feet stay, the mesh following", JSON.stringify(human));
   await page.screenshot({ path: shot.replace(/\.png$/, "-files.png") }); // the skinned humanoid (docs/editor-files.png)
+  // the Export GLB button downloads the posed character as <name>-posed.glb
+  const [download] = await Promise.all([page.waitForEvent("download", { timeout: 20000 }), page.click("#export")]);
+  const dlPath = await download.path();
+  const dlBytes = dlPath ? (await import("node:fs")).readFileSync(dlPath) : Buffer.alloc(0);
+  check(download.suggestedFilename() === "zup_humanoid-posed.glb" && dlBytes.readUInt32LE(0) === 0x46546c67,
+    "the Export GLB button downloads the posed character", `${download.suggestedFilename()} ${dlBytes.length} bytes`);
 
   // a real drop of a file on the view
   const dropped = await page.evaluate(async () => {
