@@ -512,6 +512,15 @@ function relaxedStance(roles) {
   return any ? { root: state.rest[0].slice(), rotations: local.map((q) => [q.x, q.y, q.z, q.w]) } : null;
 }
 
+/* The Model list's entry for the opened file (selected), or none (label null: a built-in model). */
+function fileOption(label) {
+  let o = $("model").querySelector('option[value="file"]');
+  if (!label) { if (o) o.remove(); return; }
+  if (!o) { o = document.createElement("option"); o.value = "file"; $("model").appendChild(o); }
+  o.textContent = label;
+  $("model").value = "file";
+}
+
 /* Start from a pose ({root, rotations, translations?}): drawn, with the handles of position and
  * pose goals where it puts their joints (aim handles stay where they point). */
 function startFrom(first) {
@@ -537,9 +546,12 @@ async function open(src) {
   const options = ["bvh", "glb", "gltf", "urdf"].includes(ext) ? { format: ext } : {};
   const reply = await client.importFile(data, options);
   state.model = imported(reply, name);
+  state.opened = src; // Reset opens it again
+  fileOption(`${name} (${reply.skeleton.joints.length} joints)`);
   $("root").value = reply.humanoid && reply.humanoid.hips ? "free" : "fixed"; // a character moves its hips
   clearMesh();
-  if (reply.format === "glb" || reply.format === "gltf") await loadMesh(data);
+  let meshError = null; // a mesh three.js r111 cannot draw (Draco or meshopt compressed): the bones still are
+  if (reply.format === "glb" || reply.format === "gltf") await loadMesh(data).catch((e) => { meshError = e; });
   resetView();
   // start from the first animation frame (else a relaxed stance for a T-posed humanoid), the handles
   // where it puts its joints; it is also the preferred pose (optionsDoc)
@@ -549,6 +561,10 @@ async function open(src) {
   const drawn = new Promise((resolve) => state.waiters.push({ need: state.started + 1, resolve }));
   solve();
   await drawn;
+  if (meshError) {
+    state.model.meshError = String(meshError && meshError.message || meshError);
+    $("message").textContent = `${name}: its mesh could not be drawn (${state.model.meshError}); the bones are`;
+  }
   return model();
 }
 
@@ -669,7 +685,7 @@ $("export").addEventListener("click", () => exportGlb().then((buf) => download(b
 function model() {
   return { format: state.model.format || "builtin", name: state.model.name || $("model").value,
     joints: state.model.joints.length, skinnedMeshes: state.model.skinnedMeshes || 0, links: linkMeshes.filter(Boolean).length,
-    relaxed: !!state.model.stance, humanoid: state.model.humanoid || null,
+    relaxed: !!state.model.stance, meshError: state.model.meshError || null, humanoid: state.model.humanoid || null,
     clips: (state.model.clips || []).map((c) => ({ name: c.name, frames: c.poses.length, fps: c.fps })) };
 }
 
@@ -811,6 +827,7 @@ const BUILTIN_ROLES = { upper_arm_l: "upperarm_l", lower_arm_l: "lowerarm_l", ha
   lower_arm_r: "lowerarm_r", hand_r: "hand_r", foot_l: "foot_l", toes_l: "toe_l" };
 
 function load(kind) {
+  fileOption(null);
   state.model = kind === "chain" ? chain() : humanoid();
   modelFrame.rotation.x = 0;
   clearMesh();
@@ -844,7 +861,10 @@ for (const id of ["solver", "root", "limits"]) $(id).addEventListener("change", 
 $("draw_limits").addEventListener("change", () => drawPose());
 for (const id of ["rest_pull", "soften", "stretch"])
   $(id).addEventListener("input", (e) => { $(id + "_value").textContent = e.target.value; requestSolve(); });
-$("reset").addEventListener("click", () => { load($("model").value); solve(); });
+$("reset").addEventListener("click", () => {
+  if ($("model").value === "file" && state.opened) open(state.opened).catch(failed);
+  else load($("model").value), solve();
+});
 $("record").addEventListener("click", () => {
   if (state.recording) {
     state.lastRecording = state.recording;

@@ -362,6 +362,7 @@ try {
       <joint name="flange" type="fixed"><parent link="l2"/><child link="tool"/><origin xyz="0 0 0.3"/></joint></robot>`;
     const arm = await ed.open(new File([urdf], "arm.urdf"));
     const tool = ed.jointPosition("flange");
+    arm.label = document.getElementById("model").selectedOptions[0].textContent;
     const r2 = await ed.setGoal(ed.goals()[0].joint, { position: [0.3, 0, 0.5] });
     return { m, goals, st, dist: Math.hypot(at[0] - to[0], at[1] - to[1], at[2] - to[2]),
       feetMoved: Math.hypot(feet[0] - feetAfter[0], feet[1] - feetAfter[1], feet[2] - feetAfter[2]), played, byRef, exported, ik,
@@ -385,7 +386,8 @@ try {
     "exportBvh() writes the re-solved clip as BVH, which imports again with its frames", JSON.stringify(res.ik && res.ik.bvh));
   check(res.exported.joints === 27 && res.exported.err < 1e-3 && res.exported.clips.length === 1 && res.exported.clips[0] === 3,
     "exportGlb() imports again with the joints where they are drawn and the played clip", JSON.stringify(res.exported));
-  check(res.arm.format === "urdf" && res.arm.joints === 4 && res.arm.links === 3 && res.armStatus !== null,
+  check(res.arm.format === "urdf" && res.arm.joints === 4 && res.arm.links === 3 && res.armStatus !== null &&
+    res.arm.label === "arm.urdf (4 joints)",
     "open() imports a URDF arm, its links drawn as shapes, and poses it",
     JSON.stringify(res.arm));
   // a GLB writer for the tests below (in the page): the glTF document, its binary parts (typed arrays),
@@ -429,28 +431,35 @@ try {
       };
   });
   // a skinned GLB this test writes: a three-bone stalk (root, mid, end), a red box skinned to it
+  // the stalk: a three-bone chain (root, mid, end), a red box skinned to it; `extra` joins the glTF
+  // document, `prim` its mesh primitive
+  await page.evaluate(() => {
+    window.testStalk = (extra = {}, prim = {}) => {
+      const pos = [], jnt = [], wgt = [], idx = [];
+      for (let k = 0; k < 3; k++) // rings at y = 0, 0.5, 1, each bound to its bone
+        for (const [x, z] of [[-0.1, -0.1], [0.1, -0.1], [0.1, 0.1], [-0.1, 0.1]]) pos.push(x, 0.5 * k, z), jnt.push(k, 0, 0, 0), wgt.push(1, 0, 0, 0);
+      for (let k = 0; k < 2; k++)
+        for (let f = 0; f < 4; f++) {
+          const a = 4 * k + f, b = 4 * k + (f + 1) % 4, c = a + 4, d = b + 4;
+          idx.push(a, b, d, a, d, c);
+        }
+      const ibm = [];
+      for (let k = 0; k < 3; k++) ibm.push(1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -0.5 * k, 0, 1);
+      const parts = [new Float32Array(pos), new Uint16Array(jnt), new Float32Array(wgt), new Uint16Array(idx), new Float32Array(ibm)];
+      return window.testGlb({ ...extra, asset: { version: "2.0" }, scene: 0, scenes: [{ nodes: [0, 3] }],
+        nodes: [{ name: "root", children: [1] }, { name: "mid", translation: [0, 0.5, 0], children: [2] },
+          { name: "end", translation: [0, 0.5, 0] }, { name: "stalk", mesh: 0, skin: 0 }],
+        skins: [{ joints: [0, 1, 2], inverseBindMatrices: 4 }],
+        materials: [{ pbrMetallicRoughness: { baseColorFactor: [1, 0.1, 0.1, 1], metallicFactor: 0 } }],
+        meshes: [{ primitives: [{ attributes: { POSITION: 0, JOINTS_0: 1, WEIGHTS_0: 2 }, indices: 3, material: 0, ...prim }] }],
+        accessors: [{ bufferView: 0, componentType: 5126, count: 12, type: "VEC3", min: [-0.1, 0, -0.1], max: [0.1, 1, 0.1] },
+          { bufferView: 1, componentType: 5123, count: 12, type: "VEC4" }, { bufferView: 2, componentType: 5126, count: 12, type: "VEC4" },
+          { bufferView: 3, componentType: 5123, count: idx.length, type: "SCALAR" }, { bufferView: 4, componentType: 5126, count: 3, type: "MAT4" }] },
+      parts);
+    };
+  });
   const skinned = await page.evaluate(async () => {
-    const pos = [], jnt = [], wgt = [], idx = [];
-    for (let k = 0; k < 3; k++) // rings at y = 0, 0.5, 1, each bound to its bone
-      for (const [x, z] of [[-0.1, -0.1], [0.1, -0.1], [0.1, 0.1], [-0.1, 0.1]]) pos.push(x, 0.5 * k, z), jnt.push(k, 0, 0, 0), wgt.push(1, 0, 0, 0);
-    for (let k = 0; k < 2; k++)
-      for (let f = 0; f < 4; f++) {
-        const a = 4 * k + f, b = 4 * k + (f + 1) % 4, c = a + 4, d = b + 4;
-        idx.push(a, b, d, a, d, c);
-      }
-    const ibm = [];
-    for (let k = 0; k < 3; k++) ibm.push(1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -0.5 * k, 0, 1);
-    const parts = [new Float32Array(pos), new Uint16Array(jnt), new Float32Array(wgt), new Uint16Array(idx), new Float32Array(ibm)];
-    const glb = window.testGlb({ asset: { version: "2.0" }, scene: 0, scenes: [{ nodes: [0, 3] }],
-      nodes: [{ name: "root", children: [1] }, { name: "mid", translation: [0, 0.5, 0], children: [2] },
-        { name: "end", translation: [0, 0.5, 0] }, { name: "stalk", mesh: 0, skin: 0 }],
-      skins: [{ joints: [0, 1, 2], inverseBindMatrices: 4 }],
-      materials: [{ pbrMetallicRoughness: { baseColorFactor: [1, 0.1, 0.1, 1], metallicFactor: 0 } }],
-      meshes: [{ primitives: [{ attributes: { POSITION: 0, JOINTS_0: 1, WEIGHTS_0: 2 }, indices: 3, material: 0 }] }],
-      accessors: [{ bufferView: 0, componentType: 5126, count: 12, type: "VEC3", min: [-0.1, 0, -0.1], max: [0.1, 1, 0.1] },
-        { bufferView: 1, componentType: 5123, count: 12, type: "VEC4" }, { bufferView: 2, componentType: 5126, count: 12, type: "VEC4" },
-        { bufferView: 3, componentType: 5123, count: idx.length, type: "SCALAR" }, { bufferView: 4, componentType: 5126, count: 3, type: "MAT4" }] },
-    parts);
+    const glb = window.testStalk();
     const ed = window.ikdEditor;
     const m = await ed.open(new File([glb], "stalk.glb"));
     // red pixels of the drawn frame (the renderer keeps its drawing buffer), before and after a drag
@@ -472,6 +481,17 @@ try {
   "a skinned GLB is drawn with its mesh, deformed by the solved pose", JSON.stringify(skinned));
   check(skinned.exported.joints === 3 && skinned.exported.err < 1e-4, "the skinned GLB exports posed and imports again",
     JSON.stringify(skinned.exported));
+  // a mesh r111 cannot draw (a Draco-compressed primitive, no decoder embedded): the bones are drawn and posed,
+  // the page says why the mesh is not
+  const draco = await page.evaluate(async () => {
+    const ext = "KHR_draco_mesh_compression";
+    const glb = window.testStalk({ extensionsUsed: [ext], extensionsRequired: [ext] },
+      { extensions: { [ext]: { bufferView: 3, attributes: { POSITION: 0 } } } });
+    const m = await window.ikdEditor.open(new File([glb], "draco.glb"));
+    return { m, status: window.ikdEditor.lastReply().status, message: document.getElementById("message").textContent };
+  });
+  check(draco.m.joints === 3 && draco.m.meshError && draco.status === "reached" && draco.message.includes("could not be drawn"),
+    "a GLB whose mesh three.js r111 cannot draw (Draco) opens with its bones posed, saying why", JSON.stringify(draco));
 
   // a skinned humanoid GLB this test writes, as Blender exports them: Mixamo-named joints in Z-up
   // coordinates under an `Armature` node turned -90 degrees about x, a second root joint (an IK
