@@ -339,8 +339,10 @@ soak:
 	python3 tests/load/soak.py --seconds $(SOAK_SECONDS)
 
 # REAL_FILES: real humanoid files for the limits preset's table (Debian's assimp-testmodels BVH
-# clips and ../shared/samples' GLBs where present; skipped with a notice where none are).
+# clips and ../shared/samples' GLBs where present; skipped with a notice where none are);
+# REAL_ARMS: URDF arms for the robot-arm table (../shared/samples' URDFs where present).
 REAL_FILES ?= $(wildcard /usr/share/assimp/models/BVH/*.bvh ../shared/samples/*.glb)
+REAL_ARMS ?= $(wildcard ../shared/samples/*.urdf)
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/bench $(BUILD)/ikd
@@ -350,6 +352,8 @@ bench: deps
 	  for l in recording humanoid none; do echo "== real clips solved back (tests/bench/mocap.py --limits=$$l)"; \
 	    python3 tests/bench/mocap.py --limits=$$l $(BUILD)/ikd $(REAL_FILES); done; \
 	else echo "== no real files (apt-get install assimp-testmodels): the real-motion tables skipped"; fi
+	@if [ -n "$(REAL_ARMS)" ]; then echo "== real arms: 6-DoF flange goals (tests/bench/arms.py)"; \
+	  python3 tests/bench/arms.py $(BUILD)/ikd $(REAL_ARMS); else echo "== no URDF arms (REAL_ARMS): skipped"; fi
 	@if command -v npm >/dev/null 2>&1 && command -v chromium >/dev/null 2>&1; then \
 	  echo "== the editor: a 121-joint character dragged by a hand (tests/browser/drag.mjs)"; \
 	  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error >/dev/null) && node tests/browser/drag.mjs $(BUILD)/ikd 3; \
