@@ -465,7 +465,7 @@ function fk(pose, goals = []) {
  * on its hips (a position: dragged with the root free, the body follows and pinned feet stay). */
 function imported(reply, name) {
   const roles = reply.humanoid || {};
-  const ends = reply.effectors.slice(0, 8);
+  const ends = reply.humanoid ? reply.effectors.slice(0, 8) : movableEnds(reply.skeleton.joints, reply.effectors).slice(0, 8);
   const goals = ends.map((e) => ({ joint: e, kind: e === roles.head ? "position" : "pose" }));
   if (roles.hips && !ends.includes(roles.hips)) goals.push({ joint: roles.hips, kind: "position" });
   return { joints: reply.skeleton.joints, goals, id: reply.id, format: reply.format, name, humanoid: reply.humanoid,
@@ -530,6 +530,22 @@ function startFrom(first) {
     if (g.kind !== "aim") handles[k].position.set(...state.joints[jointIndex(g.joint)].position);
   });
   drawPose();
+}
+
+/* The effectors a handle can move, one per rigid body: a robot's fingers and tool frames fixed to
+ * its hand share the hand's nearest joint that turns (pinned side by side, each would hold the
+ * others' handle still), and a frame fixed to the base has none. The first of each is kept. */
+function movableEnds(joints, effectors) {
+  const index = new Map(joints.map((j, i) => [j.name, i]));
+  const up = (i) => (i === 0 ? -1 : joints[i].parent === undefined ? i - 1 : typeof joints[i].parent === "number" ? joints[i].parent : index.get(joints[i].parent));
+  const moving = (i) => { while (i >= 0 && (joints[i].constraint || {}).type === "fixed") i = up(i); return i; };
+  const seen = new Set();
+  return effectors.filter((e) => {
+    const m = moving(index.get(e));
+    if (m <= 0 || seen.has(m)) return false;
+    seen.add(m);
+    return true;
+  });
 }
 
 /* Open a File/Blob or a URL (.glb, .gltf, .bvh, .urdf): imported by ikd, drawn, solved once.

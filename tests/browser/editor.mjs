@@ -359,10 +359,13 @@ try {
     const urdf = `<robot name="arm"><link name="base"/><link name="l1"/><link name="l2"/><link name="tool"/>
       <joint name="shoulder" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/><axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
       <joint name="elbow" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0 0 0.4"/><axis xyz="0 1 0"/><limit lower="-2.5" upper="2.5" effort="1" velocity="1"/></joint>
-      <joint name="flange" type="fixed"><parent link="l2"/><child link="tool"/><origin xyz="0 0 0.3"/></joint></robot>`;
+      <joint name="flange" type="fixed"><parent link="l2"/><child link="tool"/><origin xyz="0 0 0.3"/></joint>
+      <link name="finger"/><joint name="finger_joint" type="prismatic"><parent link="l2"/><child link="finger"/>
+      <origin xyz="0 0.02 0.3"/><axis xyz="0 1 0"/><limit lower="0" upper="0.04" effort="1" velocity="1"/></joint></robot>`;
     const arm = await ed.open(new File([urdf], "arm.urdf"));
     const tool = ed.jointPosition("flange");
     arm.label = document.getElementById("model").selectedOptions[0].textContent;
+    arm.goals = ed.goals().map((g) => g.joint).join(" "); // the finger rides on the flange's link: no handle of its own
     const r2 = await ed.setGoal(ed.goals()[0].joint, { position: [0.3, 0, 0.5] });
     return { m, goals, st, dist: Math.hypot(at[0] - to[0], at[1] - to[1], at[2] - to[2]),
       feetMoved: Math.hypot(feet[0] - feetAfter[0], feet[1] - feetAfter[1], feet[2] - feetAfter[2]), played, byRef, exported, ik,
@@ -386,8 +389,8 @@ try {
     "exportBvh() writes the re-solved clip as BVH, which imports again with its frames", JSON.stringify(res.ik && res.ik.bvh));
   check(res.exported.joints === 27 && res.exported.err < 1e-3 && res.exported.clips.length === 1 && res.exported.clips[0] === 3,
     "exportGlb() imports again with the joints where they are drawn and the played clip", JSON.stringify(res.exported));
-  check(res.arm.format === "urdf" && res.arm.joints === 4 && res.arm.links === 3 && res.armStatus !== null &&
-    res.arm.label === "arm.urdf (4 joints)",
+  check(res.arm.format === "urdf" && res.arm.joints === 5 && res.arm.links === 4 && res.armStatus === "reached" &&
+    res.arm.label === "arm.urdf (5 joints)" && res.arm.goals === "flange",
     "open() imports a URDF arm, its links drawn as shapes, and poses it",
     JSON.stringify(res.arm));
   // a GLB writer for the tests below (in the page): the glTF document, its binary parts (typed arrays),
