@@ -437,7 +437,7 @@ try {
   // the stalk: a three-bone chain (root, mid, end), a red box skinned to it; `extra` joins the glTF
   // document, `prim` its mesh primitive
   await page.evaluate(() => {
-    window.testStalk = (extra = {}, prim = {}) => {
+    window.testStalk = (extra = {}, prim = {}, padding = 0) => {
       const pos = [], jnt = [], wgt = [], idx = [];
       for (let k = 0; k < 3; k++) // rings at y = 0, 0.5, 1, each bound to its bone
         for (const [x, z] of [[-0.1, -0.1], [0.1, -0.1], [0.1, 0.1], [-0.1, 0.1]]) pos.push(x, 0.5 * k, z), jnt.push(k, 0, 0, 0), wgt.push(1, 0, 0, 0);
@@ -449,6 +449,7 @@ try {
       const ibm = [];
       for (let k = 0; k < 3; k++) ibm.push(1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -0.5 * k, 0, 1);
       const parts = [new Float32Array(pos), new Uint16Array(jnt), new Float32Array(wgt), new Uint16Array(idx), new Float32Array(ibm)];
+      if (padding) parts.push(new Uint8Array(padding)); // a view nothing uses (as a texture's bytes are to ikd)
       return window.testGlb({ ...extra, asset: { version: "2.0" }, scene: 0, scenes: [{ nodes: [0, 3] }],
         nodes: [{ name: "root", children: [1] }, { name: "mid", translation: [0, 0.5, 0], children: [2] },
           { name: "end", translation: [0, 0.5, 0] }, { name: "stalk", mesh: 0, skin: 0 }],
@@ -484,6 +485,15 @@ try {
   "a skinned GLB is drawn with its mesh, deformed by the solved pose", JSON.stringify(skinned));
   check(skinned.exported.joints === 3 && skinned.exported.err < 1e-4, "the skinned GLB exports posed and imports again",
     JSON.stringify(skinned.exported));
+  // a GLB over --max-import-body (8 MiB here, as real VRM characters with their textures are): the page
+  // uploads only what ikd reads (the skin's and animations' bytes), draws the whole file
+  const big = await page.evaluate(async () => {
+    const glb = window.testStalk({}, {}, 9 << 20);
+    const m = await window.ikdEditor.open(new File([glb], "big.glb"));
+    return { size: glb.byteLength, m, status: window.ikdEditor.lastReply().status };
+  });
+  check(big.size > 9e6 && big.m.joints === 3 && big.m.skinnedMeshes === 1 && big.status === "reached",
+    "a 9 MB GLB opens: only what ikd reads is uploaded", JSON.stringify(big));
   // a mesh r111 cannot draw (a Draco-compressed primitive, no decoder embedded): the bones are drawn and posed,
   // the page says why the mesh is not
   const draco = await page.evaluate(async () => {
