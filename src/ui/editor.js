@@ -173,9 +173,13 @@ function buildSkeleton() {
   }) : [];
 }
 
-function parentOf(i) {
-  const j = state.model.joints[i];
-  return i === 0 ? -1 : (j.parent === undefined ? i - 1 : jointIndex(j.parent));
+/* Joint i's parent index in `joints` (the model's by default; an import reply's before it is the
+ * model): -1 for the root, the joint before when `parent` is absent, else by index or name. */
+function parentOf(i, joints = state.model.joints) {
+  const p = joints[i].parent;
+  if (i === 0) return -1;
+  if (p === undefined) return i - 1;
+  return typeof p === "number" ? p : joints.findIndex((j) => j.name === p);
 }
 
 /* World positions and rotations now: the reply's, else the rest pose. */
@@ -579,8 +583,7 @@ function slimGlb(bytes) {
  * others' handle still), and a frame fixed to the base has none. The first of each is kept. */
 function movableEnds(joints, effectors) {
   const index = new Map(joints.map((j, i) => [j.name, i]));
-  const up = (i) => (i === 0 ? -1 : joints[i].parent === undefined ? i - 1 : typeof joints[i].parent === "number" ? joints[i].parent : index.get(joints[i].parent));
-  const moving = (i) => { while (i >= 0 && (joints[i].constraint || {}).type === "fixed") i = up(i); return i; };
+  const moving = (i) => { while (i >= 0 && (joints[i].constraint || {}).type === "fixed") i = parentOf(i, joints); return i; };
   const seen = new Set();
   return effectors.filter((e) => {
     const m = moving(index.get(e));

@@ -215,13 +215,20 @@ def merge(rs):
     return m
 
 
+def metrics_text(url):
+    """ikd's /metrics (Prometheus text), or None when it does not answer."""
+    import urllib.request
+    try:
+        return urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
+    except OSError:
+        return None
+
+
 def status_counts(url, path):
     """ikd's own count of answers on `path` by status code (ikd_http_requests_total), or None."""
     import re
-    import urllib.request
-    try:
-        text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
-    except OSError:
+    text = metrics_text(url)
+    if text is None:
         return None
     pat = re.compile(r'^ikd_http_requests_total\{route="([^"]*)",code="([^"]*)"\} (\d+)$', re.M)
     return {code: int(n) for route, code, n in pat.findall(text) if route == path}
@@ -230,10 +237,8 @@ def status_counts(url, path):
 def skeleton_solve_time(url):
     """(seconds, count) of ikd's skeleton solves so far (ikd_solve_duration_seconds), or None."""
     import re
-    import urllib.request
-    try:
-        text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
-    except OSError:
+    text = metrics_text(url)
+    if text is None:
         return None
     got = dict(re.findall(r'^ikd_solve_duration_seconds_(sum|count)\{solver="skeleton"\} (\S+)$', text, re.M))
     return (float(got["sum"]), float(got["count"])) if len(got) == 2 else None
