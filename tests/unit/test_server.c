@@ -45,6 +45,15 @@ START_TEST(config_defaults_env_flags)
     char *a2b[] = {"ikd", "--conn-buffer", "4095"}; /* one below its range */
     ck_assert_int_eq(load(&c, 3, a2b, err), -1);
     ck_assert_ptr_nonnull(strstr(err, "--conn-buffer"));
+    ck_assert_int_eq(load(&c, 1, a0, err), 0);
+    ck_assert_int_eq(c.inline_us, 1000);
+    char *a2c[] = {"ikd", "--inline-us", "-1"}; /* one below its range */
+    ck_assert_int_eq(load(&c, 3, a2c, err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "--inline-us"));
+    setenv("IKD_INLINE_US", "0", 1); /* 0: every skeleton solve on the workers */
+    ck_assert_int_eq(load(&c, 1, a0, err), 0);
+    ck_assert_int_eq(c.inline_us, 0);
+    unsetenv("IKD_INLINE_US");
     char *a3[] = {"ikd", "--bogus", "1"};
     ck_assert_int_eq(load(&c, 3, a3, err), -1);
     ck_assert_ptr_nonnull(strstr(err, "--bogus"));
