@@ -241,6 +241,12 @@ typedef struct ikd_multi_problem {
                                      instead of in one. ikd_motion (ikd/motion.h) sets it per frame */
     unsigned long long deadline_ns; /* as ikd_problem.deadline_ns; 0 = none */
     const atomic_int *cancel;     /* as ikd_problem.cancel; NULL = none */
+    int motion;                   /* 0 or 1, default 0: a frame of a motion (ikd_motion_frame sets
+                                     it; a clip frame with `preferred` clears it). A motion's steps,
+                                     and those of any solve with pull_max_deg set (a drag), weigh each
+                                     joint's turn by its range: a column whose range spans r < 180
+                                     degrees costs (180 / r)^2 what a free one does (docs/solvers.md,
+                                     "Range metric") */
 } ikd_multi_problem;
 
 void ikd_multi_init(ikd_multi_problem *p);

@@ -29,6 +29,8 @@
 #define MULTI_MIX 3           /* settle steps Anderson mixing remembers (ikd__multi_mix) ... */
 #define MULTI_MIX_FIT 0.1     /* ... the share of the step's square the fit of their changes must explain ... */
 #define MULTI_MIX_BELOW 0.9   /* ... and the rate the plain steps must shrink at (crawls: extrapolate) */
+#define MULTI_RANGE_FLOOR 0.05 /* the range metric's smallest column scale (a 9-degree range; a fixed
+                                   axis would otherwise make its column's square 0 and the factor singular) */
 #define MULTI_POLE_BEND 0.05  /* a pole's pull is whole from this bend on (secondary) */
 #define MULTI_ROTATION_WEIGHT 0.35 /* what one radian of a rotation or aim row weighs, in skeleton sizes (1:
                                    full 6dof+aim 10.7 iterations, 6R arms 16.5; 0.35: 10.3 and 14.9) */
@@ -51,6 +53,8 @@ typedef struct multi_ws {
     ikd_quat *pol;      /* [n] the pose polish_top starts from and pulls toward */
     double *pang;       /* [n] the angle the pull takes each hinge to: 0, or options.preferred's */
     double raw;         /* the weighted task error as build_rows found it (far goals' left out, unclamped) */
+    double *cs;         /* [cols] each column's scale (the range metric, setup_columns): the step's
+                           variable is the column's angle over it; 1 for every column outside a motion */
     int *col;           /* [n] first column of each joint, -1 when fixed */
     int *dof;           /* [n] 0, 1 or 3 */
     int *idle;          /* [n] 1: on no goal's path (no goal moves with it): left at rest, or where it starts
@@ -178,7 +182,7 @@ static inline int multi_joint_axes(const multi_ws *w, size_t k, ikd_vec3 ax[3])
 
 /* set-up (multi_setup.c); each is described where it is defined */
 void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g);
-void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s);
+void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s, int ranged);
 void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start);
 void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p);
 void ikd__multi_layout_rows(multi_ws *w);

@@ -188,7 +188,7 @@ void ikd__multi_residual(multi_ws *w, double k)
     for (size_t i = 0; i < w->g; i++) {
         size_t nr, r0 = multi_goal_rows(w, i, &nr), n = (size_t)w->glen[i];
         const int *gc = &w->gcol[i * w->cmax];
-        for (size_t c = 0; c < n; c++) w->zc[c] = w->z[gc[c]];
+        for (size_t c = 0; c < n; c++) w->zc[c] = w->z[gc[c]] / w->cs[gc[c]];
         for (size_t r = r0; r < r0 + nr; r++) w->y[r] = w->e[r] - k * dot(&w->J[r * w->cmax], w->zc, n);
     }
 }
@@ -269,11 +269,11 @@ int ikd__multi_lock_columns(multi_ws *w, double k)
         /* past MULTI_WB columns w->y is the scratch: it is solved anew after the product */
         double *t = w->nt < MULTI_WB ? &w->t[(size_t)w->nt * m] : w->y;
         ikd__multi_move_column(w, col, t, 0); /* the column over every row */
-        for (size_t r = 0; r < m; r++) w->e[r] -= t[r] * w->fix[col]; /* what its step does is done */
+        for (size_t r = 0; r < m; r++) w->e[r] -= t[r] * w->fix[col] / w->cs[col]; /* what its step does is done */
         if (t == w->y) {
             over = 1;
         } else {
-            w->tf[w->nt] = w->fix[col] - k * w->z[col], w->ts[w->nt] = -1;
+            w->tf[w->nt] = (w->fix[col] - k * w->z[col]) / w->cs[col], w->ts[w->nt] = -1;
             ikd__multi_solve_factored(w, t, &w->tu[(size_t)w->nt * m]);
             w->nt++;
         }
@@ -302,7 +302,7 @@ int ikd__multi_unguess(multi_ws *w, int np, double k)
         ikd__multi_move_column(w, col, ps, 1);
         w->locked[col] = 0;
         memcpy(&w->t[(size_t)w->nt * m], ps, m * sizeof(double));
-        w->tf[w->nt] = k * w->z[col], w->ts[w->nt] = 1;
+        w->tf[w->nt] = k * w->z[col] / w->cs[col], w->ts[w->nt] = 1;
         ikd__multi_solve_factored(w, ps, &w->tu[(size_t)w->nt * m]);
         w->nt++;
     }

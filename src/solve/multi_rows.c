@@ -492,6 +492,12 @@ static void goal_jacobian(multi_ws *w, const ikd_multi_problem *p, const ikd_pos
             }
         }
     }
+    const int *gc = &w->gcol[i * cm];
+    for (size_t b = 0; b < (size_t)w->glen[i]; b++) {
+        double sc = w->cs[gc[b]];
+        if (sc != 1)
+            for (size_t r = 0; r < nr; r++) w->J[(x->r0 + r) * cm + b] *= sc;
+    }
 }
 
 /* The task error and (with `jac`: joint_frames must be current) Jacobian

@@ -1,5 +1,6 @@
 /* multi_setup.c - the skeleton solver's workspace and per-solve set-up: columns, targets, goal paths, idle joints. */
 
+#include <math.h>
 #include <string.h>
 
 #include "limit.h"
@@ -15,7 +16,7 @@ size_t ikd_multi_workspace_size(size_t joints, size_t goals)
            joints * sizeof(ikd_quat) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 12 * joints) * sizeof(double) + joints * sizeof(ikd_quat) +
            goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
-           (rows * cols + 2 * rows * rows + (5 + 2 * MULTI_WB + MULTI_PRELOCK) * rows + MULTI_WB * (MULTI_WB + 3) + (7 + 2 * MULTI_MIX) * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
+           (rows * cols + 2 * rows * rows + (5 + 2 * MULTI_WB + MULTI_PRELOCK) * rows + MULTI_WB * (MULTI_WB + 3) + (8 + 2 * MULTI_MIX) * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
 }
 
 void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
@@ -62,6 +63,7 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->cval = (double *)m, m += w->cols * sizeof(double);
     w->clo = (double *)m, m += w->cols * sizeof(double);
     w->chi = (double *)m, m += w->cols * sizeof(double);
+    w->cs = (double *)m, m += w->cols * sizeof(double);
     w->zinv = (double *)m, m += 9 * n * sizeof(double);
     w->ea = (double *)m, m += 3 * n * sizeof(double);
     w->eq = (ikd_quat *)m, m += n * sizeof(ikd_quat);
@@ -90,7 +92,18 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->want = (unsigned char *)m;
 }
 
-void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s)
+/* Each joint's columns, and with `ranged` (a motion's frame, a drag) the
+ * range metric: each column's scale w->cs is its range over 180 degrees
+ * (at most 1, at least MULTI_RANGE_FLOOR; a ball joint's swing columns
+ * span twice its cone), and the step solves for the column's angle over
+ * its scale. The least-norm step and the rest pull then weigh a turn of
+ * the column by 1 / scale^2: a joint with a narrow range (a clavicle, a
+ * spine segment, an ankle, a joint a recording's limits barely allow)
+ * turns less than one with a wide range for the same move of the goals,
+ * as a body's do. Measured on Debian's BVH clips tracked with recording
+ * limits: mean joint error 33-34 mm -> 18-20, flips 12 -> 0
+ * (docs/solvers.md, "Range metric"). */
+void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s, int ranged)
 {
     int c = 0;
     for (size_t k = 0; k < s->count; k++) {
@@ -101,6 +114,17 @@ void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s)
         w->reach[k] = k ? w->reach[s->joints[k].parent] + ikd_vec3_len(s->joints[k].offset) : 0;
     }
     w->cols = (size_t)c + 3; /* root translation last */
+    for (size_t k = 0; k < w->cols; k++) w->cs[k] = 1;
+    if (!ranged) return;
+    for (size_t k = 0; k < s->count; k++) {
+        const ikd_limit *l = &s->joints[k].limit;
+        double *x = &w->cs[w->col[k] >= 0 ? w->col[k] : 0];
+        if (l->type == IKD_LIMIT_HINGE) x[0] = (l->max_deg - l->min_deg) / 180;
+        else if (l->type == IKD_LIMIT_EULER) for (int a = 0; a < 3; a++) x[a] = (l->euler_max_deg[a] - l->euler_min_deg[a]) / 180;
+        else if (l->type == IKD_LIMIT_BALL) x[0] = (l->twist_max_deg - l->twist_min_deg) / 180, x[1] = x[2] = 2 * l->max_deg / 180;
+        else continue;
+        for (int a = 0; a < w->dof[k]; a++) x[a] = fmax(MULTI_RANGE_FLOOR, fmin(1, x[a]));
+    }
 }
 
 /* The ground goal's targets (DESIGN.md): position point + height * normal;
@@ -200,7 +224,14 @@ void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd
     }
     w->anchored = p->root_free && n > 0;
     if (n) w->anchor = ikd_vec3_add(p->skeleton->joints[0].position, ikd_vec3_scale(ikd_vec3_sub(at, rest), 1.0 / n));
-    w->anchor_w = MULTI_ANCHOR / p->skeleton->size;
+    /* the legs' columns' mean scale: under the range metric the root's
+     * sliding keeps its price against them */
+    double sum = 0;
+    int nc = 0;
+    for (size_t i = 0; i < w->g; i++)
+        for (size_t k = p->goals[i].has_ground ? p->goals[i].joint : 0; k > 0; k = (size_t)p->skeleton->joints[k].parent)
+            for (int a = 0; a < w->dof[k]; a++) sum += w->cs[w->col[k] + a], nc++;
+    w->anchor_w = MULTI_ANCHOR / p->skeleton->size / (nc ? sum / nc : 1);
     ikd__multi_setup_preferred(w, p);
     ikd__multi_layout_rows(w);
 }

@@ -214,7 +214,7 @@ static int prelock_holds(const multi_ws *w, int np, double k)
     for (int a = 0; a < np; a++) {
         size_t col = (size_t)w->pcol[a];
         const double *t = &w->psave[(size_t)a * w->rows];
-        double d = k * w->z[col];
+        double d = k * w->z[col] / w->cs[col];
         for (size_t r = 0; r < w->rows; r++) d += t[r] * w->y[r];
         if (w->cval[col] >= w->chi[col] ? d < -1e-12 : d > 1e-12) return 0;
     }
@@ -278,7 +278,7 @@ int ikd__multi_primary_step(multi_ws *w, const ikd_multi_problem *p, const ikd_q
             }
         }
         ikd__multi_jt(w, w->y, w->dq);
-        for (size_t col = 0; col < w->cols; col++) w->dq[col] = w->locked[col] ? w->fix[col] : w->dq[col] + k * w->z[col];
+        for (size_t col = 0; col < w->cols; col++) w->dq[col] = w->locked[col] ? w->fix[col] : w->cs[col] * w->dq[col] + k * w->z[col];
         int locked = 0;
         for (size_t col = 0; col < w->cols; col++) {
             if (w->locked[col] || !column_leaves(w, col)) continue;
