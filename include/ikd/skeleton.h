@@ -241,13 +241,17 @@ typedef struct ikd_multi_problem {
                                      instead of in one. ikd_motion (ikd/motion.h) sets it per frame */
     unsigned long long deadline_ns; /* as ikd_problem.deadline_ns; 0 = none */
     const atomic_int *cancel;     /* as ikd_problem.cancel; NULL = none */
-    int motion;                   /* 0 or 1, default 0: a frame of a motion (ikd_motion_frame sets
-                                     it; a clip frame with `preferred` clears it). A motion's steps,
-                                     and those of any solve with pull_max_deg set (a drag), weigh each
-                                     joint's turn by its range: a column whose range spans r < 180
-                                     degrees costs (180 / r)^2 what a free one does (docs/solvers.md,
-                                     "Range metric") */
+    int stiffness;                /* options.stiffness: IKD_STIFFNESS_EQUAL (default) or
+                                     IKD_STIFFNESS_RANGE, how a step and the rest pull weigh each
+                                     joint's turn. EQUAL: every radian alike. RANGE: a column whose
+                                     range spans r < 180 degrees costs (180 / r)^2 what a free one
+                                     does, so joints with narrow limits move least (motion capture
+                                     tracked with limits derived from the recording; docs/solvers.md,
+                                     "Joint stiffness") */
 } ikd_multi_problem;
+
+/* ikd_multi_problem.stiffness (options.stiffness: "equal", "range") */
+enum { IKD_STIFFNESS_EQUAL, IKD_STIFFNESS_RANGE };
 
 void ikd_multi_init(ikd_multi_problem *p);
 
@@ -282,7 +286,7 @@ typedef struct ikd_multi_result {
 /* The skeleton solver's options table (the fields of ikd_multi_problem
  * from max_iterations to pull_max_deg: names, defaults, bounds) and its length,
  * IKD_MULTI_OPTION_COUNT (a compile-time constant, for callers' arrays). */
-#define IKD_MULTI_OPTION_COUNT 8
+#define IKD_MULTI_OPTION_COUNT 9
 const ikd_option_info *ikd_multi_options_table(size_t *count);
 
 /* Bytes of scratch for a skeleton of `joints` joints and `goals` goals. */

@@ -199,7 +199,7 @@ void ikd_clip_step(ikd_clip_run *run, const ikd_skel_request *req, size_t k)
          * animation is the motion: what moves between frames is its own);
          * its root places a fixed root and draws a free one */
         p.start = p.preferred = run->pref.rot;
-        p.pull_max_deg = 0, p.motion = 0;
+        p.pull_max_deg = 0;
         if (run->pref.has_root) p.root = p.preferred_root = run->pref.root, p.has_preferred_root = 1;
         if (run->pref.has_trans) { /* this frame's offsets (the solvers keep them as given) */
             memcpy(run->sk_joints, req->skeleton.joints, n * sizeof *run->sk_joints);

@@ -26,7 +26,6 @@ void ikd_motion_init(ikd_motion *m, const ikd_skeleton *s, const ikd_quat *start
 void ikd_motion_frame(ikd_motion *m, ikd_multi_problem *p)
 {
     p->start = m->last;
-    p->motion = 1;
     p->heading = m->frames ? m->last : NULL; /* ground goals: the frame before's headings, not a prediction's */
     p->root = m->root_last;
     p->pull_max_deg = m->frames ? m->pull_max_deg : 0; /* frame 0 settles fully from its start */

@@ -506,7 +506,7 @@ static int solve_core(const ikd_multi_problem *p, void *work, ikd_quat *local, i
     memset(res, 0, sizeof *res);
     multi_ws w;
     ikd__multi_ws_carve(&w, work, s->count, p->goal_count);
-    ikd__multi_setup_columns(&w, s, p->motion || p->pull_max_deg > 0);
+    ikd__multi_setup_columns(&w, s, p->stiffness == IKD_STIFFNESS_RANGE);
     memset(w.locked, 0, w.cols);
     ikd_vec3 root = p->root;
     if (p->start) memcpy(local, p->start, s->count * sizeof *local);

@@ -19,6 +19,8 @@ void ikd_goal_init(ikd_goal *g, size_t joint)
     g->weight = 1;
 }
 
+static const char *const stiffness_names[] = {"equal", "range", NULL};
+
 /* The skeleton solver's options: defaults (ikd_multi_init), bounds
  * (ikd_multi_validate), names (the request decoder) and GET /v1/solvers. */
 static const ikd_option_info multi_options[] = {
@@ -42,6 +44,10 @@ static const ikd_option_info multi_options[] = {
      "the most degrees the rest pull turns any joint in one solve; once spent the goals are met without it "
      "and the solve stops (a clip's frames: a jump of the pull's pose spread over frames); when set, a restart "
      "replaces the first descent only if it meets every reachable goal; 0 = no bound"},
+    {"stiffness", IKD_OPT_ENUM, offsetof(ikd_multi_problem, stiffness), IKD_STIFFNESS_EQUAL, 0, 1, 0, 0, stiffness_names, 0,
+     "how each joint's turns are weighed: equal (every radian alike) or range (in inverse proportion to the square "
+     "of the joint's range, so joints with narrow limits move least: motion capture tracked with limits derived "
+     "from the recording)"},
 };
 
 _Static_assert(sizeof multi_options / sizeof multi_options[0] == IKD_MULTI_OPTION_COUNT,

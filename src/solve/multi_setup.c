@@ -92,7 +92,7 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->want = (unsigned char *)m;
 }
 
-/* Each joint's columns, and with `ranged` (a motion's frame, a drag) the
+/* Each joint's columns, and with `ranged` (options.stiffness "range") the
  * range metric: each column's scale w->cs is its range over 180 degrees
  * (at most 1, at least MULTI_RANGE_FLOOR; a ball joint's swing columns
  * span twice its cone), and the step solves for the column's angle over
@@ -100,9 +100,7 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
  * the column by 1 / scale^2: a joint with a narrow range (a clavicle, a
  * spine segment, an ankle, a joint a recording's limits barely allow)
  * turns less than one with a wide range for the same move of the goals,
- * as a body's do. Measured on Debian's BVH clips tracked with recording
- * limits: mean joint error 33-34 mm -> 18-20, flips 12 -> 0
- * (docs/solvers.md, "Range metric"). */
+ * as a body's do (docs/solvers.md, "Joint stiffness"). */
 void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s, int ranged)
 {
     int c = 0;

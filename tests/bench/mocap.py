@@ -8,6 +8,7 @@ keeps, plus 10 degrees, in the order whose middle angle varies least), and each 
 skeleton's id with the root free:
 - tracking: the hips, head, hands and feet given position and rotation from the recording's own
   forward kinematics, each frame from the last (ikd's clip rule);
+- tracking, range: the same with options.stiffness "range" (joints with narrow limits move least);
 - layered: the same goals with frames[k].preferred = the recording (the animation back);
 - lifted: the feet's goals 4 cm higher (on a 1.7 m figure), preferred = the recording: how far the
   joints above the hips move.
@@ -134,7 +135,7 @@ def measure(d, path, limits):
         rec = [fk(js, parent, rest_off, p) for p in poses]
         up = [0, 1, 0]
         lift = 0.04 * stature / 1.7
-        for mode in ("tracking", "layered", "lifted"):
+        for mode in ("tracking", "tracking, range", "layered", "lifted"):
             frames = []
             for k, pose in enumerate(poses):
                 wp, wq = rec[k]
@@ -145,7 +146,7 @@ def measure(d, path, limits):
                         pos = [a + lift * u for a, u in zip(pos, up)]
                     goals.append({"joint": j, "position": pos, "rotation": wq[j]})
                 fr = {"goals": goals}
-                if mode != "tracking":
+                if not mode.startswith("tracking"):
                     fr["preferred"] = {"root": pose["root"], "rotations": pose["rotations"]}
                     if pose.get("translations"):
                         fr["preferred"]["translations"] = pose["translations"]
@@ -153,6 +154,8 @@ def measure(d, path, limits):
             extra = {"pose": {"root": poses[0]["root"], "rotations": poses[0]["rotations"]}}
             if any(p.get("translations") for p in poses):
                 extra["pose"]["translations"] = poses[0].get("translations")
+            if mode == "tracking, range":
+                extra["options"] = {"stiffness": "range"}
             out = run_clip(d, imp["id"], extra, frames)
             reached = sum(f["status"] == "reached" for f in out)
             flips, errs, worst, us = 0, [], 0.0, []
@@ -172,7 +175,7 @@ def measure(d, path, limits):
                                 angle_between(poses[k]["rotations"][i], poses[k - 1]["rotations"][i]) < 10:
                             flips += 1
             moving = any(p.get("translations") != poses[0].get("translations") for p in poses)
-            label = mode + ("*" if mode == "tracking" and moving else "")
+            label = mode + ("*" if mode.startswith("tracking") and moving else "")
             rows.append((os.path.basename(path), clip["name"], label, len(out), reached, flips,
                          sum(errs) / len(errs), max(errs) if mode == "lifted" else worst, pct(us, 0.5), pct(us, 0.99)))
     return rows

@@ -120,6 +120,8 @@ const char *rest, *field;
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"stretch\":0.5}", "options.stretch"},
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"pull_max_deg\":181}", "options.pull_max_deg"},
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"pull_max_deg\":-1}", "options.pull_max_deg"},
+{NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"stiffness\":\"stiff\"}", "options.stiffness"},
+{NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"stiffness\":1}", "options.stiffness"},
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"speed\":1}", "options.speed"},
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"max_iterations\":1.5}", "options.max_iterations"},
 {NULL, "\"goals\":[{\"joint\":\"foot_l\",\"position\":[0,0,0]}],\"options\":{\"max_iterations\":0}", "options.max_iterations"},
