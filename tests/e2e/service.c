@@ -156,7 +156,7 @@ START_TEST(solvers_and_readyz)
     const double sdef[] = {300, 1e-4, 0.1, 0.1, 0.25, 1, 1, 0};
     for (size_t row = 5; row <= 6; row++) {
         json_t *sopts = json_object_get(json_array_get(list, row), "options");
-        ck_assert_uint_eq(json_array_size(sopts), 8);
+        ck_assert_uint_eq(json_array_size(sopts), 9);
         for (size_t i = 0; i < 8; i++) {
             json_t *o = json_array_get(sopts, i);
             ck_assert_str_eq(json_string_value(json_object_get(o, "name")), snames[i]);
@@ -165,6 +165,10 @@ START_TEST(solvers_and_readyz)
             ck_assert(json_is_number(json_object_get(o, i != 5 ? "minimum" : "exclusive_minimum")) &&
                       json_is_number(json_object_get(o, "maximum")));
         }
+        json_t *st = json_array_get(sopts, 8); /* an enum: its choices, the first the default */
+        ck_assert_str_eq(json_string_value(json_object_get(st, "name")), "stiffness");
+        ck_assert_str_eq(json_string_value(json_object_get(st, "default")), "equal");
+        ck_assert_uint_eq(json_array_size(json_object_get(st, "enum")), 2);
     }
     ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(doc, "limits"), "max_batch")), 1024);
     ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(doc, "limits"), "max_frames")), 10000);
