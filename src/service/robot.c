@@ -126,7 +126,9 @@ static void fill_joints(const ikd_urdf *u, const robot_tree *t, int limits, ikd_
     js[0].parent = -1;
     js[0].position = t->pos[0];
     js[0].rotation = t->rot[0];
-    ikd_limit_init(&js[0].limit, IKD_LIMIT_NONE);
+    /* the root link is the robot's base, bolted to the world: fixed (with
+     * limits=none every joint is free, the base too) */
+    ikd_limit_init(&js[0].limit, limits ? IKD_LIMIT_FIXED : IKD_LIMIT_NONE);
     names[0] = (char *)t->root;
     for (size_t k = 0; k < t->count && *rc == IKD_E_OK; k++) {
         const ikd_urdf_joint *j = &u->joints[t->order[k]];

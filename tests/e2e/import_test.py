@@ -601,6 +601,8 @@ def test_generated_urdf():
             assert r["format"] == "urdf" and r["id"] and r["clips"] == [], r
             sk = {j["name"]: j for j in r["skeleton"]["joints"]}
             assert len(sk) == len(joints) + 1 and r["skeleton"]["joints"][0]["name"] == "torso"
+            # the root link is the robot's base, bolted down: fixed (it was free, and every solve turned it)
+            assert r["skeleton"]["joints"][0]["constraint"] == {"type": "fixed"}, r["skeleton"]["joints"][0]
             frames = urdf_frames(links, joints)
             for j in joints:
                 got = sk[j["name"]]
@@ -631,6 +633,10 @@ def test_generated_urdf():
                 "rotation": flange["rotation"]}
         s, out = d.post("/v1/solve/skeleton", json.dumps({"skeleton": r["id"], "goals": [goal]}), "application/json")
         assert s == 200, out
+        assert out["pose"]["rotations"][0] == [0, 0, 0, 1], out["pose"]["rotations"][0]  # the base stays
+        # limits=none frees every joint, the base too
+        s, r = d.post("/v1/import?limits=none", body, "application/xml")
+        assert s == 200 and r["skeleton"]["joints"][0]["constraint"] == {"type": "none"}, r["skeleton"]["joints"][0]
     finally:
         d.stop()
 
