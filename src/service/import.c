@@ -108,11 +108,9 @@ const char *ikd_import_format(const ikd_import_opts *o, const char *ct, const ch
     if (len >= 3 && (unsigned char)body[0] == 0xef && (unsigned char)body[1] == 0xbb && (unsigned char)body[2] == 0xbf) i = 3;
     while (i < len && (body[i] == ' ' || body[i] == '\t' || body[i] == '\r' || body[i] == '\n')) i++;
     if (len - i >= 9 && strncasecmp(body + i, "HIERARCHY", 9) == 0) return "bvh";
-    if (i < len && body[i] == '{') {
-        size_t head = len - i < 4096 ? len - i : 4096; /* "asset" near the top of a glTF */
-        for (size_t k = i; k + 7 <= i + head; k++)
-            if (memcmp(body + k, "\"asset\"", 7) == 0) return "gltf";
-    }
+    /* a glTF's "asset" may come last, after megabytes of data: URIs
+     * (Khronos' simple_skin.gltf: the first 4096 bytes were searched, 415) */
+    if (i < len && body[i] == '{' && memmem(body + i, len - i, "\"asset\"", 7)) return "gltf";
     if (i < len && body[i] == '<') {
         size_t head = len - i < 65536 ? len - i : 65536;
         for (size_t k = i; k + 6 <= i + head; k++)
