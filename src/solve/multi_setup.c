@@ -116,7 +116,8 @@ void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s, int ranged)
     if (!ranged) return;
     for (size_t k = 0; k < s->count; k++) {
         const ikd_limit *l = &s->joints[k].limit;
-        double *x = &w->cs[w->col[k] >= 0 ? w->col[k] : 0];
+        if (w->col[k] < 0) continue; /* fixed */
+        double *x = &w->cs[w->col[k]];
         if (l->type == IKD_LIMIT_HINGE) x[0] = (l->max_deg - l->min_deg) / 180;
         else if (l->type == IKD_LIMIT_EULER) for (int a = 0; a < 3; a++) x[a] = (l->euler_max_deg[a] - l->euler_min_deg[a]) / 180;
         else if (l->type == IKD_LIMIT_BALL) x[0] = (l->twist_max_deg - l->twist_min_deg) / 180, x[1] = x[2] = 2 * l->max_deg / 180;
@@ -222,11 +223,11 @@ void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd
     }
     w->anchored = p->root_free && n > 0;
     if (n) w->anchor = ikd_vec3_add(p->skeleton->joints[0].position, ikd_vec3_scale(ikd_vec3_sub(at, rest), 1.0 / n));
-    /* the legs' columns' mean scale: under the range metric the root's
-     * sliding keeps its price against them */
+    /* over the legs' columns' mean scale: under the range metric the
+     * root's sliding keeps its price against them */
     double sum = 0;
     int nc = 0;
-    for (size_t i = 0; i < w->g; i++)
+    for (size_t i = 0; i < w->g && n; i++)
         for (size_t k = p->goals[i].has_ground ? p->goals[i].joint : 0; k > 0; k = (size_t)p->skeleton->joints[k].parent)
             for (int a = 0; a < w->dof[k]; a++) sum += w->cs[w->col[k] + a], nc++;
     w->anchor_w = MULTI_ANCHOR / p->skeleton->size / (nc ? sum / nc : 1);
