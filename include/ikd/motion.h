@@ -34,6 +34,14 @@
  * "Predicted starts"). */
 #define IKD_CLIP_PULL_MAX_DEG 4.0
 
+/* options.max_iterations of a clip's frames (a skeleton request's is 1000):
+ * a frame starts near its solution, and on frames whose goals leave the
+ * limits (a recording outside the humanoid preset) 1000 gave the whole-
+ * skeleton pass of layered frames room to wander: 01_03's layered frames
+ * flipped 25 times against 0, and Boxing_Toes' tracking p99 went from
+ * about 3 to 4.2 ms (docs/solvers.md, "Restarts"). */
+#define IKD_CLIP_MAX_ITERATIONS 300
+
 /* The predictor's cap: frame k >= 2 starts from frame k-1's pose turned on
  * by at most 2 degrees a joint (docs/performance.md, "Predicted starts"). */
 #define IKD_CLIP_PREDICT_MAX_DEG 2.0

@@ -210,7 +210,9 @@ typedef struct ikd_multi_problem {
     ikd_vec3 up;                  /* world up, for ground goals; default (0, 1, 0) */
     const ikd_goal *goals;
     size_t goal_count;            /* 1..joint count */
-    int max_iterations;           /* default 300, range [1, 100000]: iterations of every descent together */
+    int max_iterations;           /* default 1000 (a clip's frames: IKD_CLIP_MAX_ITERATIONS, 300), range
+                                     [1, 100000]: iterations of every descent together; restarts: up to
+                                     max(8, max_iterations / 80) */
     double tolerance;             /* position error counted as met, skeleton units; default 1e-4 */
     double rotation_tolerance_deg;/* rotation and aim error counted as met; default 0.1 */
     double rest_pull;             /* [0, 1], default 0.1: how strongly the freedom the goals
@@ -301,8 +303,8 @@ size_t ikd_multi_workspace_size(size_t joints, size_t goals);
  * toward the rest pose (in the null space of the goals) for up to 60
  * iterations once they are met. When reachable goals stay unmet (a local
  * minimum: limits, an arm's elbow on the wrong side) it descends again
- * from up to 8 fixed poses spread over the limits, within max_iterations
- * in all, and keeps the best pose. Writes the pose (local rotations, and
+ * from up to max(8, max_iterations / 80) fixed poses spread over the
+ * limits, within max_iterations in all, and keeps the best pose. Writes the pose (local rotations, and
  * each joint's world position and rotation) and each goal's result. Never
  * allocates; deterministic; honours the deadline. */
 ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_size, ikd_quat *local,

@@ -119,7 +119,8 @@ int ikd_clip_open_reserved(const ikd_api_limits *lim, ikd_encoding in_enc, const
     ikd_doc doc;
     ikd_doc_span span;
     ikd_api_skel_init(req, lim);
-    req->problem.pull_max_deg = IKD_CLIP_PULL_MAX_DEG; /* a clip's default (frames after the first) */
+    req->problem.pull_max_deg = IKD_CLIP_PULL_MAX_DEG; /* a clip's defaults (frames after the first) */
+    if (req->problem.max_iterations > IKD_CLIP_MAX_ITERATIONS) req->problem.max_iterations = IKD_CLIP_MAX_ITERATIONS;
     if (len <= ikd_clip_whole_max(lim)) return open_whole(lim, in_enc, body, len, req, err);
     int found = ikd_doc_find(in_enc, body, len, "frames", &span, err);
     if (found < 0) return err->code;

@@ -534,7 +534,9 @@ static int solve_core(const ikd_multi_problem *p, void *work, ikd_quat *local, i
     int levels = 0; /* goals of more than one priority: polish_top's iterations kept back from the restarts */
     for (size_t i = 1; i < w.g; i++) levels |= p->goals[i].priority != p->goals[0].priority;
     int reserve = levels ? (p->max_iterations < 4 * MULTI_POLISH_ITERATIONS ? p->max_iterations / 4 : MULTI_POLISH_ITERATIONS) : 0;
-    for (int r = 0; r <= MULTI_RESTARTS; r++) {
+    int restarts = p->max_iterations / (2 * MULTI_RESTART_ITERATIONS); /* a larger budget: more of them, */
+    if (restarts < MULTI_RESTARTS) restarts = MULTI_RESTARTS;              /* half of it at most */
+    for (int r = 0; r <= restarts; r++) {
         ikd_vec3 rt = w.hold_root ? keep_root : p->root;
         if (stretching == 1) rt = keep_root, memcpy(local, w.keep, s->count * sizeof *local); /* on from the best */
         else if (r) restart_pose(s, w.idle, r, p->pull_max_deg > 0 ? p->start : NULL, local);

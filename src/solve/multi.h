@@ -18,7 +18,8 @@
 #define MULTI_WB 16           /* columns locked or put back in one step's rounds by Woodbury's identity, at most */
 #define MULTI_GUESS_MOVED 1e-3 /* radians: a cold solve guesses locks while its last step turned this much */
 #define MULTI_PRELOCK 8       /* columns at a bound locked before a step's product is formed, at most */
-#define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet */
+#define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet:
+                                 this many, or max_iterations / (2 x MULTI_RESTART_ITERATIONS) when more */
 #define MULTI_RESTART_ITERATIONS 40 /* iterations of each restart at most */
 #define MULTI_PROGRESS 0.01  /* an unmet descent progresses while its error falls by this share ... */
 #define MULTI_STALL 8         /* ... in fewer iterations than these (a local minimum crawls: restart) */

@@ -24,7 +24,7 @@ static const char *const stiffness_names[] = {"equal", "range", NULL};
 /* The skeleton solver's options: defaults (ikd_multi_init), bounds
  * (ikd_multi_validate), names (the request decoder) and GET /v1/solvers. */
 static const ikd_option_info multi_options[] = {
-    {"max_iterations", IKD_OPT_INT, offsetof(ikd_multi_problem, max_iterations), 300, 1, IKD_MAX_ITERATIONS_LIMIT, 0, 0,
+    {"max_iterations", IKD_OPT_INT, offsetof(ikd_multi_problem, max_iterations), 1000, 1, IKD_MAX_ITERATIONS_LIMIT, 0, 0,
      NULL, 0, "most iterations (one damped least-squares step over every goal each); capped by --max-iterations"},
     {"tolerance", IKD_OPT_NUMBER, offsetof(ikd_multi_problem, tolerance), 1e-4, 0, 1e300, 0, 0, NULL, 0,
      "position error counted as met, skeleton units"},

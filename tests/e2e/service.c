@@ -150,10 +150,11 @@ START_TEST(solvers_and_readyz)
     }
     ck_assert(saw_damping);
     /* the skeleton and clip solvers' options: every one with its default
-     * and bounds (the clip's pull_max_deg defaults to IKD_CLIP_PULL_MAX_DEG, 4) */
+     * and bounds (the clip's pull_max_deg defaults to IKD_CLIP_PULL_MAX_DEG, 4,
+     * and its max_iterations to IKD_CLIP_MAX_ITERATIONS, 300) */
     const char *snames[] = {"max_iterations", "tolerance", "rotation_tolerance_deg", "rest_pull", "damping", "soften",
                             "stretch",        "pull_max_deg"};
-    const double sdef[] = {300, 1e-4, 0.1, 0.1, 0.25, 1, 1, 0};
+    const double sdef[] = {1000, 1e-4, 0.1, 0.1, 0.25, 1, 1, 0};
     for (size_t row = 5; row <= 6; row++) {
         json_t *sopts = json_object_get(json_array_get(list, row), "options");
         ck_assert_uint_eq(json_array_size(sopts), 9);
@@ -161,7 +162,7 @@ START_TEST(solvers_and_readyz)
             json_t *o = json_array_get(sopts, i);
             ck_assert_str_eq(json_string_value(json_object_get(o, "name")), snames[i]);
             ck_assert_double_eq(json_number_value(json_object_get(o, "default")),
-                                row == 6 && i == 7 ? IKD_CLIP_PULL_MAX_DEG : sdef[i]);
+                                row == 6 && i == 7 ? IKD_CLIP_PULL_MAX_DEG : row == 6 && i == 0 ? IKD_CLIP_MAX_ITERATIONS : sdef[i]);
             ck_assert(json_is_number(json_object_get(o, i != 5 ? "minimum" : "exclusive_minimum")) &&
                       json_is_number(json_object_get(o, "maximum")));
         }
