@@ -118,8 +118,11 @@ const gizmo = new TransformControls(camera, renderer.domElement);
 gizmo.setSize(0.7);
 // while a handle is dragged the rest pull turns a joint at most DRAG_PULL_MAX_DEG a solve (as in a
 // clip), so the pose follows a jump of the pull's pose over several solves; on release one more
-// solve without the bound lets it settle fully
+// solve without the bound lets it settle fully; a drag's solves keep a clip frame's iteration
+// budget (300, 8 restarts) rather than a skeleton request's 1000: a hand dragged out of reach
+// would otherwise spend 12 restarts a solve
 const DRAG_PULL_MAX_DEG = 6;
+const DRAG_MAX_ITERATIONS = 300;
 gizmo.addEventListener("dragging-changed", (e) => { orbit.enabled = !e.value; if (!e.value) settle(); });
 gizmo.addEventListener("objectChange", () => requestSolve());
 scene.add(gizmo);
@@ -335,7 +338,8 @@ function optionsDoc() {
 }
 
 function requestBody() {
-  const options = gizmo.dragging ? { ...optionsDoc(), pull_max_deg: DRAG_PULL_MAX_DEG } : optionsDoc();
+  const options = gizmo.dragging ? { ...optionsDoc(), pull_max_deg: DRAG_PULL_MAX_DEG, max_iterations: DRAG_MAX_ITERATIONS }
+    : optionsDoc();
   const body = { skeleton: skeletonDoc(), root: $("root").value, solver: $("solver").value, options, goals: goalsDoc() };
   if (state.pose) body.pose = state.pose;
   return body;
