@@ -4,7 +4,8 @@
 
 Each humanoid file is imported at 30 fps (POST /v1/import?fps=30, limits as given by --limits:
 `humanoid`, the default preset; `none`; `recording`: euler limits that every frame of the file
-keeps, plus 10 degrees, in the order whose middle angle varies least), and each clip is solved through /v1/solve/clip by the
+keeps, plus 10 degrees, in the order whose middle angle varies least; `recording-channels`: the
+same in each joint's own BVH channel order), and each clip is solved through /v1/solve/clip by the
 skeleton's id with the root free:
 - tracking: the hips, head, hands and feet given position and rotation from the recording's own
   forward kinematics, each frame from the last (ikd's clip rule);
@@ -70,10 +71,26 @@ def run_clip(d, ref, body_extra, frames, timeout=600):
     return data["frames"]
 
 
-def recording_limits(js, poses):
+def bvh_orders(path):
+    """Each joint's rotation channel order in a BVH file ("zyx" for Zrotation Yrotation Xrotation)."""
+    orders, name = {}, None
+    with open(path, errors="replace") as f:
+        for line in f:
+            t = line.split()
+            if t and t[0] in ("ROOT", "JOINT"):
+                name = t[1]
+            elif t and t[0] == "CHANNELS" and name:
+                orders[name] = "".join(c[0].lower() for c in t[2:] if c.lower().endswith("rotation"))
+            elif t and t[0] == "MOTION":
+                break
+    return orders
+
+
+def recording_limits(js, poses, orders=None):
     """Euler limits every pose keeps, plus 10 degrees: per joint but the root, the order whose middle
-    angle varies least, each angle's range over the recording widened by 10 (whole turns where an
-    angle wraps)."""
+    angle varies least (with `orders`, a BVH's: each joint's own channel order, its middle angle's
+    range cut to +-89.9 degrees), each angle's range over the recording widened by 10 (whole turns
+    where an angle wraps)."""
     index = {j["name"]: i for i, j in enumerate(js)}
     world = [j.get("rotation", [0, 0, 0, 1]) for j in js]
     rest_local = [world[i] if "parent" not in j else qmul(qconj(world[index[j["parent"]]]), world[i]) for i, j in enumerate(js)]
@@ -82,11 +99,14 @@ def recording_limits(js, poses):
             continue
         devs = [qmul(qconj(rest_local[i]), p["rotations"][i]) for p in poses]
         best = None
-        for order in ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx"):
+        own = orders.get(j["name"]) if orders is not None else None
+        for order in [own] if own and len(own) == 3 else ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx"):
             e = [euler(q, order) for q in devs]
             lo = [min(a[t] for a in e) - 10 for t in range(3)]
             hi = [max(a[t] for a in e) + 10 for t in range(3)]
-            if hi[1] >= 89 or lo[1] <= -89:
+            if own:
+                lo[1], hi[1] = max(lo[1], -89.9), min(hi[1], 89.9)
+            elif hi[1] >= 89 or lo[1] <= -89:
                 continue
             if best is None or hi[1] - lo[1] < best[0]:
                 best = (hi[1] - lo[1], order, lo, hi)
@@ -102,13 +122,14 @@ def recording_limits(js, poses):
 
 def measure(d, path, limits):
     with open(path, "rb") as f:
-        s, imp = d.post("/v1/import?fps=30&limits=" + ("none" if limits == "recording" else limits), f.read())
+        s, imp = d.post("/v1/import?fps=30&limits=" + ("none" if limits.startswith("recording") else limits), f.read())
     if s != 200 or not imp["humanoid"]:
         return None
     sk = imp["skeleton"]
     js = sk["joints"]
-    if limits == "recording":
-        recording_limits(js, [p for c in imp["clips"] for p in c["poses"]])
+    if limits.startswith("recording"):
+        orders = bvh_orders(path) if limits == "recording-channels" and path.lower().endswith(".bvh") else None
+        recording_limits(js, [p for c in imp["clips"] for p in c["poses"]], orders)
         s, reg = d.post("/v1/skeletons", json.dumps({"skeleton": sk}), "application/json")
         if s != 200:
             raise RuntimeError("register: %s" % reg)
