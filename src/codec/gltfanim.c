@@ -80,10 +80,14 @@ static int load_channels(ikd_gltf *g, const ikd_gltf_opts *o, size_t a, gchan **
         snprintf(f, sizeof f, "animations[%zu].channels[%zu]", a, i);
         const char *path = json_string_value(json_object_get(tg, "path"));
         json_t *node = json_object_get(tg, "node");
-        if (!path || !json_is_integer(node) || json_integer_value(node) < 0 || (size_t)json_integer_value(node) >= m->nnodes)
-            return ikd__gltf_fail(err, IKD_E_INVALID, f, "needs a target node and path");
+        if (!path) return ikd__gltf_fail(err, IKD_E_INVALID, f, "needs a target path");
         int p = !strcmp(path, "translation") ? 0 : !strcmp(path, "rotation") ? 1 : !strcmp(path, "scale") ? 2 : -1;
-        if (p < 0) continue; /* morph target weights: not a pose's */
+        /* morph target weights, and a channel without a node (the spec: to
+         * be ignored, or an extension's such as KHR_animation_pointer): not
+         * a pose's */
+        if (p < 0 || !node) continue;
+        if (!json_is_integer(node) || json_integer_value(node) < 0 || (size_t)json_integer_value(node) >= m->nnodes)
+            return ikd__gltf_fail(err, IKD_E_INVALID, f, "needs a target node");
         json_t *sm = json_array_get(sms, (size_t)json_integer_value(json_object_get(ch, "sampler")));
         if (!json_is_object(sm)) return ikd__gltf_fail(err, IKD_E_INVALID, f, "names a sampler that does not exist");
         const char *ip = json_string_value(json_object_get(sm, "interpolation"));

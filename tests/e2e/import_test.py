@@ -1180,6 +1180,10 @@ def make_gltf(rng, glb=True):
     chan(5, "translation", sum(([rng.uniform(-0.3, 0.3), rng.uniform(-0.3, 0.3), rng.uniform(0, 0.2)] for _ in times), []),
          "VEC3", "LINEAR")  # an IK control bone that translates
     chan(4, "scale", sum(([1 + 0.1 * k] * 3 for k in range(4)), []), "VEC3", "LINEAR")  # a leaf's scale
+    # channels without a node (ignored, as the spec says: here KHR_animation_pointer's) and on morph weights
+    channels.append({"sampler": 0, "target": {"path": "pointer",
+                                              "extensions": {"KHR_animation_pointer": {"pointer": "/nodes/1/rotation"}}}})
+    channels.append({"sampler": 0, "target": {"path": "rotation"}})
     doc = {"asset": {"version": "2.0", "generator": "import_test.py"}, "scene": 0, "scenes": [{"nodes": [0, 6]}],
            "nodes": nodes, "skins": [{"joints": [1, 2, 3, 4, 5]}],
            "animations": [{"name": "walk", "channels": channels, "samplers": samplers}],
@@ -1212,6 +1216,8 @@ def gltf_world(doc, binary, t):
     trs = [[list(n.get("translation", [0, 0, 0])), list(n.get("rotation", [0, 0, 0, 1])), list(n.get("scale", [1, 1, 1]))]
            for n in doc["nodes"]]
     for ch in doc["animations"][0]["channels"]:
+        if "node" not in ch["target"]:
+            continue
         sm = doc["animations"][0]["samplers"][ch["sampler"]]
         ts, _ = values(sm["input"])
         vs, n = values(sm["output"])
