@@ -74,7 +74,10 @@ static int load_buffers(gltf_model *m, const unsigned char *bin, size_t bin_len,
         json_t *bl = json_object_get(b, "byteLength");
         if (!json_is_integer(bl) || json_integer_value(bl) < 0) return failf(err, "buffers[%ld].byteLength", (long)i, "must be an integer >= 0");
         size_t want = (size_t)json_integer_value(bl);
-        if (!uri) {
+        if (!uri && json_is_true(json_object_get(json_object_get(json_object_get(b, "extensions"), "EXT_meshopt_compression"),
+                                                 "fallback"))) {
+            continue; /* meshopt's fallback holds no data (a view that needs it is refused: read_accessor) */
+        } else if (!uri) {
             if (i != 0 || !bin) return failf(err, "buffers[%ld].uri", (long)i, "is required (only a .glb's first buffer has none)");
             m->buf[i] = (unsigned char *)bin, m->buf_len[i] = bin_len;
         } else {
@@ -115,6 +118,9 @@ int ikd__gltf_read_accessor(gltf_model *m, long a, double **out, size_t *count, 
     if (!json_is_integer(bvi)) return failf(err, "accessors[%ld].bufferView", a, "is required");
     json_t *bv = json_array_get(json_object_get(m->root, "bufferViews"), (size_t)json_integer_value(bvi));
     if (!json_is_object(bv)) return failf(err, "accessors[%ld].bufferView", a, "there is no such bufferView");
+    if (json_object_get(json_object_get(bv, "extensions"), "EXT_meshopt_compression"))
+        return failf(err, "bufferViews[%ld].extensions.EXT_meshopt_compression", (long)json_integer_value(bvi),
+                     "meshopt-compressed data is not read (gltfpack without -c writes it plain)");
     size_t buffer = (size_t)json_integer_value(json_object_get(bv, "buffer"));
     json_int_t voff = json_integer_value(json_object_get(bv, "byteOffset")), vlen = json_integer_value(json_object_get(bv, "byteLength"));
     json_int_t stride = json_integer_value(json_object_get(bv, "byteStride")), aoff = json_integer_value(json_object_get(acc, "byteOffset"));

@@ -1317,9 +1317,17 @@ def test_bad_gltf():
             (lambda x: x["buffers"][0].update(byteLength=10 ** 8), "buffers[0].byteLength"),
             (lambda x: x["skins"][0].update(joints=[1, 1]), "skins[0].joints[1]"),
         ]
+        # gltfpack -c: a meshopt fallback buffer without data, and a view of it compressed
+        meshopt = {"EXT_meshopt_compression": {"buffer": 0, "byteLength": 4, "byteStride": 4, "count": 1}}
+        fallback = {"byteLength": 64, "extensions": {"EXT_meshopt_compression": {"fallback": True}}}
+        bad.append((lambda x: (x["buffers"].append(fallback), x["bufferViews"][x["accessors"][1]["bufferView"]].update(
+            extensions=meshopt)), "bufferViews[%d].extensions.EXT_meshopt_compression" % doc["accessors"][1]["bufferView"]))
         for change, field in bad:
             s, r = d.post("/v1/import?format=gltf", variant(change))
             assert s == 400 and r["error"]["field"] == field, (field, r)
+        # a fallback buffer that no read view uses (meshes compressed, the animation plain) is no obstacle
+        s, r = d.post("/v1/import?format=gltf", variant(lambda x: x["buffers"].append(fallback)))
+        assert s == 200 and r["clips"], r
         ext = json.loads(json.dumps(doc))
         ext["buffers"][0]["uri"] = "http://127.0.0.1:1/never.bin"
         s, r = d.post("/v1/import", json.dumps(ext).encode())
