@@ -56,6 +56,7 @@ typedef struct multi_ws {
     double raw;         /* the weighted task error as build_rows found it (far goals' left out, unclamped) */
     double *cs;         /* [cols] each column's scale (the range metric, setup_columns): the step's
                            variable is the column's angle over it; 1 for every column outside a motion */
+    int ranged;         /* 1: some cs is not 1 (options.stiffness "range"): build_rows scales J */
     int *col;           /* [n] first column of each joint, -1 when fixed */
     int *dof;           /* [n] 0, 1 or 3 */
     int *idle;          /* [n] 1: on no goal's path (no goal moves with it): left at rest, or where it starts

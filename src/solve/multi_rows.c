@@ -493,7 +493,7 @@ static void goal_jacobian(multi_ws *w, const ikd_multi_problem *p, const ikd_pos
         }
     }
     const int *gc = &w->gcol[i * cm];
-    for (size_t b = 0; b < (size_t)w->glen[i]; b++) {
+    for (size_t b = 0; w->ranged && b < (size_t)w->glen[i]; b++) { /* the range metric's columns: J S */
         double sc = w->cs[gc[b]];
         if (sc != 1)
             for (size_t r = 0; r < nr; r++) w->J[(x->r0 + r) * cm + b] *= sc;

@@ -113,6 +113,7 @@ void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s, int ranged)
     }
     w->cols = (size_t)c + 3; /* root translation last */
     for (size_t k = 0; k < w->cols; k++) w->cs[k] = 1;
+    w->ranged = ranged;
     if (!ranged) return;
     for (size_t k = 0; k < s->count; k++) {
         const ikd_limit *l = &s->joints[k].limit;
