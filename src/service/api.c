@@ -391,11 +391,12 @@ int ikd_api_solvers(const ikd_api_limits *lim, ikd_encoding enc, ikd_buf *out)
              "damped least squares over every goal of a joint tree at once (position, rotation, aim, ground, pole), "
              "each limit binding in its own terms, a pull toward the rest pose in the goals' null space",
              skel_constraints, 1, IKD_MAX_JOINTS, 1, skel_opts, nskel, 0, lim);
-    ikd_option_info clip_opts[IKD_MULTI_OPTION_COUNT]; /* the skeleton's, but for pull_max_deg's and max_iterations' defaults */
+    ikd_option_info clip_opts[IKD_MULTI_OPTION_COUNT]; /* the skeleton's, but for the clip's defaults (ikd/motion.h) */
     for (size_t i = 0; i < nskel; i++) {
         clip_opts[i] = skel_opts[i];
         if (!strcmp(clip_opts[i].name, "pull_max_deg")) clip_opts[i].def = IKD_CLIP_PULL_MAX_DEG;
         if (!strcmp(clip_opts[i].name, "max_iterations")) clip_opts[i].def = IKD_CLIP_MAX_ITERATIONS;
+        if (!strcmp(clip_opts[i].name, "stiffness")) clip_opts[i].def = IKD_CLIP_STIFFNESS;
     }
     emit_row(&e, "clip", "/v1/solve/clip",
              "the skeleton solver over frames of goals, each frame from the last (streams with Accept: "

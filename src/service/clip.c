@@ -120,6 +120,7 @@ int ikd_clip_open_reserved(const ikd_api_limits *lim, ikd_encoding in_enc, const
     ikd_doc_span span;
     ikd_api_skel_init(req, lim);
     req->problem.pull_max_deg = IKD_CLIP_PULL_MAX_DEG; /* a clip's defaults (frames after the first) */
+    req->problem.stiffness = IKD_CLIP_STIFFNESS;
     if (req->problem.max_iterations > IKD_CLIP_MAX_ITERATIONS) req->problem.max_iterations = IKD_CLIP_MAX_ITERATIONS;
     if (len <= ikd_clip_whole_max(lim)) return open_whole(lim, in_enc, body, len, req, err);
     int found = ikd_doc_find(in_enc, body, len, "frames", &span, err);
@@ -168,6 +169,7 @@ int ikd_clip_begin(ikd_clip_run *run, const ikd_skel_request *req, unsigned long
     }
     ikd_motion_init(&run->motion, &req->skeleton, req->problem.start, req->problem.root, run->motion_mem);
     run->motion.pull_max_deg = req->problem.pull_max_deg; /* the clip's option (default IKD_CLIP_PULL_MAX_DEG) */
+    run->motion.stiffness = req->problem.stiffness;       /* (default IKD_CLIP_STIFFNESS) */
     run->deadline_ns = deadline_ns;
     return 0;
 }

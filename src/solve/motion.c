@@ -15,6 +15,7 @@ void ikd_motion_init(ikd_motion *m, const ikd_skeleton *s, const ikd_quat *start
     m->skeleton = s;
     m->pull_max_deg = IKD_CLIP_PULL_MAX_DEG;
     m->predict_max_deg = IKD_CLIP_PREDICT_MAX_DEG;
+    m->stiffness = IKD_CLIP_STIFFNESS;
     m->last = mem;
     m->before = m->last + n;
     m->start = m->before + n;
@@ -29,6 +30,7 @@ void ikd_motion_frame(ikd_motion *m, ikd_multi_problem *p)
     p->heading = m->frames ? m->last : NULL; /* ground goals: the frame before's headings, not a prediction's */
     p->root = m->root_last;
     p->pull_max_deg = m->frames ? m->pull_max_deg : 0; /* frame 0 settles fully from its start */
+    p->stiffness = m->stiffness;
     if (m->frames < 2 || !(m->predict_max_deg > 0)) return;
     /* the motion so far, carried on: a start nearer the frame's solution */
     ikd_skeleton_predict(m->skeleton, m->before, m->last, m->root_before, m->root_last, m->predict_max_deg, m->start,

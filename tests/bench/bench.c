@@ -431,10 +431,12 @@ static void coherence_bench(int clips)
     double pull_max_deg = bound ? atof(bound) : IKD_CLIP_PULL_MAX_DEG;
     /* IKD_BENCH_PREDICT=0: every warm frame from the last frame's pose as is */
     int predict = !getenv("IKD_BENCH_PREDICT") || atoi(getenv("IKD_BENCH_PREDICT")) != 0;
+    /* IKD_BENCH_SEED: another base seed (7000: the table's) for other clips of each set */
+    uint64_t seed = getenv("IKD_BENCH_SEED") ? (uint64_t)atoll(getenv("IKD_BENCH_SEED")) : 7000;
     for (int kind = 0; kind < CLIP__COUNT; kind++) {
         if (only && strcmp(only, clip_kind_name((clip_kind)kind))) continue;
         tu_rng r;
-        tu_seed(&r, 7000 + (uint64_t)kind);
+        tu_seed(&r, seed + (uint64_t)kind);
         int met_w = 0, met_c = 0, flips = 0;
         double max_change = 0, max_truth = 0, loop = 0, loop_pos = 0, loop2 = 0, warm_total = 0;
         size_t nt = 0;
@@ -489,6 +491,10 @@ static void coherence_bench(int clips)
                     ikd_motion_push(&m, local, res.root);
                 }
             loop = fmax(loop, pose_change_deg(sol[0], sol[LOOP], n));
+            for (size_t j = 0; j < n && getenv("IKD_BENCH_DEBUG"); j++)
+                if (ikd_quat_angle_between(sol[0][j], sol[LOOP][j]) * IKD_RAD2DEG > 5)
+                    fprintf(stderr, "%s clip %d joint %zu: loop open by %.1f deg\n", clip_kind_name((clip_kind)kind), c, j,
+                            ikd_quat_angle_between(sol[0][j], sol[LOOP][j]) * IKD_RAD2DEG);
             loop_pos = fmax(loop_pos, clip_positions_apart(s, cp.hp.root, sol[0], sol[LOOP]));
             for (int k = 0; k < LOOP; k++) loop2 = fmax(loop2, pose_change_deg(sol[k], sol[k + LOOP], n));
             clip_free(&cp);

@@ -9,7 +9,8 @@ same in each joint's own BVH channel order), and each clip is solved through /v1
 skeleton's id with the root free:
 - tracking: the hips, head, hands and feet given position and rotation from the recording's own
   forward kinematics, each frame from the last (ikd's clip rule);
-- tracking, range: the same with options.stiffness "range" (joints with narrow limits move least);
+- tracking, equal: the same with options.stiffness "equal" (a clip's default is "range": joints with
+  narrow limits move least);
 - layered: the same goals with frames[k].preferred = the recording (the animation back);
 - lifted: the feet's goals 4 cm higher (on a 1.7 m figure), preferred = the recording: how far the
   joints above the hips move.
@@ -156,7 +157,7 @@ def measure(d, path, limits):
         rec = [fk(js, parent, rest_off, p) for p in poses]
         up = [0, 1, 0]
         lift = 0.04 * stature / 1.7
-        for mode in ("tracking", "tracking, range", "layered", "lifted"):
+        for mode in ("tracking", "tracking, equal", "layered", "lifted"):
             frames = []
             for k, pose in enumerate(poses):
                 wp, wq = rec[k]
@@ -175,8 +176,8 @@ def measure(d, path, limits):
             extra = {"pose": {"root": poses[0]["root"], "rotations": poses[0]["rotations"]}}
             if any(p.get("translations") for p in poses):
                 extra["pose"]["translations"] = poses[0].get("translations")
-            if mode == "tracking, range":
-                extra["options"] = {"stiffness": "range"}
+            if mode == "tracking, equal":
+                extra["options"] = {"stiffness": "equal"}
             out = run_clip(d, imp["id"], extra, frames)
             reached = sum(f["status"] == "reached" for f in out)
             flips, errs, worst, us = 0, [], 0.0, []

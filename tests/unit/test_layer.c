@@ -281,7 +281,7 @@ END_TEST
  * rotation) come from a smooth trajectory inside the limits (the
  * recording, a witness of every frame), solved each frame from the last
  * (ikd_motion) from the recording's first pose, with options.stiffness
- * "equal" and "range". Every frame is met and no joint turns over 30
+ * "equal" and "range" (a clip's default, IKD_CLIP_STIFFNESS). Every frame is met and no joint turns over 30
  * degrees in a frame where the recording turns under 10, either way. Only
  * the hands and feet are tracked, so the spine and head, whose trajectory
  * sweeps their ranges, are free to differ; "range" keeps the joints with
@@ -304,6 +304,8 @@ static double tracked_error(int stiffness, double *worst)
         ikd_goal_result gr[HUMANOID_MAX_GOALS];
         ikd_motion m;
         ikd_motion_init(&m, s, cp.truth, cp.hp.root, mem);
+        ck_assert_int_eq(m.stiffness, IKD_CLIP_STIFFNESS); /* a clip's default: "range" */
+        m.stiffness = stiffness;
         double err_sum = 0;
         for (size_t k = 0; k < cp.frames; k++) {
             ikd_multi_problem p;
@@ -311,8 +313,8 @@ static double tracked_error(int stiffness, double *worst)
             memcpy(goals, &cp.goals[k * cp.goal_count], cp.goal_count * sizeof *goals);
             ikd_error err;
             ck_assert_int_eq(humanoid_setup(&p, &cp.hp, goals, cp.goal_count, NULL, cp.hp.root, &err), IKD_E_OK);
-            p.stiffness = stiffness;
             ikd_motion_frame(&m, &p);
+            ck_assert_int_eq(p.stiffness, stiffness);
             ikd_multi_result res = solve(&p, local, pose, gr);
             ck_assert_msg(res.status == IKD_MULTI_REACHED, "stiffness %d clip %d frame %zu: not reached", stiffness, c, k);
             const ikd_quat *truth = &cp.truth[k * n];

@@ -575,8 +575,8 @@ START_TEST(clips)
                                     json_object_get(json_array_get(frames, k - 1), "pose"));
         json_t *req = json_loads(body, 0, &e), *goals = json_object_get(json_array_get(json_object_get(req, "frames"), k), "goals");
         char *gtext = json_dumps(goals, JSON_COMPACT), alone[8192];
-        snprintf(alone, sizeof alone, "{%s,\"root\":\"free\",\"pose\":%s,\"goals\":%s,\"options\":{\"pull_max_deg\":%g}}",
-                 LEGS, pose, gtext, IKD_CLIP_PULL_MAX_DEG); /* the clip's default after frame 0 */
+        snprintf(alone, sizeof alone, "{%s,\"root\":\"free\",\"pose\":%s,\"goals\":%s,\"options\":{\"pull_max_deg\":%g,"
+                 "\"stiffness\":\"range\"}}", LEGS, pose, gtext, IKD_CLIP_PULL_MAX_DEG); /* the clip's defaults after frame 0 */
         ikd_buf_reset(&one);
         ck_assert_int_eq(run(alone, IKD_ENC_JSON, &one), 200);
         json_t *d1 = json_loadb(one.data, one.len, 0, &e);
