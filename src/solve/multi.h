@@ -33,6 +33,8 @@
 #define MULTI_RANGE_FLOOR 0.05 /* the range metric's smallest column scale (a 9-degree range; a fixed
                                    axis would otherwise make its column's square 0 and the factor singular) */
 #define MULTI_POLE_BEND 0.05  /* a pole's pull is whole from this bend on (secondary) */
+#define MULTI_SWIVEL_ACROSS 0.5 /* a limb's end is a foot (a natural swivel: over the toes) when at least
+                                    this share of its children's mean offset lies across the limb (limb_swivel) */
 #define MULTI_ROTATION_WEIGHT 0.35 /* what one radian of a rotation or aim row weighs, in skeleton sizes (1:
                                    full 6dof+aim 10.7 iterations, 6R arms 16.5; 0.35: 10.3 and 14.9) */
 #define MULTI_FAR_REFINE 8    /* far_refine's iterations at most */
@@ -66,9 +68,12 @@ typedef struct multi_ws {
     ikd_vec3 *tpos;     /* [g] position targets (ground goals resolved) */
     ikd_quat *trot;     /* [g] rotation targets */
     ikd_vec3 *aim_local;/* [g] aim axes in the joint's rest frame */
+    ikd_vec3 *swivel;   /* [g] a leg's natural swivel (limb_swivel): the side of its hip-to-foot line
+                           the toes lie on, in the foot's rest frame (want bit 64; else none) */
     unsigned char *want;/* [g] bit 1 position, 2 rotation, 4 aim, 8 stretching (aimed into the limb's reach),
                            16 softened with a free root (the target itself, and soft_penalty's row),
-                           32 inside its bones (aimed at their fold: limb_target; unreachable) */
+                           32 inside its bones (aimed at their fold: limb_target; unreachable),
+                           64: a natural swivel (w->swivel) */
     int *row0;          /* [g] first row of each goal's position rows (its rotation rows follow) */
     int *row_goal;      /* [rows] the goal of each row */
     /* A goal out of reach of a fixed root (out_of_reach) turns only joints

@@ -15,7 +15,7 @@ size_t ikd_multi_workspace_size(size_t joints, size_t goals)
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + align8(goals) + (2 * joints + goals) * sizeof(double) +
            joints * sizeof(ikd_quat) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 12 * joints) * sizeof(double) + joints * sizeof(ikd_quat) +
-           goals * (2 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
+           goals * (3 * sizeof(ikd_vec3) + sizeof(ikd_quat)) + align8(goals) +
            (rows * cols + 2 * rows * rows + (5 + 2 * MULTI_WB + MULTI_PRELOCK) * rows + MULTI_WB * (MULTI_WB + 3) + (8 + 2 * MULTI_MIX) * cols) * sizeof(double) + 3 * joints * sizeof(ikd_quat) + 64;
 }
 
@@ -30,6 +30,7 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->gw = (double *)m, m += g * sizeof(double);
     w->tpos = (ikd_vec3 *)m, m += g * sizeof(ikd_vec3);
     w->aim_local = (ikd_vec3 *)m, m += g * sizeof(ikd_vec3);
+    w->swivel = (ikd_vec3 *)m, m += g * sizeof(ikd_vec3);
     w->trot = (ikd_quat *)m, m += g * sizeof(ikd_quat);
     w->best = (ikd_quat *)m, m += n * sizeof(ikd_quat);
     w->keep = (ikd_quat *)m, m += n * sizeof(ikd_quat);
@@ -195,6 +196,38 @@ void ikd__multi_setup_preferred(multi_ws *w, const ikd_multi_problem *p)
     }
 }
 
+/* Goal i's natural swivel (w->swivel, want bit 64; limb_turn,
+ * multi_step.c): for a limb whose swivel is free (a rotation goal on a
+ * 3-DoF joint c, its parent m with no limit, a 3-DoF grandparent u; no
+ * pole asked, no options.preferred: there the pull to the animation
+ * decides it) and whose end is a foot (the mean of c's children's rest
+ * offsets, the toes, lies at least MULTI_SWIVEL_ACROSS of its length
+ * across the line u-c; a hand's fingers lie along the arm), the toes' side
+ * of the line, kept in c's rest frame: the knee goes over the toes, turned
+ * with the foot's target. A rest knee bent to the other side (by at least
+ * MULTI_POLE_BEND) vetoes it. */
+static void limb_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i)
+{
+    const ikd_skeleton *s = p->skeleton;
+    const ikd_goal *g = &p->goals[i];
+    long m, u;
+    if (p->preferred || g->has_pole || !(w->want[i] & 2) || !ikd__multi_limb_of(w, p, i, &m, &u) || u == 0 ||
+        w->dof[u] != 3 || w->dof[g->joint] != 3 || s->joints[m].limit.type != IKD_LIMIT_NONE)
+        return;
+    const ikd_skeleton_joint *jc = &s->joints[g->joint];
+    ikd_vec3 axis = ikd_vec3_sub(jc->position, s->joints[u].position), toes = ikd_vec3_make(0, 0, 0);
+    if (!(ikd_vec3_len(axis) > 0)) return;
+    axis = ikd_vec3_scale(axis, 1 / ikd_vec3_len(axis));
+    for (size_t k = g->joint + 1; k < s->count; k++)
+        if (s->joints[k].parent == (long)g->joint) toes = ikd_vec3_add(toes, ikd_vec3_sub(s->joints[k].position, jc->position));
+    ikd_vec3 d = ikd_vec3_reject(toes, axis);
+    if (!(ikd_vec3_len(d) > 0) || ikd_vec3_len(d) < MULTI_SWIVEL_ACROSS * ikd_vec3_len(toes)) return;
+    ikd_vec3 bend = ikd_vec3_reject(ikd_vec3_sub(s->joints[m].position, s->joints[u].position), axis);
+    if (ikd_vec3_len(bend) >= MULTI_POLE_BEND * ikd_vec3_len(s->joints[m].offset) && ikd_vec3_dot(bend, d) < 0) return;
+    d = ikd_vec3_scale(d, 1 / ikd_vec3_len(d));
+    w->swivel[i] = ikd_quat_rotate(ikd_quat_conj(jc->rotation), d), w->want[i] |= 64;
+}
+
 void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start)
 {
     /* foot placement: a free root is drawn, along the ground, over its
@@ -221,6 +254,7 @@ void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd
         if (ikd__multi_inside_bones(w, p, i)) w->want[i] |= 32;
         if (g->has_aim)
             w->aim_local[i] = ikd_quat_rotate(ikd_quat_conj(p->skeleton->joints[g->joint].rotation), g->aim_axis);
+        limb_swivel(w, p, i);
     }
     w->anchored = p->root_free && n > 0;
     if (n) w->anchor = ikd_vec3_add(p->skeleton->joints[0].position, ikd_vec3_scale(ikd_vec3_sub(at, rest), 1.0 / n));

@@ -32,10 +32,47 @@ static void to_columns(multi_ws *w, const ikd_skeleton *s, size_t k, ikd_vec3 v)
     }
 }
 
+/* Goal i's limb (its joint's parent the middle joint, a 3-DoF grandparent
+ * `up`) turned about the line from up to the goal's joint. A pole (the
+ * goal's `pole`) adds half the angle from the middle joint's side of the
+ * line to the pole's to up's pull. A natural swivel (w->swivel: an
+ * unlimited knee over the toes) replaces the pull's own turn along the
+ * swivel (up about the line, the goal's joint back: the motion that keeps
+ * the goal's position and rotation) by the same half angle toward the
+ * toes' side, so the rest pull, which says nothing about where a
+ * straight-at-rest leg bends, no longer decides it (docs/solvers.md,
+ * "Natural swivel"). Both fade in over the first MULTI_POLE_BEND of the
+ * limb's bend (a straight limb has no bend to turn); the swivel also over
+ * how far across the line the toes' side lies. */
+static void limb_turn(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i)
+{
+    const ikd_skeleton *s = p->skeleton;
+    const ikd_goal *g = &p->goals[i];
+    long mid = s->joints[g->joint].parent, up = mid > 0 ? s->joints[mid].parent : -1;
+    if (!(g->has_pole || (w->want[i] & 64)) || up < 0 || w->dof[up] != 3) return;
+    ikd_vec3 axis = ikd_vec3_norm_or(ikd_vec3_sub(pose[g->joint].position, pose[up].position), ikd_vec3_make(0, 1, 0));
+    ikd_vec3 have = ikd_vec3_reject(ikd_vec3_sub(pose[mid].position, pose[up].position), axis);
+    ikd_vec3 toward = g->has_pole ? ikd_vec3_sub(g->pole, pose[up].position) : ikd_quat_rotate(w->trot[i], w->swivel[i]);
+    ikd_vec3 want = ikd_vec3_reject(toward, axis);
+    if (ikd_vec3_len(have) < 1e-9 * s->size || ikd_vec3_len(want) < 1e-9 * s->size) return;
+    /* the middle joint's distance from the limb's line, over the upper bone */
+    double fade = fmin(1, ikd_vec3_len(have) / ikd_vec3_len(s->joints[mid].offset) / MULTI_POLE_BEND);
+    double half = 0.5 * ikd_vec3_signed_angle(have, want, axis);
+    if (!g->has_pole) /* a swivel nearly along the line says little: whole from MULTI_SWIVEL_ACROSS across it */
+        fade *= fmin(1, ikd_vec3_len(want) / ikd_vec3_len(toward) / MULTI_SWIVEL_ACROSS);
+    if (g->has_pole) {
+        w->zw[up] = ikd_vec3_mad(w->zw[up], axis, half * fade);
+        return;
+    }
+    double own = 0.5 * (ikd_vec3_dot(w->zw[up], axis) - ikd_vec3_dot(w->zw[g->joint], axis)); /* the pull's swivel */
+    w->zw[up] = ikd_vec3_mad(w->zw[up], axis, fade * (half - own));
+    w->zw[g->joint] = ikd_vec3_mad(w->zw[g->joint], axis, -fade * (half - own));
+}
+
 /* The secondary task, in column space: each joint's deviation from rest
  * (options.preferred's pose when given) pulled back by rest_pull, a free
- * root toward the preferred root, and a limb's middle joint toward its
- * pole. */
+ * root toward the preferred root, and limbs toward their poles and
+ * natural swivels (limb_turn). */
 static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, const ikd_pose_joint *pose)
 {
     const ikd_skeleton *s = p->skeleton;
@@ -62,21 +99,7 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
         ikd_quat frame = ikd_quat_mul(k ? pose[j->parent].rotation : ikd_quat_identity(), multi_pull_to(p, k));
         w->zw[k] = ikd_quat_rotate(frame, ikd_vec3_scale(w->zw[k], hs[k])); /* the whole way back to rest (or preferred) */
     }
-    for (size_t i = 0; i < w->g; i++) { /* poles: turn the limb's upper joint so the middle joint moves toward it */
-        const ikd_goal *g = &p->goals[i];
-        long mid = s->joints[g->joint].parent, up = mid > 0 ? s->joints[mid].parent : -1;
-        if (!g->has_pole || up < 0 || w->dof[up] != 3) continue;
-        ikd_vec3 axis = ikd_vec3_norm_or(ikd_vec3_sub(pose[g->joint].position, pose[up].position), ikd_vec3_make(0, 1, 0));
-        ikd_vec3 have = ikd_vec3_reject(ikd_vec3_sub(pose[mid].position, pose[up].position), axis);
-        ikd_vec3 want = ikd_vec3_reject(ikd_vec3_sub(g->pole, pose[up].position), axis);
-        if (ikd_vec3_len(have) < 1e-9 * s->size || ikd_vec3_len(want) < 1e-9 * s->size) continue;
-        /* a straight limb has no bend to turn: the pull fades in over the
-         * first MULTI_POLE_BEND of it (the middle joint's distance from the
-         * limb's line, over the upper bone) */
-        double bend = ikd_vec3_len(have) / ikd_vec3_len(s->joints[mid].offset);
-        ikd_vec3 turn = ikd_vec3_scale(axis, ikd_vec3_signed_angle(have, want, axis) * 0.5 * fmin(1, bend / MULTI_POLE_BEND));
-        w->zw[up] = ikd_vec3_add(w->zw[up], turn);
-    }
+    for (size_t i = 0; i < w->g; i++) limb_turn(w, p, pose, i);
     if (w->anchored && p->rest_pull > 0 && !w->hold_root) { /* the root along the ground, the whole way */
         ikd_vec3 d = ikd_vec3_sub(w->anchor, pose[0].position);
         d = ikd_vec3_scale(ikd_vec3_reject(d, p->up), w->anchor_w); /* along the ground, in column values */

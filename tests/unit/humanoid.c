@@ -169,6 +169,7 @@ static void make_on(tu_rng *r, hset_kind kind, int far, humanoid_problem *hp, co
     ikd_pose_joint tp[HUMANOID_JOINTS];
     random_pose(r, s, 1.0, target);
     target[0] = s->joints[0].rest_local;
+    memcpy(hp->target, target, sizeof target);
     hp->root = s->joints[0].position;
     hp->root_free = kind == HSET_FREE_ROOT || kind == HSET_GROUND;
     hp->up = ikd_quat_rotate(turn, ikd_vec3_make(0, 1, 0));

@@ -35,6 +35,7 @@ typedef struct humanoid_problem {
     size_t goal_count;
     ikd_quat start[HUMANOID_JOINTS];
     int has_start;
+    ikd_quat target[HUMANOID_JOINTS]; /* the pose the goals came from (local rotations; the root's is rest) */
     ikd_vec3 root;
     ikd_vec3 up;   /* the skeleton's up: the world y axis turned with it */
     int root_free;
