@@ -1146,10 +1146,11 @@ class GltfWriter:
         return len(self.accessors) - 1
 
 
-def make_gltf(rng, glb=True):
+def make_gltf(rng, glb=True, skin=True):
     """A Z-up Armature over two joint trees (a leg chain and an IK control bone), joint scales of
     0.99999994, animations with LINEAR, STEP and CUBICSPLINE samplers on rotations and
-    translations, and a leaf whose scale is animated."""
+    translations, and a leaf whose scale is animated. skin=False: no skins (an armature exported
+    without its mesh), the mesh node a leaf with a mesh."""
     w = GltfWriter()
     nodes = [{"name": "Armature", "rotation": q_axis([1, 0, 0], -90), "children": [1, 5]},
              {"name": "hips", "translation": [0, 0, 1.0], "scale": [0.99999994] * 3, "children": [2]},
@@ -1188,6 +1189,10 @@ def make_gltf(rng, glb=True):
            "nodes": nodes, "skins": [{"joints": [1, 2, 3, 4, 5]}],
            "animations": [{"name": "walk", "channels": channels, "samplers": samplers}],
            "accessors": w.accessors, "bufferViews": w.views, "buffers": [{"byteLength": len(w.bin)}]}
+    if not skin:
+        del doc["skins"]
+        nodes[6]["mesh"] = 0
+        doc["meshes"] = [{"primitives": []}]
     if not glb:
         doc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(w.bin).decode()
         # "asset" last, after 8 KB of an unused buffer (Khronos' simple_skin.gltf puts it last: the format
@@ -1272,9 +1277,9 @@ def test_generated_gltf():
     d = Daemon()
     try:
         rng = random.Random(9)
-        for case in range(12):
-            glb = case % 2 == 0
-            body, doc, binary = make_gltf(rng, glb)
+        for case in range(16):
+            glb, skin = case % 2 == 0, case < 12  # cases 12-15: no skins, the node tree is the skeleton
+            body, doc, binary = make_gltf(rng, glb, skin)
             s, r = d.post("/v1/import" + ("?fps=24" if case % 3 == 0 else ""), body,
                           "model/gltf-binary" if glb and case % 4 == 0 else None)
             assert s == 200, (case, r)
@@ -1282,7 +1287,7 @@ def test_generated_gltf():
             names = [j["name"] for j in r["skeleton"]["joints"]]
             assert names[0] == "Armature" and set(names) == {"Armature", "hips", "thigh", "shin", "foot", "foot_ik"}, names
             codes = {w["code"] for w in r["warnings"]}
-            assert "skin_trees" in codes and "scale_animated" in codes, r["warnings"]
+            assert ("skin_trees" if skin else "no_skin") in codes and "scale_animated" in codes, r["warnings"]
             clip = r["clips"][0]
             fps = 24 if case % 3 == 0 else 30
             assert clip["name"] == "walk" and clip["fps"] == fps and len(clip["poses"]) == int(f32(1.3) * fps + 1e-9) + 1, (len(clip["poses"]), fps)
