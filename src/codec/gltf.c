@@ -360,23 +360,23 @@ static size_t node_tree_joints(gltf_model *m)
     return nj;
 }
 
-static int build_skeleton(ikd_gltf *g, const ikd_gltf_opts *o, ikd_error *err)
+/* The joints' nodes marked (joint -2): the chosen skin's, or without
+ * skins the node tree's (node_tree_joints); *nj their count. */
+static int mark_joints(ikd_gltf *g, const ikd_gltf_opts *o, size_t *nj, ikd_error *err)
 {
     gltf_model *m = g->m;
     json_t *skins = json_object_get(m->root, "skins");
     json_t *skin = json_array_get(skins, (size_t)o->skin);
-    size_t nj = 0;
-    json_t *js = NULL;
-    if (!json_array_size(skins) && o->skin == 0 && (nj = node_tree_joints(m)) > 0) {
+    if (!json_array_size(skins) && o->skin == 0 && (*nj = node_tree_joints(m)) > 0) {
         ikd_file_warn(&g->warnings, "no_skin", "skins", "the file has no skin: its node tree is the skeleton");
-    } else if (!json_is_object(skin)) {
-        return ikd__gltf_fail(err, IKD_E_INVALID, "query.skin", json_array_size(skins) ? "the file has no skin of that index" : "the file has no skin");
-    } else {
-        js = json_object_get(skin, "joints");
-        nj = json_is_array(js) ? json_array_size(js) : 0;
-        if (!nj) return failf(err, "skins[%ld].joints", o->skin, "must be a non-empty array of nodes");
+        return IKD_E_OK;
     }
-    for (size_t k = 0; js && k < nj; k++) {
+    if (!json_is_object(skin))
+        return ikd__gltf_fail(err, IKD_E_INVALID, "query.skin", json_array_size(skins) ? "the file has no skin of that index" : "the file has no skin");
+    json_t *js = json_object_get(skin, "joints");
+    *nj = json_is_array(js) ? json_array_size(js) : 0;
+    if (!*nj) return failf(err, "skins[%ld].joints", o->skin, "must be a non-empty array of nodes");
+    for (size_t k = 0; k < *nj; k++) {
         json_int_t v = json_integer_value(json_array_get(js, k));
         if (!json_is_integer(json_array_get(js, k)) || v < 0 || (size_t)v >= m->nnodes || m->nodes[v].joint != -1) {
             char f[64];
@@ -385,6 +385,15 @@ static int build_skeleton(ikd_gltf *g, const ikd_gltf_opts *o, ikd_error *err)
         }
         m->nodes[v].joint = -2; /* a joint; its ikd index comes below */
     }
+    return IKD_E_OK;
+}
+
+static int build_skeleton(ikd_gltf *g, const ikd_gltf_opts *o, ikd_error *err)
+{
+    gltf_model *m = g->m;
+    size_t nj = 0;
+    int rc = mark_joints(g, o, &nj, err);
+    if (rc != IKD_E_OK) return rc;
     /* the tops: joints with no joint above them */
     size_t tops = 0;
     long top = -1;

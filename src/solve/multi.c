@@ -98,11 +98,61 @@ static int far_refine(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, 
     return it;
 }
 
+/* The step just taken by a descent whose goals are `met`, as a settle
+ * treats it: with `settling` (met since an earlier step, and that step no
+ * leap) a step shorter than the last by a rate under MULTI_MIX_BELOW that
+ * would not end the settle as it is is mixed with the settle's last steps
+ * (Anderson: cold solves settle in fewer steps, and the next step's end
+ * test takes the plain steps' rate); else (a settle that crawls or swings,
+ * or no mixing) extrapolate's leap. Returns the leap's rate (0: none, the
+ * step kept in w->dqp for the next). */
+static double settle_leap(multi_ws *w, int met, int settling, int mixing, double prev_moved)
+{
+    double leap = 0;
+    if (met && mixing) ikd__multi_mix_push(w);
+    else w->mixn = -1;
+    if (settling) {
+        if (mixing) {
+            double turn = ikd__multi_step_turn(w), r = prev_moved > 0 ? fmin(turn / prev_moved, 0.95) : 0.95;
+            if (r < MULTI_MIX_BELOW && turn * r / (1 - r) >= MULTI_SETTLED && ikd__multi_mix(w)) {
+                leap = fmax(r, 0.3);
+                memset(w->dqp, 0, w->cols * sizeof(double)); /* a mixed step starts no series */
+            }
+        }
+        if (!(leap > 0)) leap = extrapolate(w);
+    } else {
+        memcpy(w->dqp, w->dq, w->cols * sizeof(double));
+    }
+    if (met && mixing) ikd__multi_mix_took(w);
+    return leap;
+}
+
+/* 1 (and *timed_out set) when the problem's cancel flag is up or its
+ * deadline has passed. */
+static int out_of_time(const ikd_multi_problem *p, int *timed_out)
+{
+    if ((p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed)) ||
+        (p->deadline_ns && ikd_clock_ns() > p->deadline_ns))
+        *timed_out = 1;
+    return *timed_out;
+}
+
 /* One damped least-squares descent from `local` and *root: iterations
  * until the goals are met and the pose settles, the error stalls, or the
  * budget, deadline or cancel flag ends it. The best pose of the descent is
  * left in w->best and *root; *fresh is 1 when pose and gr are still that
- * pose's (its evaluation was the last). Returns the iterations taken. */
+ * pose's (its evaluation was the last). Returns the iterations taken.
+ *
+ * A settling step (not a leap) that loses the goals: where their Jacobian
+ * is nearly singular the pull's compromise with them (about mu^2 / sigma^2
+ * of the deviation) is beyond the tolerance, and the pull and the goals
+ * can cycle to the settling's cap. The met pose the first such step left
+ * is held; the second time (MULTI_LOSSES) the settling ends there. Fed
+ * back, that pose loses the goals the same way and comes back: a fixed
+ * point. Once a plain step has lost them, a leap's loss counts too: the
+ * pull letting go, the goals met, a leap along that and the pull again
+ * cycled to the cap (67 iterations a frame in a tracked boxing clip under
+ * the range metric; now 17 at most). */
 static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd_pose_joint *pose, ikd_vec3 *root,
                    ikd_goal_result *gr, int budget, int *timed_out, int *fresh)
 {
@@ -133,17 +183,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
             else *fresh = 0;
             break;
         }
-        /* A settling step (not a leap) that loses the goals: where their
-         * Jacobian is nearly singular the pull's compromise with them (about
-         * mu^2 / sigma^2 of the deviation) is beyond the tolerance, and the
-         * pull and the goals can cycle to the settling's cap. The met pose
-         * the first such step left is held; the second time (MULTI_LOSSES)
-         * the settling ends there. Fed back, that pose loses the goals the
-         * same way and comes back: a fixed point. Once a plain step has lost
-         * them, a leap's loss counts too: the pull letting go, the goals met,
-         * a leap along that and the pull again cycled to the cap (67
-         * iterations a frame in a tracked boxing clip under the range
-         * metric; now 17 at most). */
+        /* a settling step that loses the goals: the met pose it left is held (see above) */
         if (was_met && !met && (!leapt || lost) && lost++ == 0) held_root = best_root, memcpy(w->held, w->best, s->count * sizeof *local);
         was_met = met;
         *fresh = 0;
@@ -170,9 +210,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
             nudged = 1;
             continue;
         }
-        if (it >= budget) break;
-        if (p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed)) { *timed_out = 1; break; }
-        if (p->deadline_ns && ikd_clock_ns() > p->deadline_ns) { *timed_out = 1; break; }
+        if (it >= budget || out_of_time(p, timed_out)) break;
         double lambda = ikd__multi_damping_for(p, ikd__multi_task_norm(w));
         /* a pull that holds unmet goals off (their error stalls) lets go */
         double mu = stall >= 3 || !(pull_left > 0) ? 0 : p->rest_pull * MULTI_PULL * L;
@@ -182,28 +220,7 @@ static int descend(multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd
         int guess = !far && prev_moved > MULTI_GUESS_MOVED;
         if (ikd__multi_primary_step(w, p, local, pose, lambda, mu, en < MULTI_NEAR * L ? MULTI_NEAR_PULL : 0, guess) != 0) break;
         it++;
-        double leap = 0;
-        if (met && mixing) ikd__multi_mix_push(w);
-        else w->mixn = -1;
-        if (met && settle > 0 && !leapt) {
-            /* a step shorter than the last by a rate under MULTI_MIX_BELOW
-             * that would not end the settle as it is: mixed with the
-             * settle's last steps (Anderson: cold solves settle in fewer
-             * steps), and the next step's end test takes the plain steps'
-             * rate. Else (a settle that crawls or swings, or no mixing)
-             * extrapolate's leap, as before */
-            if (mixing) {
-                double turn = ikd__multi_step_turn(w), r = prev_moved > 0 ? fmin(turn / prev_moved, 0.95) : 0.95;
-                if (r < MULTI_MIX_BELOW && turn * r / (1 - r) >= MULTI_SETTLED && ikd__multi_mix(w)) {
-                    leap = fmax(r, 0.3);
-                    memset(w->dqp, 0, w->cols * sizeof(double)); /* a mixed step starts no series */
-                }
-            }
-            if (!(leap > 0)) leap = extrapolate(w);
-        } else {
-            memcpy(w->dqp, w->dq, w->cols * sizeof(double));
-        }
-        if (met && mixing) ikd__multi_mix_took(w);
+        double leap = settle_leap(w, met, met && settle > 0 && !leapt, mixing, prev_moved);
         leapt = leap > 0;
         double most = en > MULTI_FAR * L ? MULTI_FAR_STEP : MULTI_MAX_STEP;
         if (pulling && pull_left < most) most = pull_left; /* the whole step shortened: the goals' part is small */
@@ -497,6 +514,32 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     return IKD_E_OK;
 }
 
+/* The workspace carved from `work` and set up for p, and the start pose
+ * in local (within the limits); with `hold`, hold_met's layered pass:
+ * returns 0 when it holds nothing. */
+static int start_solve(multi_ws *w, const ikd_multi_problem *p, void *work, ikd_quat *local, ikd_pose_joint *pose,
+                       ikd_goal_result *gr, int hold)
+{
+    const ikd_skeleton *s = p->skeleton;
+    ikd__multi_ws_carve(w, work, s->count, p->goal_count);
+    ikd__multi_setup_columns(w, s, p->stiffness == IKD_STIFFNESS_RANGE);
+    memset(w->locked, 0, w->cols);
+    if (p->start) memcpy(local, p->start, s->count * sizeof *local);
+    else ikd_skeleton_rest_pose(s, local);
+    for (size_t k = 0; k < s->count; k++) local[k] = ikd__multi_within_limit(s, k, ikd_quat_norm(local[k])); /* the start pose */
+    for (size_t k = 0; k < s->count; k++) w->eq[k] = ikd_quat_make(NAN, NAN, NAN, NAN); /* no angles kept yet */
+    int ground = 0; /* ground goals' targets are set from the start pose ... */
+    for (size_t i = 0; i < p->goal_count; i++) ground |= p->goals[i].has_ground;
+    int heading = ground && p->heading; /* ... or p->heading's, when given */
+    if (ground) ikd_skeleton_fk(s, p->root, heading ? p->heading : local, pose);
+    ikd__multi_setup_targets(w, p, pose);
+    if (heading) ikd_skeleton_fk(s, p->root, local, pose);
+    ikd__multi_setup_paths(w, p);
+    if (hold && !hold_met(w, p, local, pose, gr)) return 0;
+    ikd__multi_snap_idle(w, p, local);
+    return 1;
+}
+
 /* ikd_multi_solve's work on a checked problem; with `hold`, hold_met's
  * layered pass (returns 0 without solving when it holds nothing). */
 static int solve_core(const ikd_multi_problem *p, void *work, ikd_quat *local, ikd_pose_joint *pose,
@@ -505,23 +548,8 @@ static int solve_core(const ikd_multi_problem *p, void *work, ikd_quat *local, i
     const ikd_skeleton *s = p->skeleton;
     memset(res, 0, sizeof *res);
     multi_ws w;
-    ikd__multi_ws_carve(&w, work, s->count, p->goal_count);
-    ikd__multi_setup_columns(&w, s, p->stiffness == IKD_STIFFNESS_RANGE);
-    memset(w.locked, 0, w.cols);
     ikd_vec3 root = p->root;
-    if (p->start) memcpy(local, p->start, s->count * sizeof *local);
-    else ikd_skeleton_rest_pose(s, local);
-    for (size_t k = 0; k < s->count; k++) local[k] = ikd__multi_within_limit(s, k, ikd_quat_norm(local[k])); /* the start pose */
-    for (size_t k = 0; k < s->count; k++) w.eq[k] = ikd_quat_make(NAN, NAN, NAN, NAN); /* no angles kept yet */
-    int ground = 0; /* ground goals' targets are set from the start pose ... */
-    for (size_t i = 0; i < p->goal_count; i++) ground |= p->goals[i].has_ground;
-    int heading = ground && p->heading; /* ... or p->heading's, when given */
-    if (ground) ikd_skeleton_fk(s, root, heading ? p->heading : local, pose);
-    ikd__multi_setup_targets(&w, p, pose);
-    if (heading) ikd_skeleton_fk(s, root, local, pose);
-    ikd__multi_setup_paths(&w, p);
-    if (hold && !hold_met(&w, p, local, pose, gr)) return 0;
-    ikd__multi_snap_idle(&w, p, local);
+    if (!start_solve(&w, p, work, local, pose, gr, hold)) return 0;
     /* A descent from the start pose, then (while reachable goals stay unmet
      * and iterations are left) from poses spread over the limits: a local
      * minimum of one start (an arm's elbow on the wrong side, against its

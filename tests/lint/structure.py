@@ -41,16 +41,27 @@ def declared_in_headers():
 
 
 def functions(path):
-    """(name, first line, length) of every function definition at file level."""
+    """(name, first line, length) of every function definition at file level: from the first line
+    of its signature (which may span lines) to its closing brace in column 0."""
     lines = open(path).read().split("\n")
-    start = None
+    start, body = None, False
     for i, line in enumerate(lines):
-        if re.match(r"^[a-zA-Z_].*\)\s*\{?\s*$", line) and not line.startswith(("typedef", "#")):
-            start = i
-        elif line == "}" and start is not None:
+        if start is None:
+            if re.match(r"^[a-zA-Z_][^;=]*\(", line) and not line.startswith(("typedef", "#")):
+                start, body = i, line.rstrip().endswith("{")
+                if line.rstrip().endswith(";"):
+                    start = None  # a one-line prototype
+            continue
+        if not body:
+            if line.rstrip().endswith(";"):
+                start = None  # a prototype over several lines
+            elif line.rstrip().endswith("{") or line == "{":
+                body = True
+            continue
+        if line == "}":
             m = re.search(r"([a-zA-Z_0-9]+)\s*\(", lines[start])
             yield (m.group(1) if m else "?"), start + 1, i - start + 1
-            start = None
+            start, body = None, False
 
 
 LAYERS = {"solve": 0, "codec": 1, "service": 2, "server": 3, "ui": 4}
