@@ -197,10 +197,11 @@ void ikd__multi_setup_preferred(multi_ws *w, const ikd_multi_problem *p)
 }
 
 /* Goal i's natural swivel (w->swivel, want bit 64; limb_turn,
- * multi_step.c): for a limb whose swivel is free (a rotation goal on a
- * 3-DoF joint c, its parent m with no limit, a 3-DoF grandparent u; no
- * pole asked, no options.preferred: there the pull to the animation
- * decides it) and whose end is a foot (the mean of c's children's rest
+ * multi_step.c): for a limb whose swivel no hinge sets (a rotation goal
+ * on a 3-DoF joint c, its parent m 3-DoF too: no limit, or a ball or euler
+ * box such as a recording's; a 3-DoF grandparent u; no pole asked, no
+ * options.preferred: there the pull to the animation decides it; the
+ * limits still bind) and whose end is a foot (the mean of c's children's rest
  * offsets, the toes, lies at least MULTI_SWIVEL_ACROSS of its length
  * across the line u-c; a hand's fingers lie along the arm), the toes' side
  * of the line, kept in c's rest frame: the knee goes over the toes, turned
@@ -212,7 +213,7 @@ static void limb_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i)
     const ikd_goal *g = &p->goals[i];
     long m, u;
     if (p->preferred || g->has_pole || !(w->want[i] & 2) || !ikd__multi_limb_of(w, p, i, &m, &u) || u == 0 ||
-        w->dof[u] != 3 || w->dof[g->joint] != 3 || s->joints[m].limit.type != IKD_LIMIT_NONE)
+        w->dof[u] != 3 || w->dof[g->joint] != 3 || w->dof[m] != 3)
         return;
     const ikd_skeleton_joint *jc = &s->joints[g->joint];
     ikd_vec3 axis = ikd_vec3_sub(jc->position, s->joints[u].position), toes = ikd_vec3_make(0, 0, 0);

@@ -35,8 +35,8 @@ static void to_columns(multi_ws *w, const ikd_skeleton *s, size_t k, ikd_vec3 v)
 /* Goal i's limb (its joint's parent the middle joint, a 3-DoF grandparent
  * `up`) turned about the line from up to the goal's joint. A pole (the
  * goal's `pole`) adds half the angle from the middle joint's side of the
- * line to the pole's to up's pull. A natural swivel (w->swivel: an
- * unlimited knee over the toes) replaces the pull's own turn along the
+ * line to the pole's to up's pull. A natural swivel (w->swivel: a knee
+ * that is no hinge, over the toes) replaces the pull's own turn along the
  * swivel (up about the line, the goal's joint back: the motion that keeps
  * the goal's position and rotation) by the same half angle toward the
  * toes' side, so the rest pull, which says nothing about where a
