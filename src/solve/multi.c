@@ -537,6 +537,7 @@ static int start_solve(multi_ws *w, const ikd_multi_problem *p, void *work, ikd_
     ikd__multi_setup_paths(w, p);
     if (hold && !hold_met(w, p, local, pose, gr)) return 0;
     ikd__multi_snap_idle(w, p, local);
+    ikd__multi_prebend(w, p, local, pose); /* a straight knee that must bend, toward its toes */
     return 1;
 }
 

@@ -201,6 +201,7 @@ ikd_vec3 ikd__multi_rot_vec(ikd_quat q);
  * its length s and its w = c >= 0: the angle over the half angle's sine */
 double ikd__multi_rot_scale(double s, double c);
 void ikd__multi_snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local);
+void ikd__multi_prebend(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd_pose_joint *pose);
 
 /* columns and rows (multi_rows.c); each is described where it is defined */
 void ikd__multi_joint_frames(multi_ws *w, const ikd_skeleton *s, const ikd_quat *local, const ikd_pose_joint *pose);

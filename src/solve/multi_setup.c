@@ -229,6 +229,41 @@ static void limb_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i)
     w->swivel[i] = ikd_quat_rotate(ikd_quat_conj(jc->rotation), d), w->want[i] |= 64;
 }
 
+/* A straight knee under a natural swivel (w->swivel) whose foot's target
+ * is nearer its hip than the leg reaches: bent at the start, toward the
+ * toes' side, by the angle that brings the foot to that distance (the law
+ * of cosines), within its limits. A straight limb has no bend direction
+ * for a step to follow (the distance's derivative is 0 there), so the
+ * first steps bent it whichever way the other goals' rows leaned: a leg
+ * straight in one frame (a T-pose) and bent in the next bent backward
+ * against its bound and came forward frames later (a flip). */
+void ikd__multi_prebend(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd_pose_joint *pose)
+{
+    const ikd_skeleton *s = p->skeleton;
+    int any = 0;
+    for (size_t i = 0; i < w->g; i++) any |= w->want[i] & 64;
+    if (!any) return;
+    ikd_skeleton_fk(s, p->root, local, pose);
+    for (size_t i = 0; i < w->g; i++) {
+        if (!(w->want[i] & 64)) continue;
+        size_t c = p->goals[i].joint, m = (size_t)s->joints[c].parent, u = (size_t)s->joints[m].parent;
+        ikd_vec3 thigh = ikd_vec3_sub(pose[m].position, pose[u].position), shin = ikd_vec3_sub(pose[c].position, pose[m].position);
+        double a = ikd_vec3_len(thigh), b = ikd_vec3_len(shin), d = ikd_vec3_dist(w->tpos[i], pose[u].position);
+        ikd_vec3 line = ikd_vec3_norm_or(ikd_vec3_sub(pose[c].position, pose[u].position), ikd_vec3_make(0, 1, 0));
+        if (!(a > 0 && b > 0) || ikd_vec3_len(ikd_vec3_reject(thigh, line)) >= MULTI_POLE_BEND * a) continue; /* bent */
+        double cosk = (a * a + b * b - d * d) / (2 * a * b); /* the knee's inner angle */
+        if (!(cosk > -1 + 1e-9)) continue;                   /* as far as the leg reaches: straight is right */
+        double bend = M_PI - acos(fmin(1, cosk));
+        ikd_vec3 cue = ikd_vec3_reject(ikd_quat_rotate(w->trot[i], w->swivel[i]), line);
+        ikd_vec3 axis = ikd_vec3_cross(cue, ikd_vec3_scale(shin, 1 / b)); /* the shin swings away from the toes' side */
+        if (!(ikd_vec3_len(axis) > 1e-9)) continue;
+        axis = ikd_vec3_scale(axis, 1 / ikd_vec3_len(axis));
+        ikd_vec3 al = ikd_quat_rotate(ikd_quat_conj(pose[u].rotation), axis); /* in the knee's parent's frame */
+        local[m] = ikd__multi_within_limit(s, m, ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(al, bend), local[m])));
+        ikd_skeleton_fk(s, p->root, local, pose);
+    }
+}
+
 void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start)
 {
     /* foot placement: a free root is drawn, along the ground, over its
