@@ -128,13 +128,13 @@ static double settle_leap(multi_ws *w, int met, int settling, int mixing, double
 }
 
 /* 1 (and *timed_out set) when the problem's cancel flag is up or its
- * deadline has passed. */
+ * deadline has passed now. */
 static int out_of_time(const ikd_multi_problem *p, int *timed_out)
 {
-    if ((p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed)) ||
-        (p->deadline_ns && ikd_clock_ns() > p->deadline_ns))
-        *timed_out = 1;
-    return *timed_out;
+    int out = (p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed)) ||
+              (p->deadline_ns && ikd_clock_ns() > p->deadline_ns);
+    if (out) *timed_out = 1;
+    return out;
 }
 
 /* One damped least-squares descent from `local` and *root: iterations
