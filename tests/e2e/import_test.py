@@ -1288,6 +1288,9 @@ def test_generated_gltf():
             assert names[0] == "Armature" and set(names) == {"Armature", "hips", "thigh", "shin", "foot", "foot_ik"}, names
             codes = {w["code"] for w in r["warnings"]}
             assert ("skin_trees" if skin else "no_skin") in codes and "scale_animated" in codes, r["warnings"]
+            # a skin the file does not have (a skinless file's node tree is skin 0 only): 400 on query.skin
+            s, e = d.post("/v1/import?skin=" + ("1" if skin else "2"), body)
+            assert s == 400 and e["error"]["code"] == "invalid_request" and e["error"]["field"] == "query.skin", (s, e)
             clip = r["clips"][0]
             fps = 24 if case % 3 == 0 else 30
             assert clip["name"] == "walk" and clip["fps"] == fps and len(clip["poses"]) == int(f32(1.3) * fps + 1e-9) + 1, (len(clip["poses"]), fps)
