@@ -206,7 +206,7 @@ $(BUILD)/solve.flags: FORCE
 
 $(BUILD)/src/solve/%.o: src/solve/%.c $(BUILD)/solve.flags
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(if $(filter multi% skeleton,$*),$(SOLVE_CFLAGS)) -c -o $@ $<
+	$(CC) $(CFLAGS) $(if $(filter multi% serial skeleton,$*),$(SOLVE_CFLAGS)) -c -o $@ $<
 
 $(BUILD)/src/%.o: src/%.c
 	@mkdir -p $(@D)

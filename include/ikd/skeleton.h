@@ -304,7 +304,14 @@ size_t ikd_multi_workspace_size(size_t joints, size_t goals);
  * iterations once they are met. When reachable goals stay unmet (a local
  * minimum: limits, an arm's elbow on the wrong side) it descends again
  * from up to max(8, max_iterations / 80) fixed poses spread over the
- * limits, within max_iterations in all, and keeps the best pose. Writes the pose (local rotations, and
+ * limits, within max_iterations in all, and keeps the best pose. One
+ * position and/or rotation goal on a chain of hinges and fixed joints from
+ * a fixed root (a robot arm; no preferred pose, pole, pull bound, soften,
+ * stretch or range stiffness) is solved over the hinge angles alone
+ * (src/solve/serial.c: the same damped steps and restarts, half of
+ * max_iterations, then the freedom left settled to the nearest pose to
+ * rest along the goal); where that does not meet it, as above with the
+ * iterations left. Writes the pose (local rotations, and
  * each joint's world position and rotation) and each goal's result. Never
  * allocates; deterministic; honours the deadline. */
 ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_size, ikd_quat *local,

@@ -3,6 +3,7 @@
 
 #include "fk.h"
 #include "multi.h"
+#include "serial.h"
 
 /* A stalled solve with a hinge against a bound of its range (a straight
  * knee: the limb's Jacobian is singular there and every step that would
@@ -510,7 +511,14 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
         res->iterations += used;
         return IKD_E_OK;
     }
-    solve_core(p, work, local, pose, gr, res, 0);
+    /* one goal on a chain of hinges (a robot arm): serial.c's own descent;
+     * where that does not meet it, the general one with what is left */
+    int used = 0;
+    if (!p->preferred && ikd__serial_solve(p, local, pose, gr, res, &used)) return IKD_E_OK;
+    ikd_multi_problem q = *p;
+    q.max_iterations = p->max_iterations - used;
+    solve_core(&q, work, local, pose, gr, res, 0);
+    res->iterations += used;
     return IKD_E_OK;
 }
 

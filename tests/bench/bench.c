@@ -381,6 +381,21 @@ static void humanoid_bench(int count)
         }
         print_hrow(label, count, &st, times);
     }
+    /* the arm family: every problem another arm drawn as URDFs draw them
+     * (tests/unit/humanoid.c, arm_family_make) */
+    for (int dof = 6; dof <= 7; dof++) {
+        char label[32];
+        snprintf(label, sizeof label, "%dR family", dof);
+        if (only && strcmp(only, label)) continue;
+        tu_rng r;
+        tu_seed(&r, 5100 + (uint64_t)dof);
+        hstats st = {0};
+        for (int k = 0; k < count; k++) {
+            arm_family_make(&r, dof, &hp);
+            times[k] = solve_one(&hp, &st, label, k);
+        }
+        print_hrow(label, count, &st, times);
+    }
     print_hash("humanoid sets and arms:");
     printf("\nhumanoid family: every problem a different rig (stature 0.5-2 x, spine, arms and legs 0.8-1.25 x each, "
            "ranges 0.6-1.3 x, rest T, A or sitting, half turned; tests/unit/humanoid.c), %d problems per set\n", count);

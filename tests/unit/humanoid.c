@@ -269,6 +269,83 @@ void arm_make(tu_rng *r, int dof, humanoid_problem *hp)
     hp->far_goal = -1;
 }
 
+/* A turn of a URDF joint's origin: mostly quarter turns about its frame's
+ * axes (as real arms are drawn), 1 in 6 any rotation. */
+static ikd_quat urdf_turn(tu_rng *r)
+{
+    if (tu_next(r) % 6 == 0) return tu_unit_quat(r);
+    ikd_quat q = ikd_quat_identity();
+    for (int t = (int)(tu_next(r) % 3); t > 0; t--) {
+        ikd_vec3 ax = ikd_vec3_make(0, 0, 0);
+        (&ax.x)[tu_next(r) % 3] = 1;
+        q = ikd_quat_mul(q, ikd_quat_axis_angle(ax, (double)(1 + tu_next(r) % 3) * IKD_PI / 2));
+    }
+    return q;
+}
+
+/* Joint n of an arm-family arm on joint n - 1: a link and an origin turn
+ * as above; a hinge about one of its own axes when `hinge_joint`. */
+static void arm_joint(tu_rng *r, ikd_skeleton_joint *j, ikd_quat *W, size_t n, int hinge_joint)
+{
+    size_t p = n - 1;
+    ikd_vec3 off = ikd_vec3_make(0, 0, 0);
+    (&off.x)[tu_next(r) % 3] = (tu_next(r) % 2 ? 1 : -1) * tu_uniform(r, 0.05, 0.4);
+    if (tu_next(r) % 4 == 0) (&off.x)[tu_next(r) % 3] += tu_uniform(r, -0.1, 0.1);
+    W[n] = ikd_quat_norm(ikd_quat_mul(W[p], urdf_turn(r)));
+    j[n].parent = (long)p;
+    j[n].position = ikd_vec3_add(j[p].position, ikd_quat_rotate(W[p], off));
+    j[n].rotation = W[n];
+    if (!hinge_joint) {
+        ikd_limit_init(&j[n].limit, IKD_LIMIT_FIXED);
+        return;
+    }
+    ikd_vec3 ax = ikd_vec3_make(0, 0, 0);
+    (&ax.x)[tu_next(r) % 3] = tu_next(r) % 2 ? 1 : -1;
+    double lo = -180, hi = 180;
+    if (tu_next(r) % 4) {
+        double width = tu_uniform(r, 90, 350);
+        lo = tu_uniform(r, -180, 180 - width), hi = lo + width;
+    }
+    hinge(&j[n].limit, W[n], ax, lo, hi);
+}
+
+void arm_family_make(tu_rng *r, int dof, humanoid_problem *hp)
+{
+    ikd_skeleton_joint *j = hp->joints;
+    ikd_quat W[HUMANOID_JOINTS];
+    memset(j, 0, sizeof hp->joints);
+    W[0] = tu_next(r) % 2 ? tu_unit_quat(r) : ikd_quat_identity();
+    j[0].parent = -1, j[0].position = ikd_vec3_make(0, 0.5, 0), j[0].rotation = W[0]; /* the base */
+    ikd_limit_init(&j[0].limit, IKD_LIMIT_FIXED);
+    size_t n = 1;
+    for (int h = 0; h < dof; h++) {
+        if (tu_next(r) % 3 == 0) arm_joint(r, j, W, n++, 0);
+        arm_joint(r, j, W, n++, 1);
+    }
+    arm_joint(r, j, W, n++, 0); /* the flange */
+    arm_joint(r, j, W, n++, 0); /* a tool */
+    hp->skeleton = (ikd_skeleton){j, n, 0};
+    ikd_error err;
+    if (ikd_skeleton_validate(&hp->skeleton, &err) != IKD_E_OK) abort();
+    ikd_pose_joint tp[HUMANOID_JOINTS];
+    for (size_t i = 0; i < n; i++) { /* each hinge anywhere in its range */
+        const ikd_limit *l = &j[i].limit;
+        double a = l->type == IKD_LIMIT_HINGE ? tu_uniform(r, l->min_deg, l->max_deg) * IKD_DEG2RAD : 0;
+        hp->target[i] = ikd_quat_mul(j[i].rest_local, ikd_quat_axis_angle(l->local_axis, a));
+    }
+    hp->root = j[0].position;
+    hp->up = ikd_quat_rotate(W[0], ikd_vec3_make(0, 1, 0));
+    hp->root_free = 0;
+    ikd_skeleton_fk(&hp->skeleton, hp->root, hp->target, tp);
+    hp->has_start = tu_next(r) % 4 == 0;
+    if (hp->has_start) random_pose(r, &hp->skeleton, 1.0, hp->start);
+    hp->goal_count = 1;
+    ikd_goal_init(&hp->goals[0], n - 1);
+    hp->goals[0].has_position = 1, hp->goals[0].position = tp[n - 1].position;
+    if (tu_next(r) % 4) hp->goals[0].has_rotation = 1, hp->goals[0].rotation = tp[n - 1].rotation;
+    hp->far_goal = -1;
+}
+
 ikd_code humanoid_setup(ikd_multi_problem *p, const humanoid_problem *hp, ikd_goal *goals, size_t n,
                         const ikd_quat *start, ikd_vec3 root, ikd_error *err)
 {

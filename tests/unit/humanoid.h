@@ -61,6 +61,19 @@ const char *humanoid_family_make(tu_rng *r, hset_kind kind, humanoid_problem *hp
  * by a random world rotation, a quarter starting from a random pose. */
 void arm_make(tu_rng *r, int dof, humanoid_problem *hp);
 
+/* A robot arm of the arm family: `dof` hinges as URDFs give them. Each
+ * joint's rest frame is turned from its parent's by quarter turns about
+ * its axes (1 in 6: any rotation), its offset 0.05-0.4 along one axis of
+ * the parent's frame (1 in 4 with a step across); a fixed joint before a
+ * hinge 1 in 3; the hinge turns about one of its own axes, over a full
+ * circle 1 in 4, else a range 90-350 degrees wide anywhere in [-180, 180]
+ * (so rest may lie outside it, as the Panda's joint4); a fixed flange and
+ * tool at the end; the base half the time turned in the world. One goal on
+ * the tool from forward kinematics of random angles inside the ranges
+ * (hp->target): position and rotation 3 in 4, else position only; the
+ * start the rest pose, 1 in 4 a random pose. */
+void arm_family_make(tu_rng *r, int dof, humanoid_problem *hp);
+
 /* Clips for issue 16's coherence measures: a skeleton and `frames` frames of
  * goals from forward kinematics of a smooth periodic joint trajectory
  * (period `period` frames) inside the limits, so every frame is reachable
