@@ -233,17 +233,33 @@ static int serial_step(const serial *sv, const serial_at *x, double c, double *d
         if (!serial_held(sv, x, k, gk)) fr[nf++] = k;
     }
     for (int round = 0; round < 4 && nf > 0; round++) {
-        for (int i = 0; i < nf; i++) {
-            double v = 0;
-            for (int r = 0; r < m; r++) v += x->J[r][fr[i]] * e[r];
-            rhs[i] = v;
-            for (int j = 0; j <= i; j++) {
-                double h = i == j ? c : 0;
-                for (int r = 0; r < m; r++) h += x->J[r][fr[i]] * x->J[r][fr[j]];
-                H[i * nf + j] = h;
+        if (nf > m) { /* fewer rows than hinges: (J J^T + c) y = e, the step J^T y */
+            double y[6];
+            for (int r = 0; r < m; r++)
+                for (int q = 0; q <= r; q++) {
+                    double h = r == q ? c : 0;
+                    for (int i = 0; i < nf; i++) h += x->J[r][fr[i]] * x->J[q][fr[i]];
+                    H[r * m + q] = h;
+                }
+            if (serial_chol(H, m, e, y) != 0) return -1;
+            for (int i = 0; i < nf; i++) {
+                double v = 0;
+                for (int r = 0; r < m; r++) v += x->J[r][fr[i]] * y[r];
+                sol[i] = v;
             }
+        } else { /* (J^T J + c) d = J^T e */
+            for (int i = 0; i < nf; i++) {
+                double v = 0;
+                for (int r = 0; r < m; r++) v += x->J[r][fr[i]] * e[r];
+                rhs[i] = v;
+                for (int j = 0; j <= i; j++) {
+                    double h = i == j ? c : 0;
+                    for (int r = 0; r < m; r++) h += x->J[r][fr[i]] * x->J[r][fr[j]];
+                    H[i * nf + j] = h;
+                }
+            }
+            if (serial_chol(H, nf, rhs, sol) != 0) return -1;
         }
-        if (serial_chol(H, nf, rhs, sol) != 0) return -1;
         int kept = 0, stopped = 0;
         for (int i = 0; i < nf; i++) {
             int k = fr[i];
