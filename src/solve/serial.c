@@ -429,8 +429,8 @@ static void serial_write(const serial *sv, const serial_at *a, ikd_quat *local)
     const ikd_skeleton *s = p->skeleton;
     for (size_t k = 0; k < s->count; k++) {
         const ikd_skeleton_joint *j = &s->joints[k];
-        if (p->rest_pull > 0 || !p->start) local[k] = j->rest_local;
-        else local[k] = ikd__multi_within_limit(s, k, ikd_quat_norm(p->start[k]));
+        ikd_quat to = p->rest_pull > 0 || !p->start ? j->rest_local : ikd_quat_norm(p->start[k]);
+        local[k] = ikd__multi_within_limit(s, k, to); /* a rest outside a joint's limits: its nearest allowed */
     }
     for (int t = 0; t < sv->depth; t++) {
         const ikd_skeleton_joint *j = &s->joints[sv->path[t]];
