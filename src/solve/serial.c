@@ -216,6 +216,17 @@ static int serial_chol(double *a, int n, const double *b, double *x)
     return 0;
 }
 
+/* a (m x m, lower triangle) = J J^T over the hinges fr[0..nf) plus c on the diagonal. */
+static void serial_rows_product(const serial_at *x, int m, const int *fr, int nf, double c, double *a)
+{
+    for (int r = 0; r < m; r++)
+        for (int q = 0; q <= r; q++) {
+            double v = r == q ? c : 0;
+            for (int i = 0; i < nf; i++) v += x->J[r][fr[i]] * x->J[q][fr[i]];
+            a[r * m + q] = v;
+        }
+}
+
 /* The damped step d minimising |J d - e|^2 + c |d|^2 over the hinges
  * within their ranges: a hinge at a bound that the gradient pushes out is
  * held, and one the step would carry past a bound is stopped there (its
@@ -235,12 +246,7 @@ static int serial_step(const serial *sv, const serial_at *x, double c, double *d
     for (int round = 0; round < 4 && nf > 0; round++) {
         if (nf > m) { /* fewer rows than hinges: (J J^T + c) y = e, the step J^T y */
             double y[6];
-            for (int r = 0; r < m; r++)
-                for (int q = 0; q <= r; q++) {
-                    double h = r == q ? c : 0;
-                    for (int i = 0; i < nf; i++) h += x->J[r][fr[i]] * x->J[q][fr[i]];
-                    H[r * m + q] = h;
-                }
+            serial_rows_product(x, m, fr, nf, c, H);
             if (serial_chol(H, m, e, y) != 0) return -1;
             for (int i = 0; i < nf; i++) {
                 double v = 0;
@@ -336,12 +342,8 @@ static int serial_pull_step(const serial *sv, const serial_at *x, double *d)
         for (int r = 0; r < m; r++) {
             rhs[r] = e[r];
             for (int i = 0; i < nf; i++) rhs[r] -= x->J[r][fr[i]] * z[fr[i]];
-            for (int q = 0; q <= r; q++) {
-                double v = r == q ? 1e-9 * L * L : 0; /* a goal the free hinges cannot turn */
-                for (int i = 0; i < nf; i++) v += x->J[r][fr[i]] * x->J[q][fr[i]];
-                A[r * m + q] = v;
-            }
         }
+        serial_rows_product(x, m, fr, nf, 1e-9 * L * L, A); /* 1e-9: a goal the free hinges cannot turn */
         if (serial_chol(A, m, rhs, y) != 0) return -1;
         int kept = 0, stopped = 0;
         for (int i = 0; i < nf; i++) {

@@ -367,31 +367,20 @@ static void humanoid_bench(int count)
         print_hrow(hset_name((hset_kind)kind), count, &st, times);
     }
     printf("\narms: hinge joints with rest-pose axes and ranges, a 6-DoF goal on the flange (POST /v1/solve/skeleton "
-           "without parents)\n");
-    for (int dof = 6; dof <= 7; dof++) {
+           "without parents); the family: arms drawn as URDFs draw them, a quarter of the goals position only\n");
+    /* the bench's arms, then the arm family: every problem another arm
+     * drawn as URDFs draw them (tests/unit/humanoid.c, arm_family_make) */
+    for (int set = 0; set < 4; set++) {
+        int dof = 6 + set % 2, family = set / 2;
         char label[32];
-        snprintf(label, sizeof label, "%dR arm", dof);
+        snprintf(label, sizeof label, family ? "%dR family" : "%dR arm", dof);
         if (only && strcmp(only, label)) continue;
         tu_rng r;
-        tu_seed(&r, 5000 + (uint64_t)dof);
+        tu_seed(&r, (family ? 5100 : 5000) + (uint64_t)dof);
         hstats st = {0};
         for (int k = 0; k < count; k++) {
-            arm_make(&r, dof, &hp);
-            times[k] = solve_one(&hp, &st, label, k);
-        }
-        print_hrow(label, count, &st, times);
-    }
-    /* the arm family: every problem another arm drawn as URDFs draw them
-     * (tests/unit/humanoid.c, arm_family_make) */
-    for (int dof = 6; dof <= 7; dof++) {
-        char label[32];
-        snprintf(label, sizeof label, "%dR family", dof);
-        if (only && strcmp(only, label)) continue;
-        tu_rng r;
-        tu_seed(&r, 5100 + (uint64_t)dof);
-        hstats st = {0};
-        for (int k = 0; k < count; k++) {
-            arm_family_make(&r, dof, &hp);
+            if (family) arm_family_make(&r, dof, &hp);
+            else arm_make(&r, dof, &hp);
             times[k] = solve_one(&hp, &st, label, k);
         }
         print_hrow(label, count, &st, times);
