@@ -132,8 +132,7 @@ static double settle_leap(multi_ws *w, int met, int settling, int mixing, double
  * deadline has passed now. */
 static int out_of_time(const ikd_multi_problem *p, int *timed_out)
 {
-    int out = (p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed)) ||
-              (p->deadline_ns && ikd_clock_ns() > p->deadline_ns);
+    int out = multi_out_of_time(p);
     if (out) *timed_out = 1;
     return out;
 }

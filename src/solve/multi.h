@@ -162,6 +162,13 @@ static inline ikd_quat multi_pull_to(const ikd_multi_problem *p, size_t k)
     return p->preferred ? p->preferred[k] : p->skeleton->joints[k].rest_local;
 }
 
+/* 1 when the problem's cancel flag is up or its deadline has passed now. */
+static inline int multi_out_of_time(const ikd_multi_problem *p)
+{
+    return (p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed)) ||
+           (p->deadline_ns && ikd_clock_ns() > p->deadline_ns);
+}
+
 /* A goal's result within the problem's tolerances. */
 static inline int multi_met(const ikd_multi_problem *p, const ikd_goal_result *r)
 {

@@ -73,12 +73,6 @@ typedef struct serial_at {
     double cost, perr, rerr;          /* |e|^2; position error, rotation error (radians) */
 } serial_at;
 
-static int timed_out_now(const ikd_multi_problem *p)
-{
-    return (p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed)) ||
-           (p->deadline_ns && ikd_clock_ns() > p->deadline_ns);
-}
-
 /* 1 when p is a problem for this path, with sv set up. */
 static int serial_setup(serial *sv, const ikd_multi_problem *p)
 {
@@ -125,8 +119,8 @@ static int serial_setup(serial *sv, const ikd_multi_problem *p)
 }
 
 /* The path's forward kinematics at a->th; a's rows, errors and cost, and
- * with `jac` its Jacobian (d position and weighted d rotation per radian). */
-static void serial_eval(const serial *sv, serial_at *a, int jac)
+ * its Jacobian (d position and weighted d rotation per radian). */
+static void serial_eval(const serial *sv, serial_at *a)
 {
     ikd_vec3 P = sv->p->root, ax[SERIAL_HINGES], at[SERIAL_HINGES];
     ikd_quat W = ikd_quat_identity();
@@ -143,7 +137,7 @@ static void serial_eval(const serial *sv, serial_at *a, int jac)
     if (sv->g->has_position) {
         ikd_vec3 d = ikd_vec3_sub(sv->g->position, P);
         a->e[0] = d.x, a->e[1] = d.y, a->e[2] = d.z, a->perr = ikd_vec3_len(d);
-        for (int h = 0; jac && h < sv->n; h++) {
+        for (int h = 0; h < sv->n; h++) {
             ikd_vec3 c = ikd_vec3_cross(ax[h], ikd_vec3_sub(P, at[h]));
             a->J[0][h] = c.x, a->J[1][h] = c.y, a->J[2][h] = c.z;
         }
@@ -152,7 +146,7 @@ static void serial_eval(const serial *sv, serial_at *a, int jac)
     if (sv->g->has_rotation) {
         ikd_vec3 v = ikd__multi_rot_vec(ikd_quat_mul(sv->g->rotation, ikd_quat_conj(W)));
         a->e[r] = sv->wr * v.x, a->e[r + 1] = sv->wr * v.y, a->e[r + 2] = sv->wr * v.z, a->rerr = ikd_vec3_len(v);
-        for (int h = 0; jac && h < sv->n; h++)
+        for (int h = 0; h < sv->n; h++)
             a->J[r][h] = sv->wr * ax[h].x, a->J[r + 1][h] = sv->wr * ax[h].y, a->J[r + 2][h] = sv->wr * ax[h].z;
     }
     a->cost = 0;
@@ -287,10 +281,10 @@ static int serial_step(const serial *sv, const serial_at *x, double c, double *d
 /* One descent from (*a)->th, (*b) the trial slot; returns its iterations. */
 static int serial_descend(const serial *sv, serial_at **a, serial_at **b, int budget, double share, int *timed_out)
 {
-    int n = sv->n, m = sv->m, it = 0, stall = 0;
+    int n = sv->n, it = 0, stall = 0;
     double L = sv->p->skeleton->size, progress = sqrt((*a)->cost);
     while (it < budget && !serial_met(sv, *a, share)) {
-        if (timed_out_now(sv->p)) { *timed_out = 1; break; }
+        if (multi_out_of_time(sv->p)) { *timed_out = 1; break; }
         const serial_at *x = *a;
         double en = sqrt(x->cost), lambda = ikd__multi_damping_for(sv->p, en), d[SERIAL_HINGES];
         if (serial_step(sv, x, lambda * lambda, d) != 0) break;
@@ -299,11 +293,10 @@ static int serial_descend(const serial *sv, serial_at **a, serial_at **b, int bu
         double scale = most > cap ? cap / most : 1;
         serial_at *y = *b;
         for (int k = 0; k < n; k++) y->th[k] = serial_clamp(sv, k, x->th[k] + scale * d[k]);
-        serial_eval(sv, y, 1);
+        serial_eval(sv, y);
         it++;
         if (serial_met(sv, x, 1) && !(y->cost < x->cost)) break; /* met, and the step does not tighten it */
         *b = *a, *a = y;
-        (void)m;
         double now = sqrt(y->cost);
         if (now < progress * (1 - MULTI_PROGRESS)) progress = now, stall = 0;
         else if (++stall >= MULTI_STALL) break;
@@ -387,7 +380,7 @@ static int serial_settle(const serial *sv, serial_at **a, serial_at **b, serial_
     double alpha = 1, last_th[SERIAL_HINGES], last_d[SERIAL_HINGES];
     int have_last = 0;
     while (it < budget && it < SERIAL_SETTLE_ITERATIONS) {
-        if (timed_out_now(sv->p)) { *timed_out = 1; break; }
+        if (multi_out_of_time(sv->p)) { *timed_out = 1; break; }
         const serial_at *x = *a;
         double d[SERIAL_HINGES], most = 0;
         if (serial_pull_step(sv, x, d) != 0) break;
@@ -408,7 +401,7 @@ static int serial_settle(const serial *sv, serial_at **a, serial_at **b, serial_
         for (int half = 0; half < 4 && !kept && it < budget; half++, scale *= 0.5) {
             serial_at *t = *b;
             for (int k = 0; k < n; k++) t->th[k] = serial_clamp(sv, k, x->th[k] + scale * d[k]);
-            serial_eval(sv, t, 1);
+            serial_eval(sv, t);
             it++;
             it += serial_descend(sv, b, c, budget - it, SERIAL_TIGHT, timed_out);
             t = *b;
@@ -456,16 +449,16 @@ int ikd__serial_solve(const ikd_multi_problem *p, ikd_quat *local, ikd_pose_join
         if (h < 0) continue;
         const ikd_skeleton_joint *j = &s->joints[sv.path[t]];
         ikd_quat q = p->start ? ikd_quat_norm(p->start[sv.path[t]]) : j->rest_local;
-        ikd_quat d = ikd_limit_project(&j->limit, ikd_quat_mul(ikd_quat_conj(j->rest_local), q));
+        ikd_quat dev = ikd_quat_mul(ikd_quat_conj(j->rest_local), q), d = ikd_limit_project(&j->limit, dev);
         double along = d.x * j->limit.local_axis.x + d.y * j->limit.local_axis.y + d.z * j->limit.local_axis.z;
         a->th[h] = serial_clamp(&sv, h, 2 * atan2(along, d.w));
-        if (!sv.wrap[h] && ikd_limit_violation(&j->limit, ikd_quat_mul(ikd_quat_conj(j->rest_local), q)) > 1e-9)
+        if (!sv.wrap[h] && ikd_limit_violation(&j->limit, dev) > 1e-9)
             a->th[h] = 0.5 * (sv.lo[h] + sv.hi[h]); /* outside its range: from the middle (see the top) */
     }
     int it = 0, timed_out = 0;
     for (int r = 0; it < budget && !timed_out; r++) {
         if (r) serial_seed(&sv, r, a->th);
-        serial_eval(&sv, a, 1);
+        serial_eval(&sv, a);
         int room = budget - it;
         if (r && room > MULTI_RESTART_ITERATIONS) room = MULTI_RESTART_ITERATIONS;
         it += serial_descend(&sv, &a, &b, room, SERIAL_TIGHT, &timed_out);
