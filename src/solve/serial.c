@@ -27,7 +27,7 @@
  * arm under a position goal) the settle moves the angles toward rest:
  * steps along the goal's null space toward z = -theta, d = z + J^T (J
  * J^T)^-1 (e - J z) with the same bounds, scaled by Barzilai and Borwein's
- * estimate of the curvature along the way (at most 1), each followed by
+ * estimate of the curvature along the way (at most SERIAL_BB_MAX), each followed by
  * Gauss-Newton back onto the goal and kept when it lowers |theta|^2,
  * until a step turns no hinge MULTI_SETTLED: the pose ends where the
  * goal's freedom has no part pointing to rest (test_arms). Why a path of
@@ -42,6 +42,9 @@
 #define SERIAL_TIGHT 1e-3 /* a met descent goes on to this share of the tolerances: where Gauss-Newton
                              converges quadratically that is one more step, and a pose fed back is met
                              with room rather than on the edge */
+#define SERIAL_BB_MAX 2 /* the settle's step at most this times the pull's: Barzilai-Borwein estimates
+                          of 1.3-1.5 where the Panda's settle crept at 0.3 a step; uncapped, a
+                          6R arm's settle under a position goal swung and ended 0.06 rad off */
 #define SERIAL_SETTLE_ITERATIONS 120 /* the settle's iterations at most: MULTI_SETTLE_ITERATIONS' 60 pull steps
                                        counted as the general solver counts them, and each pull step here is
                                        followed by about two Gauss-Newton iterations back onto the goal; at
@@ -390,7 +393,7 @@ static int serial_settle(const serial *sv, serial_at **a, serial_at **b, serial_
                 double sk = serial_wrap(x->th[k] - last_th[k]), yk = last_d[k] - d[k];
                 ss += sk * sk, sy += sk * yk;
             }
-            alpha = sy > 0 ? fmin(ss / sy, 1) : 1;
+            alpha = sy > 0 ? fmin(ss / sy, SERIAL_BB_MAX) : 1;
         }
         memcpy(last_th, x->th, sizeof last_th), memcpy(last_d, d, sizeof last_d), have_last = 1;
         for (int k = 0; k < n; k++) most = fmax(most, fabs(d[k]));
