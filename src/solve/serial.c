@@ -425,16 +425,18 @@ static void serial_write(const serial *sv, const serial_at *a, ikd_quat *local)
 {
     const ikd_multi_problem *p = sv->p;
     const ikd_skeleton *s = p->skeleton;
+    int t = 0; /* the path's joints come in index order (a parent is listed before its children) */
     for (size_t k = 0; k < s->count; k++) {
         const ikd_skeleton_joint *j = &s->joints[k];
-        ikd_quat to = p->rest_pull > 0 || !p->start ? j->rest_local : ikd_quat_norm(p->start[k]);
-        local[k] = ikd__multi_within_limit(s, k, to); /* a rest outside a joint's limits: its nearest allowed */
-    }
-    for (int t = 0; t < sv->depth; t++) {
-        const ikd_skeleton_joint *j = &s->joints[sv->path[t]];
-        int h = sv->hinge[t];
-        local[sv->path[t]] =
-            h < 0 ? j->rest_local : ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_quat_axis_angle(j->limit.local_axis, a->th[h])));
+        if (t < sv->depth && sv->path[t] == k) {
+            int h = sv->hinge[t++];
+            local[k] = h < 0 ? j->rest_local
+                             : ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_quat_axis_angle(j->limit.local_axis, a->th[h])));
+        } else if (j->limit.type == IKD_LIMIT_FIXED) {
+            local[k] = j->rest_local;
+        } else { /* a rest outside a joint's limits: its nearest allowed */
+            local[k] = ikd__multi_within_limit(s, k, p->rest_pull > 0 || !p->start ? j->rest_local : ikd_quat_norm(p->start[k]));
+        }
     }
 }
 
