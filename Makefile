@@ -353,7 +353,8 @@ bench: deps
 	    python3 tests/bench/mocap.py --limits=$$l $(BUILD)/ikd $(REAL_FILES); done; \
 	else echo "== no real files (apt-get install assimp-testmodels): the real-motion tables skipped"; fi
 	@if [ -n "$(REAL_ARMS)" ]; then echo "== real arms: 6-DoF flange goals (tests/bench/arms.py)"; \
-	  python3 tests/bench/arms.py $(BUILD)/ikd $(REAL_ARMS); else echo "== no URDF arms (REAL_ARMS): skipped"; fi
+	  python3 tests/bench/arms.py --bench $(BUILD)/bench $(BUILD)/ikd $(REAL_ARMS); \
+	else echo "== no URDF arms (REAL_ARMS): skipped"; fi
 	@if command -v npm >/dev/null 2>&1 && command -v chromium >/dev/null 2>&1; then \
 	  echo "== the editor: a 121-joint character dragged by a hand (tests/browser/drag.mjs)"; \
 	  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error >/dev/null) && node tests/browser/drag.mjs $(BUILD)/ikd 3; \

@@ -1,6 +1,6 @@
 """arms.py - real robot arms: 6-DoF goals on URDF arms' flanges, from random joint values inside the limits (issue 42's measure).
 
-    python3 tests/bench/arms.py IKD_BIN FILE.urdf...   (make bench runs it on ../shared/samples' URDFs)
+    python3 tests/bench/arms.py [--bench BENCH] IKD_BIN FILE.urdf...   (make bench runs it on ../shared/samples' URDFs)
 
 Each URDF is imported (POST /v1/import), and 1000 problems per arm are drawn with a fixed seed:
 every revolute joint at a uniform value inside its limits (continuous joints: a full turn), the
@@ -8,12 +8,17 @@ end effector's position and rotation by ikd's own forward kinematics (DESIGN.md'
 to /v1/solve/skeleton by the skeleton's id with no start pose (the zero configuration). Reported
 per arm: the effector (of the import's effectors, the one with the most hinges above it), its
 hinges, goals met (status reached), median and p99 solve time (the replies' solve_us).
+With --bench (make bench's build/bench), the same requests (the skeleton by value) are
+also solved in process, `BENCH 3 requests FILE`: the solve alone, each problem's fastest
+of three rounds, without the HTTP path's cold caches between sequential requests.
 """
 import json
 import math
 import os
 import random
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 import pyharness  # noqa: E402
@@ -51,7 +56,7 @@ def measure(d, path, count=1000):
     with open(path, "rb") as f:
         s, imp = d.post("/v1/import?format=urdf", f.read(), "application/octet-stream")
     if s != 200:
-        return None
+        return None, None
     js = imp["skeleton"]["joints"]
     index = {j["name"]: i for i, j in enumerate(js)}
     parent = [index[j["parent"]] if "parent" in j else -1 for j in js]
@@ -65,30 +70,44 @@ def measure(d, path, count=1000):
     eff = max(imp["effectors"], key=lambda e: hinges_above(index[e]))
     hinges = hinges_above(index[eff])
     rng = random.Random(42)
-    met, us = 0, []
+    met, us, lines = 0, [], []
     for _ in range(count):
         wp, wq = problem(js, parent, rng)
         e = index[eff]
-        body = {"skeleton": imp["id"], "goals": [{"joint": eff, "position": wp[e], "rotation": wq[e]}]}
-        s, r = d.post("/v1/solve/skeleton", json.dumps(body), "application/json")
+        goals = [{"joint": eff, "position": wp[e], "rotation": wq[e]}]
+        s, r = d.post("/v1/solve/skeleton", json.dumps({"skeleton": imp["id"], "goals": goals}), "application/json")
         met += s == 200 and r["goals"][0]["status"] == "reached"
         us.append(r.get("solve_us", 0) if s == 200 else 0)
+        lines.append(json.dumps({"skeleton": imp["skeleton"], "goals": goals}))
     us.sort()
-    return os.path.basename(path), eff, hinges, count, met, us[count // 2], us[int(count * 0.99)]
+    return (os.path.basename(path), eff, hinges, count, met, us[count // 2], us[int(count * 0.99)]), lines
 
 
 def main():
-    d = pyharness.Daemon(sys.argv[1])
+    args = sys.argv[1:]
+    bench = None
+    if args[:1] == ["--bench"]:
+        bench, args = args[1], args[2:]
+    d = pyharness.Daemon(args[0])
     try:
         print("| file | effector | hinges | goals | met | median us | p99 us |")
         print("|---|---|---|---|---|---|---|")
-        for path in sys.argv[2:]:
-            r = measure(d, path)
+        inproc = []
+        for path in args[1:]:
+            r, lines = measure(d, path)
             if r is None:
                 print("| %s | not imported | | | | | |" % os.path.basename(path))
                 continue
             print("| %s | %s | %d | %d | %d (%.1f%%) | %.1f | %.1f |" % (r[:5] + (100.0 * r[4] / r[3],) + r[5:]))
             sys.stdout.flush()
+            if bench:
+                with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+                    f.write("\n".join(lines) + "\n")
+                out = subprocess.run([bench, "3", "requests", f.name], capture_output=True, text=True)
+                os.unlink(f.name)
+                inproc.append("%s: %s" % (r[0], (out.stdout or out.stderr).strip().split(": ", 1)[-1]))
+        for line in inproc:
+            print(line)
     finally:
         d.stop()
 

@@ -728,6 +728,71 @@ static void import_bench(void)
     ikd_skelstore_destroy(&store);
 }
 
+/* `bench REPS requests FILE`: skeleton requests (one JSON body a line, the
+ * skeleton by value; tests/bench/arms.py --bench writes them) decoded once,
+ * then solved by ikd_multi_solve alone in REPS rounds over the file; per
+ * problem its fastest round (the solve itself, without the HTTP path), and
+ * over the file the goals met, mean iterations, median and p99. */
+static int requests_bench(int reps, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        return 1;
+    }
+    ikd_api_limits lim = {IKD_MAX_JOINTS, 100000, 100, NULL, 0, 0, NULL, NULL};
+    size_t n = 0, cap = 0;
+    ikd_skel_request *reqs = NULL;
+    char *line = NULL;
+    size_t lcap = 0;
+    ssize_t len;
+    while ((len = getline(&line, &lcap, f)) > 0) {
+        if (n == cap) reqs = realloc(reqs, (cap = cap ? 2 * cap : 256) * sizeof *reqs);
+        ikd_doc doc;
+        ikd_error err;
+        ikd_api_skel_init(&reqs[n], &lim);
+        if (ikd_doc_load(&doc, IKD_ENC_JSON, line, (size_t)len, &err) != IKD_E_OK ||
+            ikd_api_skel_decode(doc.root, &lim, -1, &reqs[n], &err) != IKD_E_OK) {
+            fprintf(stderr, "%s line %zu: %s %s\n", path, n + 1, err.field, err.message);
+            return 1;
+        }
+        ikd_doc_free(&doc);
+        n++;
+    }
+    free(line);
+    fclose(f);
+    double *best = malloc(sizeof(double) * (n ? n : 1));
+    long iterations = 0;
+    int met = 0;
+    for (int r = 0; r < reps; r++) /* every problem once a round: its caches cold as over HTTP */
+        for (size_t i = 0; i < n; i++) {
+            ikd_multi_problem *p = &reqs[i].problem;
+            p->skeleton = &reqs[i].skeleton; /* the array moved since decoding */
+            size_t joints = reqs[i].skeleton.count, ws = ikd_multi_workspace_size(joints, reqs[i].goal_count);
+            void *work = malloc(ws);
+            ikd_quat *local = malloc(joints * sizeof *local);
+            ikd_pose_joint *pose = malloc(joints * sizeof *pose);
+            ikd_goal_result *gr = malloc(reqs[i].goal_count * sizeof *gr);
+            ikd_multi_result res;
+            ikd_error err;
+            double t0 = now_ns();
+            ikd_multi_solve(p, work, ws, local, pose, gr, &res, &err);
+            double us = (now_ns() - t0) / 1e3;
+            best[i] = r ? fmin(best[i], us) : us;
+            if (r == 0) met += res.status == IKD_MULTI_REACHED, iterations += res.iterations;
+            free(work), free(local), free(pose), free(gr);
+        }
+    for (size_t i = 0; i < n; i++) ikd_skel_request_destroy(&reqs[i]);
+    qsort(best, n, sizeof(double), cmp_double);
+    printf("requests %s: %zu solved in process, %d met, %.1f iterations on average, median %.1f us, p99 %.1f us "
+           "(each the fastest of %d rounds)\n",
+           path, n, met, n ? (double)iterations / (double)n : 0.0, n ? best[n / 2] : 0.0, n ? best[n * 99 / 100] : 0.0,
+           reps);
+    free(best);
+    free(reqs);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* the daemon's heap settings (src/server/main.c): batches' buffers stay in the heap
@@ -741,9 +806,11 @@ int main(int argc, char **argv)
         clip_json((unsigned)count);
         return 0;
     }
+    if (only && !strcmp(only, "requests") && argc > 3) return requests_bench(count, argv[3]);
     if (count < 1) {
         fprintf(stderr, "usage: %s [N [SET [MAX_ITERATIONS]]]: N >= 1 problems per set (default 1000); SET a solver\n"
-                        "name, humanoid, clips, or clip-json (N is then the seed)\n", argv[0]);
+                        "name, humanoid, clips, or clip-json (N is then the seed); or %s REPS requests FILE\n",
+                argv[0], argv[0]);
         return 2;
     }
     static const size_t sizes[] = {4, 8, 16, 32};
