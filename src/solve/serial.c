@@ -182,33 +182,36 @@ static int serial_held(const serial *sv, const serial_at *a, int k, double v)
 }
 
 /* Solves (a) x = b for the n x n symmetric positive definite a (row-major,
- * lower triangle read and overwritten by its Cholesky factor), n <=
- * SERIAL_HINGES; the factor's diagonal kept as reciprocals (spd.c's
- * general solver divides: here a descent's every iteration solves one).
- * Returns 0, or -1 when a is not positive definite. */
+ * lower triangle read and overwritten by L of a = L D L^T, L unit lower),
+ * n <= SERIAL_HINGES; D's reciprocals kept (spd.c's Cholesky takes a
+ * square root and a division a row: here every iteration factors one, and
+ * those were a seventh of a 7R arm's solve). Returns 0, or -1 when a is
+ * not positive definite. */
 static int serial_chol(double *a, int n, const double *b, double *x)
 {
     double inv[SERIAL_HINGES];
     for (int i = 0; i < n; i++) {
-        double *ai = a + i * n;
-        for (int k = 0; k <= i; k++) {
+        double *ai = a + i * n, ld[SERIAL_HINGES]; /* ld[t]: L[i][t] D[t] */
+        for (int k = 0; k < i; k++) {
             const double *ak = a + k * n;
             double v = ai[k];
-            for (int t = 0; t < k; t++) v -= ai[t] * ak[t];
-            if (i > k) ai[k] = v * inv[k];
-            else if (!(v > 0)) return -1;
-            else ai[i] = sqrt(v), inv[i] = 1 / ai[i];
+            for (int t = 0; t < k; t++) v -= ld[t] * ak[t];
+            ld[k] = v, ai[k] = v * inv[k];
         }
+        double v = ai[i];
+        for (int t = 0; t < i; t++) v -= ld[t] * ai[t];
+        if (!(v > 0)) return -1;
+        inv[i] = 1 / v;
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++) { /* L y = b */
         double v = b[i];
         for (int t = 0; t < i; t++) v -= a[i * n + t] * x[t];
-        x[i] = v * inv[i];
+        x[i] = v;
     }
-    for (int i = n; i-- > 0;) {
-        double v = x[i];
+    for (int i = n; i-- > 0;) { /* D L^T x = y */
+        double v = x[i] * inv[i];
         for (int t = i + 1; t < n; t++) v -= a[t * n + i] * x[t];
-        x[i] = v * inv[i];
+        x[i] = v;
     }
     return 0;
 }
