@@ -286,13 +286,10 @@ static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root,
  * "Restarts in a clip"). */
 static void restart_pose(const ikd_skeleton *s, const int *idle, int r, const ikd_quat *near, ikd_quat *local)
 {
-    unsigned long long x = 0x9E3779B97F4A7C15ull * (unsigned long long)(r + 1);
+    unsigned long long x = multi_restart_seed(r);
     for (size_t k = 0; k < s->count; k++) {
         double u[4];
-        for (int t = 0; t < 4; t++) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            u[t] = (double)(x >> 11) / 9007199254740992.0; /* [0, 1) */
-        }
+        for (int t = 0; t < 4; t++) u[t] = multi_restart_unit(&x);
         const ikd_limit *l = &s->joints[k].limit;
         ikd_quat d;
         if (l->type == IKD_LIMIT_HINGE) {
@@ -513,7 +510,7 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
     /* one goal on a chain of hinges (a robot arm): serial.c's own descent;
      * where that does not meet it, the general one with what is left */
     int used = 0;
-    if (!p->preferred && ikd__serial_solve(p, local, pose, gr, res, &used)) return IKD_E_OK;
+    if (ikd__serial_solve(p, local, pose, gr, res, &used)) return IKD_E_OK;
     ikd_multi_problem q = *p;
     q.max_iterations = p->max_iterations - used;
     solve_core(&q, work, local, pose, gr, res, 0);

@@ -162,6 +162,19 @@ static inline ikd_quat multi_pull_to(const ikd_multi_problem *p, size_t k)
     return p->preferred ? p->preferred[k] : p->skeleton->joints[k].rest_local;
 }
 
+/* Restarts' fixed pseudo-random sequence (xorshift64): restart r's state,
+ * and the next number in [0, 1) from it. */
+static inline unsigned long long multi_restart_seed(int r)
+{
+    return 0x9E3779B97F4A7C15ull * (unsigned long long)(r + 1);
+}
+
+static inline double multi_restart_unit(unsigned long long *x)
+{
+    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+    return (double)(*x >> 11) / 9007199254740992.0;
+}
+
 /* 1 when the problem's cancel flag is up or its deadline has passed now. */
 static inline int multi_out_of_time(const ikd_multi_problem *p)
 {

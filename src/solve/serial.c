@@ -317,12 +317,8 @@ static int serial_descend(const serial *sv, serial_at **a, serial_at **b, int bu
 /* Restart r's angles: uniform over each range (a fixed pseudo-random sequence). */
 static void serial_seed(const serial *sv, int r, double *th)
 {
-    unsigned long long x = 0x9E3779B97F4A7C15ull * (unsigned long long)(r + 1);
-    for (int k = 0; k < sv->n; k++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        double u = (double)(x >> 11) / 9007199254740992.0; /* [0, 1) */
-        th[k] = sv->lo[k] + u * (sv->hi[k] - sv->lo[k]);
-    }
+    unsigned long long x = multi_restart_seed(r);
+    for (int k = 0; k < sv->n; k++) th[k] = sv->lo[k] + multi_restart_unit(&x) * (sv->hi[k] - sv->lo[k]);
 }
 
 /* The pull's step d at x: the nearest to z (the whole way back to rest,
