@@ -95,8 +95,85 @@ static int load_buffers(gltf_model *m, const unsigned char *bin, size_t bin_len,
     return IKD_E_OK;
 }
 
+/* One component at p as a double: floats, and normalized or plain integers. */
+static double component(const unsigned char *p, long ct, int norm)
+{
+    if (ct == 5126) {
+        float f;
+        uint32_t u = le32(p);
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    if (ct == 5125) return le32(p);
+    if (ct == 5123 || ct == 5122) {
+        unsigned u = p[0] | (unsigned)p[1] << 8;
+        double v = ct == 5122 ? (double)(int16_t)u : (double)u;
+        return !norm ? v : ct == 5122 ? fmax(v / 32767.0, -1.0) : v / 65535.0;
+    }
+    double v = ct == 5120 ? (double)(int8_t)p[0] : (double)p[0];
+    return !norm ? v : ct == 5120 ? fmax(v / 127.0, -1.0) : v / 255.0;
+}
+
+/* Where n elements of elem bytes start in bufferView `view` at byte off
+ * (*stride apart: the view's byteStride, or elem; packed: elem always),
+ * or NULL with err set on `field`, the view's member (`run`, the elements'
+ * object, when they run past the view); both formats take accessor a. */
+static const unsigned char *view_span(gltf_model *m, json_t *view, json_int_t off, size_t n, size_t elem, int packed,
+                                      size_t *stride, const char *field, const char *run, long a, ikd_error *err)
+{
+    if (!json_is_integer(view)) return failf(err, field, a, "is required"), NULL;
+    json_int_t vi = json_integer_value(view);
+    json_t *bv = json_array_get(json_object_get(m->root, "bufferViews"), (size_t)vi);
+    if (!json_is_object(bv)) return failf(err, field, a, "there is no such bufferView"), NULL;
+    if (json_object_get(json_object_get(bv, "extensions"), "EXT_meshopt_compression"))
+        return failf(err, "bufferViews[%ld].extensions.EXT_meshopt_compression", (long)vi,
+                     "meshopt-compressed data is not read (gltfpack without -c writes it plain)"), NULL;
+    size_t buffer = (size_t)json_integer_value(json_object_get(bv, "buffer"));
+    json_int_t voff = json_integer_value(json_object_get(bv, "byteOffset")), vlen = json_integer_value(json_object_get(bv, "byteLength"));
+    json_int_t st = packed ? 0 : json_integer_value(json_object_get(bv, "byteStride"));
+    if (st == 0) st = (json_int_t)elem;
+    if (buffer >= m->nbuf || voff < 0 || vlen < 0 || off < 0 || st < (json_int_t)elem || st > 252 ||
+        (size_t)voff + (size_t)vlen > m->buf_len[buffer])
+        return failf(err, field, a, "its bufferView lies outside its buffer"), NULL;
+    if ((size_t)off + (n - 1) * (size_t)st + elem > (size_t)vlen || n > (size_t)vlen)
+        return failf(err, run, a, "runs past the end of its bufferView"), NULL;
+    *stride = (size_t)st;
+    return m->buf[buffer] + voff + off;
+}
+
+/* The sparse part of accessor `a` (sp) written over o (n elements of nc
+ * components): strictly increasing indices below n, and their values. */
+static int read_sparse(gltf_model *m, long a, json_t *sp, long ct, int norm, double *o, size_t n, int nc, ikd_error *err)
+{
+    json_t *c = json_object_get(sp, "count"), *ix = json_object_get(sp, "indices"), *vals = json_object_get(sp, "values");
+    if (!json_is_integer(c) || json_integer_value(c) < 1 || (size_t)json_integer_value(c) > n)
+        return failf(err, "accessors[%ld].sparse.count", a, "must be an integer from 1 to the accessor's count");
+    size_t k = (size_t)json_integer_value(c), ist, vst;
+    long ict = (long)json_integer_value(json_object_get(ix, "componentType"));
+    int isize = ict == 5125 ? 4 : ict == 5123 ? 2 : ict == 5121 ? 1 : 0;
+    if (!isize) return failf(err, "accessors[%ld].sparse.indices.componentType", a, "must be 5121, 5123 or 5125");
+    int csize = ct == 5126 || ct == 5125 ? 4 : ct == 5122 || ct == 5123 ? 2 : 1;
+    const unsigned char *ip = view_span(m, json_object_get(ix, "bufferView"), json_integer_value(json_object_get(ix, "byteOffset")), k,
+                                        (size_t)isize, 1, &ist, "accessors[%ld].sparse.indices.bufferView", "accessors[%ld].sparse.indices", a, err);
+    if (!ip) return err->code;
+    const unsigned char *vp = view_span(m, json_object_get(vals, "bufferView"), json_integer_value(json_object_get(vals, "byteOffset")),
+                                        k, (size_t)csize * (size_t)nc, 1, &vst, "accessors[%ld].sparse.values.bufferView", "accessors[%ld].sparse.values", a, err);
+    if (!vp) return err->code;
+    size_t prev = 0;
+    for (size_t i = 0; i < k; i++) {
+        const unsigned char *q = ip + i * (size_t)isize;
+        size_t at = isize == 4 ? le32(q) : isize == 2 ? (size_t)(q[0] | q[1] << 8) : q[0];
+        if (at >= n || (i && at <= prev))
+            return failf(err, "accessors[%ld].sparse.indices", a, "must be strictly increasing and below the accessor's count");
+        prev = at;
+        for (int j = 0; j < nc; j++) o[at * (size_t)nc + (size_t)j] = component(vp + i * vst + (size_t)j * (size_t)csize, ct, norm);
+    }
+    return IKD_E_OK;
+}
+
 /* Accessor `a` as doubles: *count elements of *ncomp components (a malloc'd
- * array in *out). Floats, and normalized or plain integers. */
+ * array in *out). Floats, and normalized or plain integers; with no
+ * bufferView, zeros; a sparse part written over either (glTF 2.0, 3.6.2). */
 int ikd__gltf_read_accessor(gltf_model *m, long a, double **out, size_t *count, int *ncomp, ikd_error *err)
 {
     json_t *acc = json_array_get(json_object_get(m->root, "accessors"), (size_t)a);
@@ -110,55 +187,33 @@ int ikd__gltf_read_accessor(gltf_model *m, long a, double **out, size_t *count, 
     long ct = (long)json_integer_value(json_object_get(acc, "componentType"));
     int csize = ct == 5126 || ct == 5125 ? 4 : ct == 5122 || ct == 5123 ? 2 : ct == 5120 || ct == 5121 ? 1 : 0;
     if (!csize) return failf(err, "accessors[%ld].componentType", a, "must be 5120-5123, 5125 or 5126");
-    json_t *c = json_object_get(acc, "count");
+    json_t *c = json_object_get(acc, "count"), *bvi = json_object_get(acc, "bufferView"), *sp = json_object_get(acc, "sparse");
     if (!json_is_integer(c) || json_integer_value(c) < 1) return failf(err, "accessors[%ld].count", a, "must be an integer >= 1");
-    if (json_object_get(acc, "sparse")) return failf(err, "accessors[%ld].sparse", a, "sparse accessors are not read");
-    size_t n = (size_t)json_integer_value(c);
-    json_t *bvi = json_object_get(acc, "bufferView");
-    if (!json_is_integer(bvi)) return failf(err, "accessors[%ld].bufferView", a, "is required");
-    json_t *bv = json_array_get(json_object_get(m->root, "bufferViews"), (size_t)json_integer_value(bvi));
-    if (!json_is_object(bv)) return failf(err, "accessors[%ld].bufferView", a, "there is no such bufferView");
-    if (json_object_get(json_object_get(bv, "extensions"), "EXT_meshopt_compression"))
-        return failf(err, "bufferViews[%ld].extensions.EXT_meshopt_compression", (long)json_integer_value(bvi),
-                     "meshopt-compressed data is not read (gltfpack without -c writes it plain)");
-    size_t buffer = (size_t)json_integer_value(json_object_get(bv, "buffer"));
-    json_int_t voff = json_integer_value(json_object_get(bv, "byteOffset")), vlen = json_integer_value(json_object_get(bv, "byteLength"));
-    json_int_t stride = json_integer_value(json_object_get(bv, "byteStride")), aoff = json_integer_value(json_object_get(acc, "byteOffset"));
-    size_t elem = (size_t)csize * (size_t)nc;
-    if (stride == 0) stride = (json_int_t)elem;
-    if (buffer >= m->nbuf || voff < 0 || vlen < 0 || aoff < 0 || stride < (json_int_t)elem || stride > 252 ||
-        (size_t)voff + (size_t)vlen > m->buf_len[buffer])
-        return failf(err, "accessors[%ld].bufferView", a, "its bufferView lies outside its buffer");
-    if ((size_t)aoff + (n - 1) * (size_t)stride + elem > (size_t)vlen || n > (size_t)vlen)
-        return failf(err, "accessors[%ld]", a, "runs past the end of its bufferView");
+    size_t n = (size_t)json_integer_value(c), stride = 0;
+    if (sp && !json_is_object(sp)) return failf(err, "accessors[%ld].sparse", a, "must be an object");
+    const unsigned char *base = NULL;
+    if (bvi || !sp) { /* only a sparse accessor may leave out its bufferView (then it starts as zeros) */
+        base = view_span(m, bvi, json_integer_value(json_object_get(acc, "byteOffset")), n, (size_t)csize * (size_t)nc, 0, &stride,
+                         "accessors[%ld].bufferView", "accessors[%ld]", a, err);
+        if (!base) return err->code;
+    } else {
+        size_t bytes = 0; /* the buffers' bytes bound an accessor of zeros as they bound one of data */
+        for (size_t i = 0; i < m->nbuf; i++) bytes += m->buf_len[i];
+        if (n > bytes) return failf(err, "accessors[%ld].count", a, "is more elements than the file's buffers hold bytes");
+    }
     int norm = json_is_true(json_object_get(acc, "normalized"));
-    double *o = malloc(n * (size_t)nc * sizeof *o);
+    double *o = calloc(n * (size_t)nc, sizeof *o);
     if (!o) return ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
-    const unsigned char *base = m->buf[buffer] + voff + aoff;
-    for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < nc; k++) {
-            const unsigned char *p = base + i * (size_t)stride + (size_t)k * (size_t)csize;
-            double v;
-            if (ct == 5126) {
-                float f;
-                uint32_t u = le32(p);
-                memcpy(&f, &u, 4);
-                v = f;
-            } else if (ct == 5125) {
-                v = le32(p);
-            } else if (ct == 5123 || ct == 5122) {
-                unsigned u = p[0] | (unsigned)p[1] << 8;
-                v = ct == 5122 ? (double)(int16_t)u : (double)u;
-                if (norm) v = ct == 5122 ? fmax(v / 32767.0, -1.0) : v / 65535.0;
-            } else {
-                v = ct == 5120 ? (double)(int8_t)p[0] : (double)p[0];
-                if (norm) v = ct == 5120 ? fmax(v / 127.0, -1.0) : v / 255.0;
-            }
-            if (!isfinite(v)) {
-                free(o);
-                return failf(err, "accessors[%ld]", a, "holds a number that is not finite");
-            }
-            o[i * (size_t)nc + (size_t)k] = v;
+    for (size_t i = 0; base && i < n; i++)
+        for (int k = 0; k < nc; k++) o[i * (size_t)nc + (size_t)k] = component(base + i * stride + (size_t)k * (size_t)csize, ct, norm);
+    if (sp && read_sparse(m, a, sp, ct, norm, o, n, nc, err) != IKD_E_OK) {
+        free(o);
+        return err->code;
+    }
+    for (size_t i = 0; i < n * (size_t)nc; i++)
+        if (!isfinite(o[i])) {
+            free(o);
+            return failf(err, "accessors[%ld]", a, "holds a number that is not finite");
         }
     *out = o, *count = n, *ncomp = nc;
     return IKD_E_OK;

@@ -1343,6 +1343,96 @@ def test_bad_gltf():
     finally:
         d.stop()
 
+def sparse_variant(doc, binary, bad=None):
+    """The .gltf of doc with its animation outputs written sparse (glTF 2.0, 3.6.2), the values the
+    same: the first output with no bufferView (zeros) and every element in its sparse part (uint8
+    indices), the others over a base of zeros with every second element in it (uint16, uint32).
+    bad(doc, outputs, view) changes the result to make it invalid (view(bytes) adds a bufferView)."""
+    doc = json.loads(json.dumps(doc))
+    binary = bytearray(binary)
+
+    def view(data):
+        while len(binary) % 4:
+            binary.append(0)
+        doc["bufferViews"].append({"buffer": 0, "byteOffset": len(binary), "byteLength": len(data)})
+        binary.extend(data)
+        return len(doc["bufferViews"]) - 1
+
+    outputs = sorted({sm["output"] for sm in doc["animations"][0]["samplers"]})
+    for k, i in enumerate(outputs):
+        a = doc["accessors"][i]
+        n = {"SCALAR": 1, "VEC3": 3, "VEC4": 4}[a["type"]]
+        vals = struct.unpack_from("<%df" % (a["count"] * n), binary, doc["bufferViews"][a["bufferView"]]["byteOffset"])
+        idx = list(range(a["count"])) if k == 0 else list(range(k % 2, a["count"], 2))
+        fmt, ct = [("B", 5121), ("H", 5123), ("I", 5125)][k % 3]
+        base = [0.0] * len(vals)
+        for e in range(a["count"]):
+            if e not in idx:
+                base[e * n:(e + 1) * n] = vals[e * n:(e + 1) * n]
+        if k == 0:
+            del a["bufferView"]
+        else:
+            a["bufferView"] = view(struct.pack("<%df" % len(base), *base))
+        sparse_vals = [v for e in idx for v in vals[e * n:(e + 1) * n]]
+        a["sparse"] = {"count": len(idx),
+                       "indices": {"bufferView": view(struct.pack("<%d%s" % (len(idx), fmt), *idx)), "componentType": ct},
+                       "values": {"bufferView": view(struct.pack("<%df" % len(sparse_vals), *sparse_vals))}}
+    if bad:
+        bad(doc, outputs, view)
+    doc["buffers"] = [{"byteLength": len(binary),
+                       "uri": "data:application/octet-stream;base64," + base64.b64encode(bytes(binary)).decode()}]
+    return json.dumps(doc).encode()
+
+
+def test_sparse_gltf_accessors():
+    """Animation outputs written as sparse accessors (as gltf-transform's sparse() writes them)
+    import to the same clip as the dense file; bad sparse parts are 400 on their field."""
+    d = Daemon()
+    try:
+        for seed in range(4):
+            body, doc, binary = make_gltf(random.Random(seed), False)
+            s, dense = d.post("/v1/import", body)
+            assert s == 200, dense
+            s, r = d.post("/v1/import", sparse_variant(doc, binary))
+            assert s == 200, r
+            assert r["clips"][0]["poses"] == dense["clips"][0]["poses"] and r["skeleton"] == dense["skeleton"], seed
+        body, doc, binary = make_gltf(random.Random(9), False)
+
+        def indices(order, count=4):  # the first output's sparse part: two indices, as given
+            def bad(d2, o, view):
+                a = d2["accessors"][o[0]]
+                a["count"] = count
+                a["sparse"] = {"count": 2, "indices": {"bufferView": view(bytes(order)), "componentType": 5121},
+                               "values": {"bufferView": view(bytes(4 * 2 * {"SCALAR": 1, "VEC3": 3, "VEC4": 4}[a["type"]]))}}
+            return bad
+
+        first = lambda change: lambda d2, o, view: change(d2["accessors"][o[0]])
+        second = lambda change: lambda d2, o, view: change(d2["accessors"][o[1]])
+        cases = [
+            (second(lambda a: a["sparse"].update(count=0)), "accessors[%d].sparse.count", 1),
+            (second(lambda a: a["sparse"].update(count=10 ** 6)), "accessors[%d].sparse.count", 1),
+            (second(lambda a: a["sparse"]["indices"].update(componentType=5126)), "accessors[%d].sparse.indices.componentType", 1),
+            (second(lambda a: a["sparse"]["indices"].update(byteOffset=10 ** 6)), "accessors[%d].sparse.indices", 1),
+            (second(lambda a: a["sparse"]["values"].update(byteOffset=10 ** 6)), "accessors[%d].sparse.values", 1),
+            (second(lambda a: a["sparse"]["values"].update(bufferView=999)), "accessors[%d].sparse.values.bufferView", 1),
+            (second(lambda a: a["sparse"]["values"].pop("bufferView")), "accessors[%d].sparse.values.bufferView", 1),
+            (first(lambda a: a.update(count=10 ** 9)), "accessors[%d].count", 0),
+            (first(lambda a: a.update(sparse=[1])), "accessors[%d].sparse", 0),
+            (first(lambda a: a.pop("sparse")), "accessors[%d].bufferView", 0),
+            (indices([1, 0]), "accessors[%d].sparse.indices", 0),  # out of order
+            (indices([2, 2]), "accessors[%d].sparse.indices", 0),  # repeated
+            (indices([0, 4]), "accessors[%d].sparse.indices", 0),  # at the accessor's count
+        ]
+        outputs = sorted({sm["output"] for sm in doc["animations"][0]["samplers"]})
+        for bad, field, which in cases:
+            s, r = d.post("/v1/import?format=gltf", sparse_variant(doc, binary, bad))
+            assert s == 400 and r["error"]["field"] == field % outputs[which], (field, r)
+        s, r = d.post("/v1/import?format=gltf", sparse_variant(doc, binary, indices([0, 3])))
+        assert s == 200, r  # the same two-index part, valid
+    finally:
+        d.stop()
+
+
 def main():
     return pyharness.run_tests(globals(), "import")
 

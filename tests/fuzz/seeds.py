@@ -150,7 +150,14 @@ glb = struct.pack("<4sII", b"glTF", 2, 12 + 8 + len(gjs) + 8 + len(binary)) + st
     struct.pack("<II", len(binary), 0x004E4942) + binary
 gdoc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(binary).decode()
 gltf = json.dumps(gdoc)
-for sel, name, body in [(0, "glb", glb), (3 | 16, "gltf", gltf.encode())]:
+# the rotations as a sparse accessor over zeros: elements 1 and 2 from uint16 indices, 0 and 3 left zero
+sdoc = json.loads(gltf)
+sdoc["accessors"][1] = {"componentType": 5126, "count": 4, "type": "VEC4", "sparse": {
+    "count": 2, "indices": {"bufferView": 2, "componentType": 5123}, "values": {"bufferView": 1, "byteOffset": 16}}}
+sdoc["bufferViews"].append({"buffer": 1, "byteLength": 4})
+sdoc["buffers"].append({"byteLength": 4, "uri": "data:application/octet-stream;base64," +
+                        base64.b64encode(struct.pack("<2H", 1, 2)).decode()})
+for sel, name, body in [(0, "glb", glb), (3 | 16, "gltf", gltf.encode()), (3, "gltf-sparse", json.dumps(sdoc).encode())]:
     with open(os.path.join(imp, "seed-" + name), "wb") as f:
         f.write(bytes([sel]) + body)
 for sel, name, body in [(0, "bvh", bvh), (1 | 4 | 16, "bvh-scaled", bvh), (2, "urdf", urdf), (128 | 64, "urdf-nolimits", urdf)]:
