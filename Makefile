@@ -26,11 +26,12 @@ override LDLIBS += -lm -pthread $(SAN)
 BUILD   ?= build
 
 # Debian packages: what the daemon needs to build (make run), and what the tests add (make test).
-RUN_PKGS  := gcc make pkg-config libmicrohttpd-dev libjansson-dev libmsgpack-dev libexpat1-dev libjs-three
+RUN_PKGS  := gcc make pkg-config libmicrohttpd-dev libjansson-dev libmsgpack-dev libexpat1-dev libmeshoptimizer-dev libjs-three
 TEST_PKGS := $(RUN_PKGS) check curl openssl prometheus systemd python3 python3-venv python3-pip binutils
 
 SERVER_CFLAGS := $(shell pkg-config --cflags libmicrohttpd jansson msgpack expat 2>/dev/null)
-SERVER_LIBS   := $(shell pkg-config --libs libmicrohttpd jansson msgpack expat 2>/dev/null)
+# libmeshoptimizer (glTF's EXT_meshopt_compression) has no .pc file in Debian 12
+SERVER_LIBS   := $(shell pkg-config --libs libmicrohttpd jansson msgpack expat 2>/dev/null) -lmeshoptimizer
 CHECK_CFLAGS  := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS    := $(shell pkg-config --libs check 2>/dev/null)
 

@@ -68,15 +68,19 @@ static int load_buffers(gltf_model *m, const unsigned char *bin, size_t bin_len,
     m->buf = calloc(m->nbuf + 1, sizeof *m->buf);
     m->buf_len = calloc(m->nbuf + 1, sizeof *m->buf_len);
     m->buf_owned = calloc(m->nbuf + 1, 1);
+    int meshopt = 0; /* EXT_meshopt_compression used: a buffer after the first may be a fallback without data */
+    json_t *used = json_object_get(m->root, "extensionsUsed"), *name;
+    size_t k;
+    json_array_foreach(used, k, name) meshopt |= json_is_string(name) && !strcmp(json_string_value(name), "EXT_meshopt_compression");
     if (!m->buf || !m->buf_len || !m->buf_owned) return ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
     for (size_t i = 0; i < m->nbuf; i++) {
         json_t *b = json_array_get(bs, i), *uri = json_object_get(b, "uri");
         json_t *bl = json_object_get(b, "byteLength");
         if (!json_is_integer(bl) || json_integer_value(bl) < 0) return failf(err, "buffers[%ld].byteLength", (long)i, "must be an integer >= 0");
         size_t want = (size_t)json_integer_value(bl);
-        if (!uri && json_is_true(json_object_get(json_object_get(json_object_get(b, "extensions"), "EXT_meshopt_compression"),
-                                                 "fallback"))) {
-            continue; /* meshopt's fallback holds no data (a view that needs it is refused: read_accessor) */
+        json_t *fb = json_object_get(json_object_get(json_object_get(b, "extensions"), "EXT_meshopt_compression"), "fallback");
+        if (!uri && (json_is_true(fb) || (i > 0 && meshopt))) {
+            continue; /* a meshopt fallback holds no data (only views compressed point at it: view_span) */
         } else if (!uri) {
             if (i != 0 || !bin) return failf(err, "buffers[%ld].uri", (long)i, "is required (only a .glb's first buffer has none)");
             m->buf[i] = (unsigned char *)bin, m->buf_len[i] = bin_len;
@@ -125,20 +129,24 @@ static const unsigned char *view_span(gltf_model *m, json_t *view, json_int_t of
     json_int_t vi = json_integer_value(view);
     json_t *bv = json_array_get(json_object_get(m->root, "bufferViews"), (size_t)vi);
     if (!json_is_object(bv)) return failf(err, field, a, "there is no such bufferView"), NULL;
-    if (json_object_get(json_object_get(bv, "extensions"), "EXT_meshopt_compression"))
-        return failf(err, "bufferViews[%ld].extensions.EXT_meshopt_compression", (long)vi,
-                     "meshopt-compressed data is not read (gltfpack without -c writes it plain)"), NULL;
+    json_t *mx = json_object_get(json_object_get(bv, "extensions"), "EXT_meshopt_compression");
     size_t buffer = (size_t)json_integer_value(json_object_get(bv, "buffer"));
     json_int_t voff = json_integer_value(json_object_get(bv, "byteOffset")), vlen = json_integer_value(json_object_get(bv, "byteLength"));
     json_int_t st = packed ? 0 : json_integer_value(json_object_get(bv, "byteStride"));
     if (st == 0) st = (json_int_t)elem;
-    if (buffer >= m->nbuf || voff < 0 || vlen < 0 || off < 0 || st < (json_int_t)elem || st > 252 ||
-        (size_t)voff + (size_t)vlen > m->buf_len[buffer])
+    const unsigned char *data = NULL;
+    if (mx) { /* the decoded bytes stand for the view's own (its buffer is a fallback, often without data) */
+        if (ikd__gltf_meshopt_view(m, (size_t)vi, bv, mx, &data, err) != IKD_E_OK) return NULL;
+        voff = 0;
+    } else if (buffer < m->nbuf && voff >= 0 && vlen >= 0 && (size_t)voff + (size_t)vlen <= m->buf_len[buffer]) {
+        data = m->buf[buffer];
+    }
+    if (!data || off < 0 || st < (json_int_t)elem || st > 252)
         return failf(err, field, a, "its bufferView lies outside its buffer"), NULL;
     if ((size_t)off + (n - 1) * (size_t)st + elem > (size_t)vlen || n > (size_t)vlen)
         return failf(err, run, a, "runs past the end of its bufferView"), NULL;
     *stride = (size_t)st;
-    return m->buf[buffer] + voff + off;
+    return data + voff + off;
 }
 
 /* The sparse part of accessor `a` (sp) written over o (n elements of nc
@@ -584,6 +592,9 @@ void ikd_gltf_free(ikd_gltf *g)
             if (m->buf_owned && m->buf_owned[i]) free(m->buf[i]);
         free(m->buf), free(m->buf_len), free(m->buf_owned);
         free(m->nodes), free(m->order);
+        size_t nviews = json_array_size(json_object_get(m->root, "bufferViews"));
+        for (size_t i = 0; m->decoded && i < nviews; i++) free(m->decoded[i]);
+        free(m->decoded);
         if (m->root) json_decref(m->root);
         free(m);
     }

@@ -27,12 +27,17 @@ typedef struct gltf_model {
     size_t nnodes;
     long made_root_node;      /* a made root's ancestor node, or -1 (the origin) */
     size_t *order;            /* the nodes, parents before children */
+    unsigned char **decoded;  /* per bufferView: its EXT_meshopt_compression data decoded, or NULL (made on first read) */
+    size_t decoded_bytes;     /* their bytes together */
     double size;
 } gltf_model;
 
 int ikd__gltf_fail(ikd_error *err, int code, const char *field, const char *msg);
 /* Accessor `a` as doubles (*count elements of *ncomp components, malloc'd in *out). */
 int ikd__gltf_read_accessor(gltf_model *m, long a, double **out, size_t *count, int *ncomp, ikd_error *err);
+/* bufferView vi (bv) compressed with EXT_meshopt_compression (ext): its
+ * bytes decoded, the bufferView's byteLength of them, in *out (held by m). */
+int ikd__gltf_meshopt_view(gltf_model *m, size_t vi, json_t *bv, json_t *ext, const unsigned char **out, ikd_error *err);
 /* A world matrix's position and its rotation with scale left out. */
 void ikd__gltf_decompose(const double *m, ikd_vec3 *p, ikd_quat *q);
 /* World matrices of every node for local TRS t, r, s (matrix nodes: theirs). */

@@ -1115,6 +1115,7 @@ def test_poses_with_translations():
 # ---- glTF --------------------------------------------------------------------------------
 
 import base64
+import ctypes
 import struct
 
 
@@ -1325,11 +1326,7 @@ def test_bad_gltf():
             (lambda x: x["buffers"][0].update(byteLength=10 ** 8), "buffers[0].byteLength"),
             (lambda x: x["skins"][0].update(joints=[1, 1]), "skins[0].joints[1]"),
         ]
-        # gltfpack -c: a meshopt fallback buffer without data, and a view of it compressed
-        meshopt = {"EXT_meshopt_compression": {"buffer": 0, "byteLength": 4, "byteStride": 4, "count": 1}}
         fallback = {"byteLength": 64, "extensions": {"EXT_meshopt_compression": {"fallback": True}}}
-        bad.append((lambda x: (x["buffers"].append(fallback), x["bufferViews"][x["accessors"][1]["bufferView"]].update(
-            extensions=meshopt)), "bufferViews[%d].extensions.EXT_meshopt_compression" % doc["accessors"][1]["bufferView"]))
         for change, field in bad:
             s, r = d.post("/v1/import?format=gltf", variant(change))
             assert s == 400 and r["error"]["field"] == field, (field, r)
@@ -1429,6 +1426,123 @@ def test_sparse_gltf_accessors():
             assert s == 400 and r["error"]["field"] == field % outputs[which], (field, r)
         s, r = d.post("/v1/import?format=gltf", sparse_variant(doc, binary, indices([0, 3])))
         assert s == 200, r  # the same two-index part, valid
+    finally:
+        d.stop()
+
+
+def meshopt_lib():
+    """Debian's libmeshoptimizer (the daemon links it), for its encoders."""
+    lib = ctypes.CDLL("libmeshoptimizer.so.2d")
+    lib.meshopt_encodeVertexBufferBound.restype = ctypes.c_size_t
+    lib.meshopt_encodeVertexBufferBound.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
+    lib.meshopt_encodeVertexBuffer.restype = ctypes.c_size_t
+    lib.meshopt_encodeVertexBuffer.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t]
+    for f in ("meshopt_encodeFilterQuat", "meshopt_encodeFilterExp"):
+        getattr(lib, f).restype = None
+        getattr(lib, f).argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int, ctypes.c_char_p]
+    return lib
+
+
+def meshopt_variant(lib, doc, binary, filters, bad=None):
+    """A .glb of doc with every bufferView compressed by EXT_meshopt_compression (attributes mode,
+    as gltfpack -c writes animations) and the plain data gone: the views point at a fallback buffer
+    without data. filters: LINEAR and STEP rotations quantized with the QUATERNION filter (16 bits,
+    as normalized shorts), translations with EXPONENTIAL (20-bit mantissas). bad(doc) breaks it."""
+    doc = json.loads(json.dumps(doc))
+    out, views, size = bytearray(), [], 0
+    kinds = {}
+    for sm, ch in zip(doc["animations"][0]["samplers"], [c for c in doc["animations"][0]["channels"] if "node" in c["target"]]):
+        if sm["interpolation"] != "CUBICSPLINE":
+            kinds[sm["output"]] = ch["target"]["path"]
+    for i, a in enumerate(doc["accessors"]):
+        n = {"SCALAR": 1, "VEC3": 3, "VEC4": 4}[a["type"]]
+        v = doc["bufferViews"][a["bufferView"]]
+        raw = bytes(binary[v["byteOffset"]:v["byteOffset"] + v["byteLength"]])
+        stride, flt = 4 * n, "NONE"
+        if filters and kinds.get(i) == "rotation":
+            stride, flt = 8, "QUATERNION"
+            enc = ctypes.create_string_buffer(a["count"] * 8)
+            lib.meshopt_encodeFilterQuat(enc, a["count"], 8, 16, raw)
+            raw = enc.raw
+            a.update(componentType=5122, normalized=True)
+        elif filters and kinds.get(i) == "translation":
+            flt = "EXPONENTIAL"
+            enc = ctypes.create_string_buffer(a["count"] * stride)
+            lib.meshopt_encodeFilterExp(enc, a["count"], stride, 20, raw)
+            raw = enc.raw
+        cap = lib.meshopt_encodeVertexBufferBound(a["count"], stride)
+        buf = ctypes.create_string_buffer(cap)
+        k = lib.meshopt_encodeVertexBuffer(buf, cap, raw, a["count"], stride)
+        assert k > 0
+        ext = {"buffer": 0, "byteOffset": len(out), "byteLength": k, "byteStride": stride, "count": a["count"],
+               "mode": "ATTRIBUTES"}
+        if flt != "NONE":
+            ext["filter"] = flt
+        out += buf.raw[:k] + b"\0" * (-k % 4)
+        views.append({"buffer": 1, "byteOffset": size, "byteLength": a["count"] * stride,
+                      "extensions": {"EXT_meshopt_compression": ext}})
+        size += a["count"] * stride
+        a["bufferView"] = len(views) - 1
+    doc["bufferViews"] = views
+    doc["buffers"] = [{"byteLength": len(out)}, {"byteLength": size, "extensions": {"EXT_meshopt_compression": {"fallback": True}}}]
+    doc["extensionsUsed"] = doc["extensionsRequired"] = ["EXT_meshopt_compression", "KHR_mesh_quantization"]
+    if bad:
+        bad(doc, out)
+    js = json.dumps(doc).encode()
+    js += b" " * (-len(js) % 4)
+    return struct.pack("<4sII", b"glTF", 2, 12 + 8 + len(js) + 8 + len(out)) + struct.pack("<II", len(js), 0x4E4F534A) + js + \
+        struct.pack("<II", len(out), 0x004E4942) + bytes(out)
+
+
+def test_meshopt_gltf():
+    """GLBs whose animation data is compressed with EXT_meshopt_compression (gltfpack -c,
+    gltf-transform's meshopt()) import to the clip of the plain file: exactly without filters,
+    within the filters' quantization with them; bad extension objects are 400 on their field."""
+    lib = meshopt_lib()
+    d = Daemon()
+    try:
+        for seed in range(4):
+            body, doc, binary = make_gltf(random.Random(seed), True)
+            s, dense = d.post("/v1/import", body)
+            assert s == 200, dense
+            s, r = d.post("/v1/import", meshopt_variant(lib, doc, binary, False))
+            assert s == 200, r
+            assert r["clips"][0]["poses"] == dense["clips"][0]["poses"] and r["skeleton"] == dense["skeleton"], seed
+            s, r = d.post("/v1/import", meshopt_variant(lib, doc, binary, True))
+            assert s == 200, r
+            worst = 0.0
+            for pa, pb in zip(dense["clips"][0]["poses"], r["clips"][0]["poses"]):
+                for qa, qb in zip(pa["rotations"], pb["rotations"]):
+                    worst = max(worst, min(max(abs(x - y) for x, y in zip(qa, qb)), max(abs(x + y) for x, y in zip(qa, qb))))
+                for ta, tb in zip(pa.get("translations") or [], pb.get("translations") or []):
+                    if ta and tb:
+                        worst = max(worst, max(abs(x - y) for x, y in zip(ta, tb)))
+            assert 0 < worst < 2e-4, (seed, worst)  # 16-bit quaternions, 20-bit mantissas: quantized, not garbage
+        body, doc, binary = make_gltf(random.Random(5), True)
+        ext = lambda i: lambda change: lambda d2, out: change(d2["bufferViews"][i]["extensions"]["EXT_meshopt_compression"], d2, out)
+        first, second = ext(0), ext(1)
+
+        def corrupt(e, d2, out):
+            out[e["byteOffset"]] = 0  # the header byte (0xa0)
+
+        cases = [  # the change, the view it breaks, the member named
+            (second(lambda e, d2, out: e.update(mode="FOO")), 1, "mode"),
+            (second(lambda e, d2, out: e.update(filter=7)), 1, "filter"),
+            (first(lambda e, d2, out: e.update(mode="INDICES", filter="EXPONENTIAL")), 0, "filter"),
+            (first(lambda e, d2, out: e.update(filter="QUATERNION")), 0, "byteStride"),  # the times: 4 bytes
+            (second(lambda e, d2, out: e.update(mode="TRIANGLES", filter="NONE")), 1, "byteStride"),  # 8 bytes
+            (second(lambda e, d2, out: e.update(count=e["count"] + 1)), 1, "count"),
+            (second(lambda e, d2, out: e.update(byteLength=10 ** 7)), 1, "byteLength"),
+            (second(lambda e, d2, out: e.update(buffer=1)), 1, "buffer"),  # the fallback: no data
+            (second(lambda e, d2, out: e.pop("count")), 1, "count"),
+            (second(corrupt), 1, ""),
+            (second(lambda e, d2, out: e.update(byteLength=e["byteLength"] - 3)), 1, ""),  # truncated
+            (first(lambda e, d2, out: (e.update(count=10 ** 7), d2["bufferViews"][0].update(byteLength=4 * 10 ** 7))), 0, "count"),
+        ]
+        for bad, view, member in cases:
+            s, r = d.post("/v1/import", meshopt_variant(lib, doc, binary, True, bad))
+            want = "bufferViews[%d].extensions.EXT_meshopt_compression%s" % (view, "." + member if member else "")
+            assert s == 400 and r["error"]["field"] == want, (want, r)
     finally:
         d.stop()
 

@@ -157,7 +157,31 @@ sdoc["accessors"][1] = {"componentType": 5126, "count": 4, "type": "VEC4", "spar
 sdoc["bufferViews"].append({"buffer": 1, "byteLength": 4})
 sdoc["buffers"].append({"byteLength": 4, "uri": "data:application/octet-stream;base64," +
                         base64.b64encode(struct.pack("<2H", 1, 2)).decode()})
-for sel, name, body in [(0, "glb", glb), (3 | 16, "gltf", gltf.encode()), (3, "gltf-sparse", json.dumps(sdoc).encode())]:
+# the same GLB with both views compressed by EXT_meshopt_compression (libmeshoptimizer's encoder, as
+# gltfpack -c writes them: the times plain, the rotations through the QUATERNION filter as shorts)
+import ctypes
+mo = ctypes.CDLL("libmeshoptimizer.so.2d")
+mo.meshopt_encodeVertexBuffer.restype = ctypes.c_size_t
+mo.meshopt_encodeVertexBuffer.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t]
+mo.meshopt_encodeFilterQuat.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int, ctypes.c_char_p]
+quat = ctypes.create_string_buffer(32)
+mo.meshopt_encodeFilterQuat(quat, 4, 8, 16, binary[16:])
+mdoc, mbin, views = json.loads(json.dumps(gdoc)), b"", []
+for raw, stride, flt in [(binary[:16], 4, "NONE"), (quat.raw, 8, "QUATERNION")]:
+    enc = ctypes.create_string_buffer(256)
+    k = mo.meshopt_encodeVertexBuffer(enc, 256, raw, 4, stride)
+    views.append({"buffer": 1, "byteOffset": 0, "byteLength": 4 * stride, "extensions": {"EXT_meshopt_compression": {
+        "buffer": 0, "byteOffset": len(mbin), "byteLength": k, "byteStride": stride, "count": 4, "mode": "ATTRIBUTES", "filter": flt}}})
+    mbin += enc.raw[:k] + b"\0" * (-k % 4)
+mdoc["accessors"][1].update(componentType=5122, normalized=True)
+mdoc.update(bufferViews=views, extensionsUsed=["EXT_meshopt_compression"],
+            buffers=[{"byteLength": len(mbin)}, {"byteLength": 64, "extensions": {"EXT_meshopt_compression": {"fallback": True}}}])
+mjs = json.dumps(mdoc).encode()
+mjs += b" " * (-len(mjs) % 4)
+mglb = struct.pack("<4sII", b"glTF", 2, 12 + 8 + len(mjs) + 8 + len(mbin)) + struct.pack("<II", len(mjs), 0x4E4F534A) + mjs + \
+    struct.pack("<II", len(mbin), 0x004E4942) + mbin
+for sel, name, body in [(0, "glb", glb), (3 | 16, "gltf", gltf.encode()), (3, "gltf-sparse", json.dumps(sdoc).encode()),
+                        (0, "glb-meshopt", mglb)]:
     with open(os.path.join(imp, "seed-" + name), "wb") as f:
         f.write(bytes([sel]) + body)
 for sel, name, body in [(0, "bvh", bvh), (1 | 4 | 16, "bvh-scaled", bvh), (2, "urdf", urdf), (128 | 64, "urdf-nolimits", urdf)]:
