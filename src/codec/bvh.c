@@ -130,6 +130,34 @@ static int joint_body(bvh_lex *lx, ikd_bvh *b, double scale, ikd_error *err)
     return 0;
 }
 
+/* A joint's name from lx->tok on: every token to the end of its line or
+ * to a '{' there (*brace set), joined by one space (3ds Max's Biped names:
+ * "Bip01 L Thigh"). */
+static int read_joint_name(bvh_lex *lx, char *name, int *brace, ikd_error *err)
+{
+    size_t line = lx->tok_line, n = 0;
+    for (;;) {
+        size_t len = strlen(lx->tok);
+        if (lx->tok_long || n + (n > 0) + len >= IKD_BVH_NAME_MAX)
+            return fail(err, line, IKD_E_INVALID, "a joint's name is longer than 63 bytes%s", NULL);
+        if (n) name[n++] = ' ';
+        memcpy(name + n, lx->tok, len + 1);
+        n += len;
+        const char *p = lx->p;
+        size_t at = lx->line;
+        if (!next(lx)) break;
+        if (lx->tok_line == line && strcmp(lx->tok, "{") == 0) {
+            *brace = 1;
+            break;
+        }
+        if (lx->tok_line != line) { /* the next line's: read again by the caller */
+            lx->p = p, lx->line = at;
+            break;
+        }
+    }
+    return 0;
+}
+
 /* The HIERARCHY section: ROOT, JOINT and End Site blocks, nested by braces. */
 static int hierarchy(bvh_lex *lx, ikd_bvh *b, double scale, size_t max_joints, ikd_error *err)
 {
@@ -143,13 +171,13 @@ static int hierarchy(bvh_lex *lx, ikd_bvh *b, double scale, size_t max_joints, i
         if (!next(lx)) return fail(err, lx->line, IKD_E_INVALID, "the file ends where a joint's name was expected%s", NULL);
         if (end_site && strcasecmp(lx->tok, "Site") != 0) return fail(err, lx->tok_line, IKD_E_INVALID, "End Site was expected%s", NULL);
         char name[IKD_BVH_NAME_MAX];
-        if (!end_site && lx->tok_long) return fail(err, lx->tok_line, IKD_E_INVALID, "a joint's name is longer than 63 bytes%s", NULL);
+        int brace = 0; /* the '{' read already (on the name's line) */
         int parent = depth ? stack[depth - 1] : -1;
         if (end_site) snprintf(name, sizeof name, "%.50s_End", parent >= 0 ? b->joints[parent].name : "root");
-        else snprintf(name, sizeof name, "%s", lx->tok);
+        else if ((rc = read_joint_name(lx, name, &brace, err)) != 0) return rc;
         if ((rc = add_joint(b, max_joints, parent, name, line, err)) != 0) return rc;
         b->joints[b->count - 1].end_site = end_site;
-        if ((rc = expect(lx, "{", err)) != 0) return rc;
+        if (!brace && (rc = expect(lx, "{", err)) != 0) return rc;
         if (depth == (int)(sizeof stack / sizeof stack[0])) return fail(err, line, IKD_E_INVALID, "joints nested too deep%s", NULL);
         stack[depth++] = (int)b->count - 1;
         if ((rc = joint_body(lx, b, scale, err)) != 0) return rc;

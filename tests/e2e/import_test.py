@@ -57,7 +57,8 @@ def random_skeleton(rng):
         if rng.random() < 0.15:  # six channels on an inner joint (IK control bones, stretchy rigs)
             chans = ["Xposition", "Yposition", "Zposition"] + chans
             rng.shuffle(chans) if rng.random() < 0.3 else None
-        joints.append(["J%d" % i, parent, off, chans, False])
+        name = "J%d" % i if rng.random() < 0.8 else "Bip01 L J%d" % i  # 3ds Max Biped names hold spaces
+        joints.append([name, parent, off, chans, False])
     has_child = {j[1] for j in joints}
     for i, j in enumerate(list(joints)):
         if i not in has_child:
@@ -97,7 +98,10 @@ def write_bvh(rng, joints, frames, frame_time, crlf, lie):
             out.append(pad + "End Site")
         else:
             out.append(pad + ("ROOT " if parent < 0 else "JOINT ") + name)
-        out.append(pad + "{")
+        if rng.random() < 0.2:  # the brace on the name's line
+            out[-1] += " {"
+        else:
+            out.append(pad + "{")
         out.append(pad + "  OFFSET %r %r %r" % tuple(off))
         if not end:
             out.append(pad + "  CHANNELS %d %s" % (len(chans), " ".join(chans)))
@@ -225,7 +229,7 @@ def test_generated_bvh_round_trip():
             assert s == 200, (case, r)
             assert r["format"] == "bvh" and len(r["skeleton"]["joints"]) == len(joints), case
             names = [j["name"] for j in r["skeleton"]["joints"]]
-            assert len(set(names)) == len(names), "names are unique"
+            assert names == [j[0] for j in joints], (case, names)
             assert r["effectors"] == [j["name"] for j in r["skeleton"]["joints"]
                                       if not any(k.get("parent") == j["name"] for k in r["skeleton"]["joints"])]
             assert any(w["code"] == "frame_count" for w in r["warnings"]) == lie, (case, r["warnings"])
