@@ -584,6 +584,39 @@ int ikd_gltf_read(const char *data, size_t len, const ikd_gltf_opts *o, ikd_gltf
     return rc;
 }
 
+/* The joint of node `node`, or -1. */
+static long joint_of_node(const ikd_gltf *g, json_t *node)
+{
+    if (!json_is_integer(node)) return -1;
+    for (size_t j = 0; j < g->count; j++)
+        if (g->joints[j].node == json_integer_value(node)) return (long)j;
+    return -1;
+}
+
+size_t ikd_gltf_vrm_bones(const ikd_gltf *g, const char **bones)
+{
+    for (size_t j = 0; j < g->count; j++) bones[j] = NULL;
+    if (!g->m || !g->m->root) return 0;
+    json_t *ext = json_object_get(g->m->root, "extensions"), *hb, *v;
+    size_t found = 0, i;
+    const char *key;
+    hb = json_object_get(json_object_get(json_object_get(ext, "VRMC_vrm"), "humanoid"), "humanBones");
+    if (json_is_object(hb)) { /* VRM 1.0: {"hips": {"node": 3}, ...} */
+        json_object_foreach(hb, key, v) {
+            long j = joint_of_node(g, json_object_get(v, "node"));
+            if (j >= 0 && !bones[j]) bones[j] = key, found++;
+        }
+        return found;
+    }
+    hb = json_object_get(json_object_get(json_object_get(ext, "VRM"), "humanoid"), "humanBones");
+    json_array_foreach(hb, i, v) { /* VRM 0.x: [{"bone": "hips", "node": 3}, ...] */
+        const char *bone = json_string_value(json_object_get(v, "bone"));
+        long j = joint_of_node(g, json_object_get(v, "node"));
+        if (bone && j >= 0 && !bones[j]) bones[j] = bone, found++;
+    }
+    return found;
+}
+
 void ikd_gltf_free(ikd_gltf *g)
 {
     gltf_model *m = g->m;

@@ -53,6 +53,11 @@ int ikd_gltf_read(const char *data, size_t len, const ikd_gltf_opts *o, ikd_gltf
  * of (poses do not carry scales). IKD_E_OK, or an error naming the
  * animation's field (the reply is then abandoned). */
 int ikd_gltf_emit_clips(ikd_gltf *g, const ikd_gltf_opts *o, ikd_emitter *e, ikd_error *err);
+/* The VRM humanoid extension's bone names (VRM 1.0's VRMC_vrm, else VRM
+ * 0.x's VRM: "hips", "leftUpperArm", ...) of each joint, by its node, into
+ * bones[0..count) (NULL where none; the strings live as long as g).
+ * Returns how many joints got one (0: the file has no such extension). */
+size_t ikd_gltf_vrm_bones(const ikd_gltf *g, const char **bones);
 void ikd_gltf_free(ikd_gltf *g);
 
 #endif

@@ -25,6 +25,7 @@ const char *const ikd_role_names[IKD_ROLE__COUNT] = {
 
 enum { SIDE_NONE, SIDE_L, SIDE_R };
 enum { KIND_OTHER, KIND_HAND, KIND_FOOT, KIND_HEAD, KIND_TOES, KIND_FOREARM };
+#define HUMANOID_BASE 24 /* a name's base (its words but side, prefix and digits) kept up to this, NUL included */
 
 static int boundary(const char *s, size_t i)
 {
@@ -32,16 +33,16 @@ static int boundary(const char *s, size_t i)
     return (islower(a) && isupper(b)) || (isupper(a) && isupper(b) && islower(c)) || (!!isdigit(a) != !!isdigit(b));
 }
 
-static void analyse(const char *name, int *side, int *kind)
+static void analyse(const char *name, int *side, int *kind, char *base_out)
 {
-    static const char *const dropped[] = {"mixamorig", "def", "org", "mch", "bip", "j", "c", NULL};
+    static const char *const dropped[] = {"mixamorig", "def", "org", "mch", "bip", "j", "c", "twist", "bend", "roll", NULL};
     static const struct { const char *base; int kind; } bases[] = {
         {"hand", KIND_HAND}, {"wrist", KIND_HAND}, {"foot", KIND_FOOT}, {"ankle", KIND_FOOT}, {"head", KIND_HEAD},
         {"toe", KIND_TOES},  {"toes", KIND_TOES},  {"toebase", KIND_TOES}, {"ball", KIND_TOES},
         {"forearm", KIND_FOREARM}, {"lowerarm", KIND_FOREARM}, {"elbow", KIND_FOREARM}};
-    char base[32];
+    char base[HUMANOID_BASE];
     size_t bl = 0, len = name ? strlen(name) : 0;
-    *side = SIDE_NONE, *kind = KIND_OTHER;
+    *side = SIDE_NONE, *kind = KIND_OTHER, base_out[0] = '\0';
     for (size_t i = 0; i < len;) {
         if (!isalnum((unsigned char)name[i])) {
             i++;
@@ -58,13 +59,17 @@ static void analyse(const char *name, int *side, int *kind)
         if (isdigit((unsigned char)w[0])) continue;
         if (!strcmp(w, "left") || !strcmp(w, "l")) { *side = SIDE_L; continue; }
         if (!strcmp(w, "right") || !strcmp(w, "r")) { *side = SIDE_R; continue; }
-        int drop = 0;
+        int drop = 0; /* a prefix, or what names one segment of a bone (DAZ's lForearmBend, lForearmTwist) */
         for (int d = 0; dropped[d] && !drop; d++) drop = !strcmp(w, dropped[d]);
         if (drop) continue;
-        if (bl + wl >= sizeof base) return; /* longer than any base name known */
+        if (bl + wl >= sizeof base) { /* longer than any base name known */
+            base_out[0] = '\0';
+            return;
+        }
         memcpy(base + bl, w, wl), bl += wl;
     }
     base[bl] = '\0';
+    memcpy(base_out, base, bl + 1);
     for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++)
         if (!strcmp(base, bases[b].base)) *kind = bases[b].kind;
 }
@@ -93,26 +98,81 @@ static long next_below(const ikd_skeleton_joint *js, long top, long k)
     return c == k ? -1 : c;
 }
 
-/* A limb from its end up: end, middle, upper, and the joint above when it
- * is of the same side (a shoulder). 0 when the tree is not that deep. */
-static int limb(const ikd_skeleton_joint *js, const int *side, long end, long *mid, long *upper, long *above)
+/* The first of k's segments: k's parent while it is the same bone cut in
+ * parts (its base name and side, Rigify's "DEF-forearm.L" above
+ * "DEF-forearm.L.001"). */
+static long first_segment(const ikd_skeleton_joint *js, const int *side, const char (*base)[HUMANOID_BASE], long k)
 {
-    *mid = js[end].parent;
-    *upper = *mid >= 0 ? js[*mid].parent : -1;
+    while (k >= 0 && js[k].parent >= 0 && base[k][0] && side[js[k].parent] == side[k] && !strcmp(base[js[k].parent], base[k]))
+        k = js[k].parent;
+    return k;
+}
+
+/* The parent of k's first segment, its own first segment (-1 at the top). */
+static long bone_above(const ikd_skeleton_joint *js, const int *side, const char (*base)[HUMANOID_BASE], long k)
+{
+    k = first_segment(js, side, base, k);
+    return k >= 0 && js[k].parent >= 0 ? first_segment(js, side, base, js[k].parent) : -1;
+}
+
+/* A limb from its end up: end, middle, upper, and the joint above when it
+ * is of the same side (a shoulder), a bone cut in segments counted once at
+ * its first. 0 when the tree is not that deep. */
+static int limb(const ikd_skeleton_joint *js, const int *side, const char (*base)[HUMANOID_BASE], long end, long *mid,
+                long *upper, long *above)
+{
+    *mid = bone_above(js, side, base, end);
+    *upper = *mid >= 0 ? bone_above(js, side, base, *mid) : -1;
     if (*upper < 0) return 0;
-    long a = js[*upper].parent;
+    long a = bone_above(js, side, base, *upper);
     *above = a >= 0 && side[a] == side[end] ? a : -1;
     return 1;
+}
+
+/* No joint named head: the top of the chain of joints named spine or neck
+ * above the chest that no arm hangs from (Rigify's DEF-spine.004 to .006
+ * above DEF-spine.003), -1 when there is none. */
+static long head_by_chain(const ikd_skeleton_joint *js, size_t n, const char (*base)[HUMANOID_BASE], long chest,
+                          const long role[IKD_ROLE__COUNT])
+{
+    long at = chest;
+    for (;;) {
+        long next = -1;
+        for (size_t j = (size_t)at + 1; j < n; j++) {
+            if (js[j].parent != at || (strcmp(base[j], "spine") && strcmp(base[j], "neck"))) continue;
+            int arm = 0;
+            for (int r = IKD_ROLE_SHOULDER_L; r < IKD_ROLE__COUNT && !arm; r++) arm = role[r] >= 0 && is_ancestor(js, (long)j, role[r]);
+            if (arm) continue;
+            if (next >= 0) return -1; /* two such chains: no telling which is the head */
+            next = (long)j;
+        }
+        if (next < 0) return at == chest ? -1 : at;
+        at = next;
+    }
+}
+
+/* hips below chest below head, no limb joint among them (the limbs'
+ * roles set); 0 with role cleared when not. */
+static int trunk_ok(const ikd_skeleton_joint *js, long hips, long chest, long head, long role[IKD_ROLE__COUNT])
+{
+    int ok = hips >= 0 && chest >= 0 && chest != hips && is_ancestor(js, hips, chest) && head >= 0 && head != chest &&
+             is_ancestor(js, chest, head);
+    for (int r = IKD_ROLE_SHOULDER_L; ok && r < IKD_ROLE__COUNT; r++)
+        ok = role[r] < 0 || (role[r] != hips && role[r] != chest && !is_ancestor(js, role[r], head));
+    if (!ok)
+        for (int r = 0; r < IKD_ROLE__COUNT; r++) role[r] = -1;
+    return ok;
 }
 
 int ikd_humanoid_find(const ikd_skeleton_joint *js, char *const *names, size_t n, long role[IKD_ROLE__COUNT])
 {
     int side[512], kind[512];
+    static _Thread_local char base[512][HUMANOID_BASE]; /* 12 KB: off the stack of a worker thread */
     for (int r = 0; r < IKD_ROLE__COUNT; r++) role[r] = -1;
     if (n > sizeof side / sizeof side[0]) return 0;
     long hand[3] = {-1, -1, -1}, fore[3] = {-1, -1, -1}, foot[3] = {-1, -1, -1}, head = -1;
     for (size_t j = 0; j < n; j++) {
-        analyse(names ? names[j] : NULL, &side[j], &kind[j]);
+        analyse(names ? names[j] : NULL, &side[j], &kind[j], base[j]);
         if (kind[j] == KIND_HAND && side[j] && hand[side[j]] < 0) hand[side[j]] = (long)j;
         if (kind[j] == KIND_FOREARM && side[j] && fore[side[j]] < 0) fore[side[j]] = (long)j;
         if (kind[j] == KIND_FOOT && side[j] && foot[side[j]] < 0) foot[side[j]] = (long)j;
@@ -125,13 +185,13 @@ int ikd_humanoid_find(const ikd_skeleton_joint *js, char *const *names, size_t n
     for (int s = 0; s < 2; s++) {
         long m, u, a, x;
         if (hand[s + 1] >= 0) { /* the arm from its hand */
-            if (!limb(js, side, hand[s + 1], &m, &u, &a)) return 0;
+            if (!limb(js, side, (const char (*)[HUMANOID_BASE])base, hand[s + 1], &m, &u, &a)) return 0;
             role[arm[s][0]] = hand[s + 1], role[arm[s][1]] = m, role[arm[s][2]] = u, role[arm[s][3]] = a;
         } else { /* a rig whose arms end at the forearm (no hand bones) */
-            if (fore[s + 1] < 0 || !limb(js, side, fore[s + 1], &u, &a, &x)) return 0;
+            if (fore[s + 1] < 0 || !limb(js, side, (const char (*)[HUMANOID_BASE])base, fore[s + 1], &u, &a, &x)) return 0;
             role[arm[s][1]] = fore[s + 1], role[arm[s][2]] = u, role[arm[s][3]] = side[a] == s + 1 ? a : -1;
         }
-        if (!limb(js, side, foot[s + 1], &m, &u, &a)) return 0;
+        if (!limb(js, side, (const char (*)[HUMANOID_BASE])base, foot[s + 1], &m, &u, &a)) return 0;
         role[leg[s][0]] = foot[s + 1], role[leg[s][1]] = m, role[leg[s][2]] = u;
         for (size_t j = (size_t)foot[s + 1] + 1; j < n; j++) /* toes: a named child of the foot */
             if (js[j].parent == foot[s + 1] && kind[j] == KIND_TOES) {
@@ -143,17 +203,61 @@ int ikd_humanoid_find(const ikd_skeleton_joint *js, char *const *names, size_t n
     long chest = common_ancestor(js, role[IKD_ROLE_UPPER_ARM_L], role[IKD_ROLE_UPPER_ARM_R]);
     for (size_t j = 0; j < n && head < 0; j++)
         if (kind[j] == KIND_HEAD && !side[j] && chest >= 0 && chest != (long)j && is_ancestor(js, chest, (long)j)) head = (long)j;
-    /* hips below chest below head; no limb joint among them */
-    int ok = hips >= 0 && chest != hips && is_ancestor(js, hips, chest) && head >= 0;
-    for (int r = IKD_ROLE_SHOULDER_L; ok && r < IKD_ROLE__COUNT; r++)
-        ok = role[r] < 0 || (role[r] != hips && role[r] != chest && !is_ancestor(js, role[r], head));
-    if (!ok) {
-        for (int r = 0; r < IKD_ROLE__COUNT; r++) role[r] = -1;
-        return 0;
-    }
+    if (head < 0 && chest >= 0) head = head_by_chain(js, n, (const char (*)[HUMANOID_BASE])base, chest, role);
+    if (!trunk_ok(js, hips, chest, head, role)) return 0;
     role[IKD_ROLE_HIPS] = hips, role[IKD_ROLE_CHEST] = chest, role[IKD_ROLE_HEAD] = head;
     role[IKD_ROLE_SPINE] = next_below(js, hips, chest);
     role[IKD_ROLE_NECK] = next_below(js, chest, head);
+    return 1;
+}
+
+int ikd_humanoid_from_vrm(const ikd_skeleton_joint *js, const char *const *bones, size_t n, long role[IKD_ROLE__COUNT])
+{
+    static const struct { const char *vrm; int role; } map[] = {
+        {"hips", IKD_ROLE_HIPS},  {"spine", IKD_ROLE_SPINE}, {"neck", IKD_ROLE_NECK}, {"head", IKD_ROLE_HEAD},
+        {"leftShoulder", IKD_ROLE_SHOULDER_L},   {"leftUpperArm", IKD_ROLE_UPPER_ARM_L},
+        {"leftLowerArm", IKD_ROLE_LOWER_ARM_L},  {"leftHand", IKD_ROLE_HAND_L},
+        {"leftUpperLeg", IKD_ROLE_UPPER_LEG_L},  {"leftLowerLeg", IKD_ROLE_LOWER_LEG_L},
+        {"leftFoot", IKD_ROLE_FOOT_L},           {"leftToes", IKD_ROLE_TOES_L},
+        {"rightShoulder", IKD_ROLE_SHOULDER_R},  {"rightUpperArm", IKD_ROLE_UPPER_ARM_R},
+        {"rightLowerArm", IKD_ROLE_LOWER_ARM_R}, {"rightHand", IKD_ROLE_HAND_R},
+        {"rightUpperLeg", IKD_ROLE_UPPER_LEG_R}, {"rightLowerLeg", IKD_ROLE_LOWER_LEG_R},
+        {"rightFoot", IKD_ROLE_FOOT_R},          {"rightToes", IKD_ROLE_TOES_R}};
+    for (int r = 0; r < IKD_ROLE__COUNT; r++) role[r] = -1;
+    for (size_t j = 0; j < n; j++)
+        for (size_t k = 0; bones[j] && k < sizeof map / sizeof map[0]; k++)
+            if (!strcmp(bones[j], map[k].vrm)) role[map[k].role] = (long)j;
+    for (int s = 0; s < 2; s++) { /* a limb's roles from the top down, each below the last */
+        static const int limbs[4][4] = {
+            {IKD_ROLE_SHOULDER_L, IKD_ROLE_UPPER_ARM_L, IKD_ROLE_LOWER_ARM_L, IKD_ROLE_HAND_L},
+            {IKD_ROLE_SHOULDER_R, IKD_ROLE_UPPER_ARM_R, IKD_ROLE_LOWER_ARM_R, IKD_ROLE_HAND_R},
+            {IKD_ROLE_UPPER_LEG_L, IKD_ROLE_LOWER_LEG_L, IKD_ROLE_FOOT_L, IKD_ROLE_TOES_L},
+            {IKD_ROLE_UPPER_LEG_R, IKD_ROLE_LOWER_LEG_R, IKD_ROLE_FOOT_R, IKD_ROLE_TOES_R}};
+        for (int l = s; l < 4; l += 2) {
+            long above = -1;
+            for (int t = 0; t < 4; t++) {
+                long k = role[limbs[l][t]];
+                if (k < 0) continue;
+                if (above >= 0 && (k == above || !is_ancestor(js, above, k))) role[limbs[l][t]] = -1;
+                else above = k;
+            }
+        }
+    }
+    int limbs_ok = role[IKD_ROLE_UPPER_ARM_L] >= 0 && role[IKD_ROLE_UPPER_ARM_R] >= 0 && role[IKD_ROLE_LOWER_ARM_L] >= 0 &&
+                   role[IKD_ROLE_LOWER_ARM_R] >= 0 && role[IKD_ROLE_FOOT_L] >= 0 && role[IKD_ROLE_FOOT_R] >= 0 &&
+                   role[IKD_ROLE_LOWER_LEG_L] >= 0 && role[IKD_ROLE_LOWER_LEG_R] >= 0 && role[IKD_ROLE_UPPER_LEG_L] >= 0 &&
+                   role[IKD_ROLE_UPPER_LEG_R] >= 0;
+    long chest = limbs_ok ? common_ancestor(js, role[IKD_ROLE_UPPER_ARM_L], role[IKD_ROLE_UPPER_ARM_R]) : -1;
+    if (!limbs_ok || !trunk_ok(js, role[IKD_ROLE_HIPS], chest, role[IKD_ROLE_HEAD], role)) {
+        for (int r = 0; r < IKD_ROLE__COUNT; r++) role[r] = -1;
+        return 0;
+    }
+    role[IKD_ROLE_CHEST] = chest;
+    if (role[IKD_ROLE_SPINE] >= 0 && (role[IKD_ROLE_SPINE] == chest || !is_ancestor(js, role[IKD_ROLE_SPINE], chest)))
+        role[IKD_ROLE_SPINE] = next_below(js, role[IKD_ROLE_HIPS], chest);
+    if (role[IKD_ROLE_NECK] >= 0 && !is_ancestor(js, chest, role[IKD_ROLE_NECK]))
+        role[IKD_ROLE_NECK] = next_below(js, chest, role[IKD_ROLE_HEAD]);
+    (void)n;
     return 1;
 }
 
@@ -256,6 +360,41 @@ static int euler_in_own_axes(const ikd_skeleton_joint *j, const ikd_vec3 a[3], c
     return 1;
 }
 
+/* A limb's bones cut in segments (Rigify's DEF-forearm.L.001, DAZ's
+ * lShldrTwist: joints between two of its roles) turn only about their
+ * bone: a hinge on it with the twist the table gives that part of the limb
+ * (upper arm +-90, forearm the wrist's pronation +-80, thigh +-45); the
+ * shin's, which the table does not twist, fixed. Returns how many. */
+static int limit_segments(ikd_skeleton_joint *js, size_t n, const long role[IKD_ROLE__COUNT])
+{
+    static const struct { ikd_role top, bottom, twist; } parts[] = {
+        {IKD_ROLE_UPPER_ARM_L, IKD_ROLE_LOWER_ARM_L, IKD_ROLE_UPPER_ARM_L}, {IKD_ROLE_LOWER_ARM_L, IKD_ROLE_HAND_L, IKD_ROLE_HAND_L},
+        {IKD_ROLE_UPPER_LEG_L, IKD_ROLE_LOWER_LEG_L, IKD_ROLE_UPPER_LEG_L}, {IKD_ROLE_LOWER_LEG_L, IKD_ROLE_FOOT_L, IKD_ROLE_LOWER_LEG_L},
+        {IKD_ROLE_UPPER_ARM_R, IKD_ROLE_LOWER_ARM_R, IKD_ROLE_UPPER_ARM_R}, {IKD_ROLE_LOWER_ARM_R, IKD_ROLE_HAND_R, IKD_ROLE_HAND_R},
+        {IKD_ROLE_UPPER_LEG_R, IKD_ROLE_LOWER_LEG_R, IKD_ROLE_UPPER_LEG_R}, {IKD_ROLE_LOWER_LEG_R, IKD_ROLE_FOOT_R, IKD_ROLE_LOWER_LEG_R}};
+    int set = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        long top = role[parts[i].top], bottom = role[parts[i].bottom];
+        if (top < 0 || bottom < 0 || !is_ancestor(js, top, bottom)) continue;
+        const double *twist = NULL;
+        for (size_t r = 0; r < sizeof rom_table / sizeof rom_table[0]; r++)
+            if (rom_table[r].role == parts[i].twist) twist = rom_table[r].twist;
+        for (long k = js[bottom].parent; k >= 0 && k != top; k = js[k].parent) {
+            ikd_vec3 bone = bone_dir(js, n, k, ikd_vec3_make(0, 0, 0));
+            if (!(ikd_vec3_len(bone) > 0)) continue;
+            ikd_limit *l = &js[k].limit;
+            if (!twist || twist[1] <= twist[0]) {
+                ikd_limit_init(l, IKD_LIMIT_FIXED);
+            } else {
+                ikd_limit_init(l, IKD_LIMIT_HINGE);
+                l->has_axis = 1, l->axis = bone, l->min_deg = twist[0], l->max_deg = twist[1];
+            }
+            set++;
+        }
+    }
+    return set;
+}
+
 int ikd_humanoid_limits(ikd_skeleton_joint *js, size_t n, const long role[IKD_ROLE__COUNT], ikd_file_warnings *ws)
 {
     ikd_vec3 hips = js[role[IKD_ROLE_HIPS]].position;
@@ -270,7 +409,8 @@ int ikd_humanoid_limits(ikd_skeleton_joint *js, size_t n, const long role[IKD_RO
      * be the viewer's (the shared Godot sample's knees bend the other way) */
     ikd_vec3 feet = ikd_vec3_make(0, 0, 0), knees = feet;
     for (int sd = 0; sd < 2; sd++) {
-        long f = role[sd ? IKD_ROLE_FOOT_R : IKD_ROLE_FOOT_L], kn = js[f].parent, hp = js[kn].parent;
+        long f = role[sd ? IKD_ROLE_FOOT_R : IKD_ROLE_FOOT_L], kn = role[sd ? IKD_ROLE_LOWER_LEG_R : IKD_ROLE_LOWER_LEG_L];
+        long hp = role[sd ? IKD_ROLE_UPPER_LEG_R : IKD_ROLE_UPPER_LEG_L];
         feet = ikd_vec3_add(feet, ikd_vec3_reject(bone_dir(js, n, f, feet), up));
         ikd_vec3 line = ikd_vec3_norm_or(ikd_vec3_sub(js[f].position, js[hp].position), up);
         knees = ikd_vec3_add(knees, ikd_vec3_reject(ikd_vec3_sub(js[kn].position, js[hp].position), line));
@@ -345,5 +485,5 @@ int ikd_humanoid_limits(ikd_skeleton_joint *js, size_t n, const long role[IKD_RO
         }
         set++;
     }
-    return set;
+    return set + limit_segments(js, n, role);
 }

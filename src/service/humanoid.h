@@ -29,6 +29,14 @@ extern const char *const ikd_role_names[IKD_ROLE__COUNT];
  * The whatever-the-rest-pose part: only names and the tree are read. */
 int ikd_humanoid_find(const ikd_skeleton_joint *js, char *const *names, size_t n, long role[IKD_ROLE__COUNT]);
 
+/* The roles of a skeleton whose joints carry the VRM humanoid extension's
+ * bone names (bones[j], NULL where none: ikd_gltf_vrm_bones): VRM's hips,
+ * spine, neck, head and limbs are the roles of the same names, chest is
+ * where the upper arms meet (VRM's upperChest or chest). Returns 1 when
+ * they make a humanoid by ikd_humanoid_find's rules (head, hands or lower
+ * arms, feet; hips below chest below head), else 0 with role all -1. */
+int ikd_humanoid_from_vrm(const ikd_skeleton_joint *js, const char *const *bones, size_t n, long role[IKD_ROLE__COUNT]);
+
 /* limits=humanoid: each role's limit (humanoid.c's table) set on js from
  * the rest geometry: knees, elbows and toes hinges on their flexion axis,
  * hips and shoulders balls about the bone with twist ranges, spine, neck,

@@ -315,10 +315,17 @@ int ikd_import_humanoid_flags(const ikd_import_opts *o)
 }
 
 void ikd_import_skeleton(ikd_emitter *e, const ikd_api_limits *lim, ikd_skeleton_joint *js, char **names, size_t n,
-                         int constraints, int humanoid, ikd_file_warnings *ws)
+                         int constraints, int humanoid, const char *const *vrm, ikd_file_warnings *ws)
 {
     long role[IKD_ROLE__COUNT];
-    int found = (humanoid & IKD_IMPORT_ROLES) && ikd_humanoid_find(js, names, n, role);
+    int found = 0;
+    if ((humanoid & IKD_IMPORT_ROLES) && vrm) {
+        found = ikd_humanoid_from_vrm(js, vrm, n, role);
+        if (!found)
+            ikd_file_warn(ws, "vrm_humanoid", "extensions", "the VRM humanoid bones do not make a humanoid (head, arms, legs "
+                                                            "below the hips): roles from the joints' names");
+    }
+    if (!found) found = (humanoid & IKD_IMPORT_ROLES) && ikd_humanoid_find(js, names, n, role);
     if (found && (humanoid & IKD_IMPORT_HUMANOID_LIMITS))
         constraints |= ikd_humanoid_limits(js, n, role, ws) > 0;
     else if (humanoid & IKD_IMPORT_LIMITS_ASKED)
@@ -388,7 +395,7 @@ static int bvh_reply(const ikd_api_limits *lim, ikd_bvh *b, const ikd_import_opt
     ikd_emit_map(&e, 7);
     IKD_EMIT_KEY(&e, "format");
     ikd_emit_str(&e, "bvh");
-    ikd_import_skeleton(&e, lim, js, names, b->count, 0, ikd_import_humanoid_flags(o), &b->warnings);
+    ikd_import_skeleton(&e, lim, js, names, b->count, 0, ikd_import_humanoid_flags(o), NULL, &b->warnings);
     IKD_EMIT_KEY(&e, "clips");
     ikd_emit_array(&e, b->frames ? 1 : 0);
     if (b->frames) {
@@ -421,10 +428,12 @@ static int import_gltf(const ikd_api_limits *lim, const ikd_import_opts *o, ikd_
     int rc = ikd_gltf_read(body, len, &go, &g, &err);
     ikd_skeleton_joint *js = NULL;
     char **names = NULL;
+    const char **vrm = NULL; /* the joints' VRM bone names */
     if (rc == IKD_E_OK) {
         js = calloc(g.count, sizeof *js);
         names = calloc(g.count, sizeof *names);
-        if (!js || !names) rc = ikd_error_set(&err, IKD_E_NOMEM, "", "out of memory");
+        vrm = calloc(g.count, sizeof *vrm);
+        if (!js || !names || !vrm) rc = ikd_error_set(&err, IKD_E_NOMEM, "", "out of memory");
     }
     if (rc == IKD_E_OK) {
         for (size_t j = 0; j < g.count; j++) {
@@ -439,7 +448,8 @@ static int import_gltf(const ikd_api_limits *lim, const ikd_import_opts *o, ikd_
         ikd_emit_map(&e, 7);
         IKD_EMIT_KEY(&e, "format");
         ikd_emit_str(&e, g.binary ? "glb" : "gltf");
-        ikd_import_skeleton(&e, lim, js, names, g.count, 0, ikd_import_humanoid_flags(o), &g.warnings);
+        ikd_import_skeleton(&e, lim, js, names, g.count, 0, ikd_import_humanoid_flags(o), ikd_gltf_vrm_bones(&g, vrm) ? vrm : NULL,
+                            &g.warnings);
         IKD_EMIT_KEY(&e, "clips");
         ikd_emit_array(&e, g.animations);
         rc = ikd_gltf_emit_clips(&g, &go, &e, &err);
@@ -451,6 +461,7 @@ static int import_gltf(const ikd_api_limits *lim, const ikd_import_opts *o, ikd_
     if (rc != IKD_E_OK && g.too_large) err.code = IKD_E_TOO_LARGE;
     free(js);
     free(names);
+    free(vrm);
     ikd_gltf_free(&g);
     if (rc == IKD_E_OK) return 200;
     *error = err.code;

@@ -43,11 +43,12 @@ int ikd_import_media_ok(const char *content_type);
  * (parents first) as /v1/solve/skeleton takes them (with their constraints
  * when `constraints`), validated and kept by reference (a skeleton that does
  * not validate gets id null and a skeleton_invalid warning); with
- * `humanoid` (flags below), the roles ikd_humanoid_find recognises (null:
- * none) and their limits, and the effectors a humanoid's hands, feet and
+ * `humanoid` (flags below), the roles (from `vrm`, the joints' VRM bone
+ * names, when not NULL and they make a humanoid; else ikd_humanoid_find's;
+ * null: none) and their limits, and the effectors a humanoid's hands, feet and
  * head, else the leaves. */
 void ikd_import_skeleton(ikd_emitter *e, const ikd_api_limits *lim, ikd_skeleton_joint *js, char **names, size_t n,
-                         int constraints, int humanoid, ikd_file_warnings *ws);
+                         int constraints, int humanoid, const char *const *vrm, ikd_file_warnings *ws);
 
 /* ikd_import_skeleton's `humanoid` flags: recognise roles; set the humanoid
  * limits where a humanoid is recognised (limits=humanoid, the default for

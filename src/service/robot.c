@@ -205,7 +205,7 @@ int ikd_robot_reply(const ikd_api_limits *lim, ikd_urdf *u, int limits, ikd_enco
         ikd_emit_str(&e, "urdf");
         IKD_EMIT_KEY(&e, "name");
         ikd_emit_str(&e, u->name);
-        ikd_import_skeleton(&e, lim, js, names, n, 1, 0, &u->warnings); /* no humanoid roles from URDF */
+        ikd_import_skeleton(&e, lim, js, names, n, 1, 0, NULL, &u->warnings); /* no humanoid roles from URDF */
         IKD_EMIT_KEY(&e, "clips");
         ikd_emit_array(&e, 0);
         ikd_emit_end(&e);

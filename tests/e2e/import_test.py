@@ -756,6 +756,35 @@ Head Neck head
 """ + sided(["{s}Collar Chest shoulder_{S}", "{s}Shoulder {s}Collar upper_arm_{S}", "{s}Elbow {s}Shoulder lower_arm_{S}",
              "{s}Wrist {s}Elbow hand_{S}", "{s}Hip Hips upper_leg_{S}", "{s}Knee {s}Hip lower_leg_{S}",
              "{s}Ankle {s}Knee foot_{S}"], "Left", "Right")),
+    "rigify": rig("""
+DEF-spine - hips
+DEF-spine.001 DEF-spine spine
+DEF-spine.002 DEF-spine.001 -
+DEF-spine.003 DEF-spine.002 chest
+DEF-spine.004 DEF-spine.003 neck
+DEF-spine.005 DEF-spine.004 -
+DEF-spine.006 DEF-spine.005 head
+""" + sided(["DEF-shoulder.{s} DEF-spine.003 shoulder_{S}", "DEF-upper_arm.{s} DEF-shoulder.{s} upper_arm_{S}",
+             "DEF-upper_arm.{s}.001 DEF-upper_arm.{s} -", "DEF-forearm.{s} DEF-upper_arm.{s}.001 lower_arm_{S}",
+             "DEF-forearm.{s}.001 DEF-forearm.{s} -", "DEF-hand.{s} DEF-forearm.{s}.001 hand_{S}",
+             "DEF-f_index.01.{s} DEF-hand.{s} -", "DEF-breast.{s} DEF-spine.003 -",
+             "DEF-thigh.{s} DEF-spine upper_leg_{S}", "DEF-thigh.{s}.001 DEF-thigh.{s} -",
+             "DEF-shin.{s} DEF-thigh.{s}.001 lower_leg_{S}", "DEF-shin.{s}.001 DEF-shin.{s} -",
+             "DEF-foot.{s} DEF-shin.{s}.001 foot_{S}", "DEF-toe.{s} DEF-foot.{s} toes_{S}"], "L", "R")),
+    "daz": rig("""
+hip - hips
+abdomenLower hip spine
+abdomenUpper abdomenLower -
+chestLower abdomenUpper -
+chestUpper chestLower chest
+neckLower chestUpper neck
+neckUpper neckLower -
+head neckUpper head
+""" + sided(["{s}Collar chestUpper shoulder_{S}", "{s}ShldrBend {s}Collar upper_arm_{S}",
+             "{s}ShldrTwist {s}ShldrBend -", "{s}ForearmBend {s}ShldrTwist lower_arm_{S}",
+             "{s}ForearmTwist {s}ForearmBend -", "{s}Hand {s}ForearmTwist hand_{S}",
+             "{s}ThighBend hip upper_leg_{S}", "{s}ThighTwist {s}ThighBend -", "{s}Shin {s}ThighTwist lower_leg_{S}",
+             "{s}Foot {s}Shin foot_{S}", "{s}Toe {s}Foot toes_{S}"], "l", "r")),
     "blender": rig("""
 Hips - hips
 Spine Hips spine
@@ -767,6 +796,11 @@ Head Neck head
              "LowerLeg_{s} UpperLeg_{s} lower_leg_{S}", "Foot_{s} LowerLeg_{s} foot_{S}", "Toes_{s} Foot_{s} toes_{S}"],
             "L", "R").replace(".l ", ".L ").replace(".r ", ".R ").replace(".l\n", ".L\n").replace(".r\n", ".R\n")),
 }
+
+
+# the segments of limbs cut in parts (joints between two roles) and the twist each may turn (0: none)
+SEGMENTS = {"rigify": {"DEF-upper_arm.L.001": 90, "DEF-forearm.R.001": 80, "DEF-thigh.L.001": 45, "DEF-shin.R.001": 0},
+            "daz": {"lShldrTwist": 90, "rForearmTwist": 80, "lThighTwist": 45}}
 
 
 def rig_bvh(rng, joints):
@@ -823,6 +857,78 @@ def test_humanoid_roles():
             joints = random_skeleton(rng)
             s, r = d.post("/v1/import", write_bvh(rng, joints, random_frames(rng, joints, 2), 1 / 30, False, False))
             assert s == 200 and r["humanoid"] is None, r["humanoid"]
+    finally:
+        d.stop()
+
+
+VRM_BONES = {"hips": "hips", "spine": "spine", "chest": "upperChest", "neck": "neck", "head": "head"}
+for _s, _side in (("l", "left"), ("r", "right")):
+    for _role, _bone in (("shoulder", "Shoulder"), ("upper_arm", "UpperArm"), ("lower_arm", "LowerArm"), ("hand", "Hand"),
+                         ("upper_leg", "UpperLeg"), ("lower_leg", "LowerLeg"), ("foot", "Foot"), ("toes", "Toes")):
+        VRM_BONES["%s_%s" % (_role, _s)] = _side + _bone
+
+
+def vrm_gltf(joints, world, version, bones=None):
+    """A .gltf of the rig: a node per joint where `world` puts it, a skin of them all, no animation,
+    the joints renamed "骨0", "骨1", ... (names that say nothing, as MMD-converted avatars' do)
+    and the VRM humanoid extension naming their roles (VRM_BONES; the "vrm" rig's J_Bip_C_Chest
+    is VRM's chest): version 0 (extensions.VRM, an array) or 1 (VRMC_vrm, an object). bones
+    overrides the mapping (VRM bone name -> joint name)."""
+    names = [n for n, _, _ in joints]
+    index = {n: i for i, n in enumerate(names)}
+    nodes = []
+    for n, p, _ in joints:
+        off = world[n] if p is None else [a - b for a, b in zip(world[n], world[p])]
+        nodes.append({"name": "骨%d" % index[n], "translation": off,
+                      "children": [index[c] for c, q, _ in joints if q == n]})
+    for nd in nodes:
+        if not nd["children"]:
+            del nd["children"]
+    if bones is None:
+        bones = {VRM_BONES[r]: n for n, _, r in joints if r}
+        bones.update({"chest": n for n, _, r in joints if n == "J_Bip_C_Chest"})
+    if version == 1:
+        ext = {"VRMC_vrm": {"specVersion": "1.0", "humanoid": {"humanBones": {b: {"node": index[n]} for b, n in bones.items()}}}}
+    else:
+        ext = {"VRM": {"humanoid": {"humanBones": [{"bone": b, "node": index[n], "useDefaultValues": True}
+                                                   for b, n in bones.items()]}}}
+    doc = {"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}], "nodes": nodes,
+           "skins": [{"joints": list(range(len(nodes)))}], "extensionsUsed": list(ext), "extensions": ext}
+    return json.dumps(doc, ensure_ascii=False).encode()
+
+
+def test_vrm_humanoid_extension():
+    """A glTF whose joint names say nothing gets its roles from the VRM humanoid extension (VRM 0.x
+    and 1.0), in A and T poses, with the humanoid limits; without the extension it is no humanoid; an
+    extension whose bones do not make a humanoid is warned of and left for the names."""
+    d = Daemon()
+    try:
+        rng = random.Random(17)
+        joints = RIGS["vrm"]
+        for case in range(8):
+            world = human_positions(rng, joints, case % 2 == 1)
+            want = {role: "骨%d" % i for i, (_, _, role) in enumerate(joints) if role}
+            s, r = d.post("/v1/import", vrm_gltf(joints, world, case % 4 // 2))
+            assert s == 200, r
+            assert r["humanoid"] == want, (case, r["humanoid"], want)
+            assert r["effectors"] == [want["hand_l"], want["hand_r"], want["foot_l"], want["foot_r"], want["head"]]
+            by_name = {j["name"]: j for j in r["skeleton"]["joints"]}
+            assert by_name[want["lower_leg_l"]]["constraint"]["type"] == "hinge", by_name[want["lower_leg_l"]]
+            assert not any(w["code"] == "vrm_humanoid" for w in r["warnings"]), r["warnings"]
+        world = human_positions(rng, joints, False)
+        plain = json.loads(vrm_gltf(joints, world, 1))
+        del plain["extensions"], plain["extensionsUsed"]
+        s, r = d.post("/v1/import", json.dumps(plain).encode())
+        assert s == 200 and r["humanoid"] is None, r["humanoid"]
+        bad = {VRM_BONES[r]: n for n, _, r in joints if r}
+        bad["head"], bad["leftFoot"] = bad["leftFoot"], bad["head"]  # a head below the hips
+        for version in (0, 1):
+            s, r = d.post("/v1/import", vrm_gltf(joints, world, version, bad))
+            assert s == 200 and r["humanoid"] is None, r["humanoid"]
+            assert any(w["code"] == "vrm_humanoid" and w["field"] == "extensions" for w in r["warnings"]), r["warnings"]
+        # the joints' own names win nothing over the extension: a VRoid-named rig maps the same either way
+        s, r = d.post("/v1/import", rig_bvh_at(joints, world, [0, 0, 0, 1]), "application/x-bvh")
+        assert s == 200 and r["humanoid"] == {role: n for n, _, role in joints if role}, r["humanoid"]
     finally:
         d.stop()
 
@@ -976,6 +1082,17 @@ def test_humanoid_limits():
                 hand = [a - b for a, b in zip(js[roles["hand_l"]]["position"], el["position"])]
                 bent = qrot(axis_angle(elbow, 90), hand)
                 assert sum(a * b for a, b in zip(bent, fwd)) > 0.5 * math.sqrt(sum(a * a for a in hand)), (conv, case)
+                # a limb's bone in segments turns only about itself, by the twist of its part (the shin's: none)
+                for name, twist in SEGMENTS.get(conv, {}).items():
+                    c = js[name]["constraint"]
+                    if not twist:
+                        assert c["type"] == "fixed", (conv, name, c)
+                        continue
+                    child = next(j for j in r["skeleton"]["joints"] if j.get("parent") == name)
+                    bone = [a - b for a, b in zip(child["position"], js[name]["position"])]
+                    cos = sum(a * b for a, b in zip(bone, c["axis"])) / math.sqrt(sum(a * a for a in bone) * sum(a * a for a in c["axis"]))
+                    assert c["type"] == "hinge" and cos > 0.999 and (c["min_deg"], c["max_deg"]) == (-twist, twist), (conv, name, c)
+                    checked += 1
             s, r = d.post("/v1/import?limits=none", rig_bvh_at(joints, human_positions(rng, joints, False),
                                                                  [0, 0, 0, 1]), "application/x-bvh")
             assert s == 200 and all("constraint" not in j for j in r["skeleton"]["joints"]), conv

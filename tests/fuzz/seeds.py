@@ -155,6 +155,8 @@ sdoc = json.loads(gltf)
 sdoc["accessors"][1] = {"componentType": 5126, "count": 4, "type": "VEC4", "sparse": {
     "count": 2, "indices": {"bufferView": 2, "componentType": 5123}, "values": {"bufferView": 1, "byteOffset": 16}}}
 sdoc["bufferViews"].append({"buffer": 1, "byteLength": 4})
+sdoc["extensions"] = {"VRMC_vrm": {"humanoid": {"humanBones": {"hips": {"node": 1}, "leftFoot": {"node": 2}, "head": {"node": 3}}}},
+                      "VRM": {"humanoid": {"humanBones": [{"bone": "hips", "node": 1}]}}}  # VRM 1.0 and 0.x roles
 sdoc["buffers"].append({"byteLength": 4, "uri": "data:application/octet-stream;base64," +
                         base64.b64encode(struct.pack("<2H", 1, 2)).decode()})
 # the same GLB with both views compressed by EXT_meshopt_compression (libmeshoptimizer's encoder, as
