@@ -1323,12 +1323,16 @@ def make_gltf(rng, glb=True, skin=True):
                                base64.b64encode(bytes(6000)).decode()})
         doc["asset"] = doc.pop("asset")
         return json.dumps(doc).encode(), doc, w.bin
+    return glb_file(doc, w.bin), doc, w.bin
+
+
+def glb_file(doc, binary):
+    """A .glb container of doc and its binary buffer (both chunks padded to 4 bytes)."""
     js = json.dumps(doc).encode()
     js += b" " * (-len(js) % 4)
-    binc = w.bin + b"\0" * (-len(w.bin) % 4)
-    body = struct.pack("<4sII", b"glTF", 2, 12 + 8 + len(js) + 8 + len(binc)) + struct.pack("<II", len(js), 0x4E4F534A) + js + \
+    binc = bytes(binary) + b"\0" * (-len(binary) % 4)
+    return struct.pack("<4sII", b"glTF", 2, 12 + 8 + len(js) + 8 + len(binc)) + struct.pack("<II", len(js), 0x4E4F534A) + js + \
         struct.pack("<II", len(binc), 0x004E4942) + binc
-    return body, doc, w.bin
 
 
 def gltf_world(doc, binary, t):
@@ -1502,6 +1506,15 @@ def sparse_variant(doc, binary, bad=None):
     return json.dumps(doc).encode()
 
 
+def import_both(d, plain, variant):
+    """The import replies of a plain file and its variant, both 200."""
+    s, a = d.post("/v1/import", plain)
+    assert s == 200, a
+    s, b = d.post("/v1/import", variant)
+    assert s == 200, b
+    return a, b
+
+
 def test_sparse_gltf_accessors():
     """Animation outputs written as sparse accessors (as gltf-transform's sparse() writes them)
     import to the same clip as the dense file; bad sparse parts are 400 on their field."""
@@ -1509,10 +1522,7 @@ def test_sparse_gltf_accessors():
     try:
         for seed in range(4):
             body, doc, binary = make_gltf(random.Random(seed), False)
-            s, dense = d.post("/v1/import", body)
-            assert s == 200, dense
-            s, r = d.post("/v1/import", sparse_variant(doc, binary))
-            assert s == 200, r
+            dense, r = import_both(d, body, sparse_variant(doc, binary))
             assert r["clips"][0]["poses"] == dense["clips"][0]["poses"] and r["skeleton"] == dense["skeleton"], seed
         body, doc, binary = make_gltf(random.Random(9), False)
 
@@ -1609,10 +1619,7 @@ def meshopt_variant(lib, doc, binary, filters, bad=None):
     doc["extensionsUsed"] = doc["extensionsRequired"] = ["EXT_meshopt_compression", "KHR_mesh_quantization"]
     if bad:
         bad(doc, out)
-    js = json.dumps(doc).encode()
-    js += b" " * (-len(js) % 4)
-    return struct.pack("<4sII", b"glTF", 2, 12 + 8 + len(js) + 8 + len(out)) + struct.pack("<II", len(js), 0x4E4F534A) + js + \
-        struct.pack("<II", len(out), 0x004E4942) + bytes(out)
+    return glb_file(doc, out)
 
 
 def test_meshopt_gltf():
@@ -1624,10 +1631,7 @@ def test_meshopt_gltf():
     try:
         for seed in range(4):
             body, doc, binary = make_gltf(random.Random(seed), True)
-            s, dense = d.post("/v1/import", body)
-            assert s == 200, dense
-            s, r = d.post("/v1/import", meshopt_variant(lib, doc, binary, False))
-            assert s == 200, r
+            dense, r = import_both(d, body, meshopt_variant(lib, doc, binary, False))
             assert r["clips"][0]["poses"] == dense["clips"][0]["poses"] and r["skeleton"] == dense["skeleton"], seed
             s, r = d.post("/v1/import", meshopt_variant(lib, doc, binary, True))
             assert s == 200, r

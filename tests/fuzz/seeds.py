@@ -144,10 +144,14 @@ gdoc = {"asset": {"version": "2.0"}, "nodes": [{"name": "Armature", "rotation": 
                       {"bufferView": 1, "componentType": 5126, "count": 4, "type": "VEC4"}],
         "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": 16}, {"buffer": 0, "byteOffset": 16, "byteLength": 64}],
         "buffers": [{"byteLength": len(binary)}]}
-gjs = json.dumps(gdoc).encode()
-gjs += b" " * (-len(gjs) % 4)
-glb = struct.pack("<4sII", b"glTF", 2, 12 + 8 + len(gjs) + 8 + len(binary)) + struct.pack("<II", len(gjs), 0x4E4F534A) + gjs + \
-    struct.pack("<II", len(binary), 0x004E4942) + binary
+def glb_file(doc, data):  # a .glb container (data: the BIN chunk, a multiple of 4 bytes)
+    js = json.dumps(doc).encode()
+    js += b" " * (-len(js) % 4)
+    return struct.pack("<4sII", b"glTF", 2, 12 + 8 + len(js) + 8 + len(data)) + struct.pack("<II", len(js), 0x4E4F534A) + js + \
+        struct.pack("<II", len(data), 0x004E4942) + data
+
+
+glb = glb_file(gdoc, binary)
 gdoc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(binary).decode()
 gltf = json.dumps(gdoc)
 # the rotations as a sparse accessor over zeros: elements 1 and 2 from uint16 indices, 0 and 3 left zero
@@ -178,10 +182,7 @@ for raw, stride, flt in [(binary[:16], 4, "NONE"), (quat.raw, 8, "QUATERNION")]:
 mdoc["accessors"][1].update(componentType=5122, normalized=True)
 mdoc.update(bufferViews=views, extensionsUsed=["EXT_meshopt_compression"],
             buffers=[{"byteLength": len(mbin)}, {"byteLength": 64, "extensions": {"EXT_meshopt_compression": {"fallback": True}}}])
-mjs = json.dumps(mdoc).encode()
-mjs += b" " * (-len(mjs) % 4)
-mglb = struct.pack("<4sII", b"glTF", 2, 12 + 8 + len(mjs) + 8 + len(mbin)) + struct.pack("<II", len(mjs), 0x4E4F534A) + mjs + \
-    struct.pack("<II", len(mbin), 0x004E4942) + mbin
+mglb = glb_file(mdoc, mbin)
 for sel, name, body in [(0, "glb", glb), (3 | 16, "gltf", gltf.encode()), (3, "gltf-sparse", json.dumps(sdoc).encode()),
                         (0, "glb-meshopt", mglb)]:
     with open(os.path.join(imp, "seed-" + name), "wb") as f:
