@@ -150,8 +150,9 @@ static const unsigned char *view_span(gltf_model *m, json_t *view, json_int_t of
 }
 
 /* The sparse part of accessor `a` (sp) written over o (n elements of nc
- * components): strictly increasing indices below n, and their values. */
-static int read_sparse(gltf_model *m, long a, json_t *sp, long ct, int norm, double *o, size_t n, int nc, ikd_error *err)
+ * components of csize bytes): strictly increasing indices below n, and
+ * their values. */
+static int read_sparse(gltf_model *m, long a, json_t *sp, long ct, int csize, int norm, double *o, size_t n, int nc, ikd_error *err)
 {
     json_t *c = json_object_get(sp, "count"), *ix = json_object_get(sp, "indices"), *vals = json_object_get(sp, "values");
     if (!json_is_integer(c) || json_integer_value(c) < 1 || (size_t)json_integer_value(c) > n)
@@ -160,7 +161,6 @@ static int read_sparse(gltf_model *m, long a, json_t *sp, long ct, int norm, dou
     long ict = (long)json_integer_value(json_object_get(ix, "componentType"));
     int isize = ict == 5125 ? 4 : ict == 5123 ? 2 : ict == 5121 ? 1 : 0;
     if (!isize) return failf(err, "accessors[%ld].sparse.indices.componentType", a, "must be 5121, 5123 or 5125");
-    int csize = ct == 5126 || ct == 5125 ? 4 : ct == 5122 || ct == 5123 ? 2 : 1;
     const unsigned char *ip = view_span(m, json_object_get(ix, "bufferView"), json_integer_value(json_object_get(ix, "byteOffset")), k,
                                         (size_t)isize, 1, &ist, "accessors[%ld].sparse.indices.bufferView", "accessors[%ld].sparse.indices", a, err);
     if (!ip) return err->code;
@@ -214,7 +214,7 @@ int ikd__gltf_read_accessor(gltf_model *m, long a, double **out, size_t *count, 
     if (!o) return ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
     for (size_t i = 0; base && i < n; i++)
         for (int k = 0; k < nc; k++) o[i * (size_t)nc + (size_t)k] = component(base + i * stride + (size_t)k * (size_t)csize, ct, norm);
-    if (sp && read_sparse(m, a, sp, ct, norm, o, n, nc, err) != IKD_E_OK) {
+    if (sp && read_sparse(m, a, sp, ct, csize, norm, o, n, nc, err) != IKD_E_OK) {
         free(o);
         return err->code;
     }
