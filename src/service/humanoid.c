@@ -101,7 +101,7 @@ static long next_below(const ikd_skeleton_joint *js, long top, long k)
 /* The first of k's segments: k's parent while it is the same bone cut in
  * parts (its base name and side, Rigify's "DEF-forearm.L" above
  * "DEF-forearm.L.001"). */
-static long first_segment(const ikd_skeleton_joint *js, const int *side, const char (*base)[HUMANOID_BASE], long k)
+static long first_segment(const ikd_skeleton_joint *js, const int *side, char (*base)[HUMANOID_BASE], long k)
 {
     while (k >= 0 && js[k].parent >= 0 && base[k][0] && side[js[k].parent] == side[k] && !strcmp(base[js[k].parent], base[k]))
         k = js[k].parent;
@@ -109,7 +109,7 @@ static long first_segment(const ikd_skeleton_joint *js, const int *side, const c
 }
 
 /* The parent of k's first segment, its own first segment (-1 at the top). */
-static long bone_above(const ikd_skeleton_joint *js, const int *side, const char (*base)[HUMANOID_BASE], long k)
+static long bone_above(const ikd_skeleton_joint *js, const int *side, char (*base)[HUMANOID_BASE], long k)
 {
     k = first_segment(js, side, base, k);
     return k >= 0 && js[k].parent >= 0 ? first_segment(js, side, base, js[k].parent) : -1;
@@ -118,7 +118,7 @@ static long bone_above(const ikd_skeleton_joint *js, const int *side, const char
 /* A limb from its end up: end, middle, upper, and the joint above when it
  * is of the same side (a shoulder), a bone cut in segments counted once at
  * its first. 0 when the tree is not that deep. */
-static int limb(const ikd_skeleton_joint *js, const int *side, const char (*base)[HUMANOID_BASE], long end, long *mid,
+static int limb(const ikd_skeleton_joint *js, const int *side, char (*base)[HUMANOID_BASE], long end, long *mid,
                 long *upper, long *above)
 {
     *mid = bone_above(js, side, base, end);
@@ -132,7 +132,7 @@ static int limb(const ikd_skeleton_joint *js, const int *side, const char (*base
 /* No joint named head: the top of the chain of joints named spine or neck
  * above the chest that no arm hangs from (Rigify's DEF-spine.004 to .006
  * above DEF-spine.003), -1 when there is none. */
-static long head_by_chain(const ikd_skeleton_joint *js, size_t n, const char (*base)[HUMANOID_BASE], long chest,
+static long head_by_chain(const ikd_skeleton_joint *js, size_t n, char (*base)[HUMANOID_BASE], long chest,
                           const long role[IKD_ROLE__COUNT])
 {
     long at = chest;
@@ -185,13 +185,13 @@ int ikd_humanoid_find(const ikd_skeleton_joint *js, char *const *names, size_t n
     for (int s = 0; s < 2; s++) {
         long m, u, a, x;
         if (hand[s + 1] >= 0) { /* the arm from its hand */
-            if (!limb(js, side, (const char (*)[HUMANOID_BASE])base, hand[s + 1], &m, &u, &a)) return 0;
+            if (!limb(js, side, base, hand[s + 1], &m, &u, &a)) return 0;
             role[arm[s][0]] = hand[s + 1], role[arm[s][1]] = m, role[arm[s][2]] = u, role[arm[s][3]] = a;
         } else { /* a rig whose arms end at the forearm (no hand bones) */
-            if (fore[s + 1] < 0 || !limb(js, side, (const char (*)[HUMANOID_BASE])base, fore[s + 1], &u, &a, &x)) return 0;
+            if (fore[s + 1] < 0 || !limb(js, side, base, fore[s + 1], &u, &a, &x)) return 0;
             role[arm[s][1]] = fore[s + 1], role[arm[s][2]] = u, role[arm[s][3]] = side[a] == s + 1 ? a : -1;
         }
-        if (!limb(js, side, (const char (*)[HUMANOID_BASE])base, foot[s + 1], &m, &u, &a)) return 0;
+        if (!limb(js, side, base, foot[s + 1], &m, &u, &a)) return 0;
         role[leg[s][0]] = foot[s + 1], role[leg[s][1]] = m, role[leg[s][2]] = u;
         for (size_t j = (size_t)foot[s + 1] + 1; j < n; j++) /* toes: a named child of the foot */
             if (js[j].parent == foot[s + 1] && kind[j] == KIND_TOES) {
@@ -203,7 +203,7 @@ int ikd_humanoid_find(const ikd_skeleton_joint *js, char *const *names, size_t n
     long chest = common_ancestor(js, role[IKD_ROLE_UPPER_ARM_L], role[IKD_ROLE_UPPER_ARM_R]);
     for (size_t j = 0; j < n && head < 0; j++)
         if (kind[j] == KIND_HEAD && !side[j] && chest >= 0 && chest != (long)j && is_ancestor(js, chest, (long)j)) head = (long)j;
-    if (head < 0 && chest >= 0) head = head_by_chain(js, n, (const char (*)[HUMANOID_BASE])base, chest, role);
+    if (head < 0 && chest >= 0) head = head_by_chain(js, n, base, chest, role);
     if (!trunk_ok(js, hips, chest, head, role)) return 0;
     role[IKD_ROLE_HIPS] = hips, role[IKD_ROLE_CHEST] = chest, role[IKD_ROLE_HEAD] = head;
     role[IKD_ROLE_SPINE] = next_below(js, hips, chest);
@@ -227,20 +227,18 @@ int ikd_humanoid_from_vrm(const ikd_skeleton_joint *js, const char *const *bones
     for (size_t j = 0; j < n; j++)
         for (size_t k = 0; bones[j] && k < sizeof map / sizeof map[0]; k++)
             if (!strcmp(bones[j], map[k].vrm)) role[map[k].role] = (long)j;
-    for (int s = 0; s < 2; s++) { /* a limb's roles from the top down, each below the last */
-        static const int limbs[4][4] = {
-            {IKD_ROLE_SHOULDER_L, IKD_ROLE_UPPER_ARM_L, IKD_ROLE_LOWER_ARM_L, IKD_ROLE_HAND_L},
-            {IKD_ROLE_SHOULDER_R, IKD_ROLE_UPPER_ARM_R, IKD_ROLE_LOWER_ARM_R, IKD_ROLE_HAND_R},
-            {IKD_ROLE_UPPER_LEG_L, IKD_ROLE_LOWER_LEG_L, IKD_ROLE_FOOT_L, IKD_ROLE_TOES_L},
-            {IKD_ROLE_UPPER_LEG_R, IKD_ROLE_LOWER_LEG_R, IKD_ROLE_FOOT_R, IKD_ROLE_TOES_R}};
-        for (int l = s; l < 4; l += 2) {
-            long above = -1;
-            for (int t = 0; t < 4; t++) {
-                long k = role[limbs[l][t]];
-                if (k < 0) continue;
-                if (above >= 0 && (k == above || !is_ancestor(js, above, k))) role[limbs[l][t]] = -1;
-                else above = k;
-            }
+    static const int limbs[4][4] = {/* a limb's roles from the top down, each kept only below the last */
+        {IKD_ROLE_SHOULDER_L, IKD_ROLE_UPPER_ARM_L, IKD_ROLE_LOWER_ARM_L, IKD_ROLE_HAND_L},
+        {IKD_ROLE_SHOULDER_R, IKD_ROLE_UPPER_ARM_R, IKD_ROLE_LOWER_ARM_R, IKD_ROLE_HAND_R},
+        {IKD_ROLE_UPPER_LEG_L, IKD_ROLE_LOWER_LEG_L, IKD_ROLE_FOOT_L, IKD_ROLE_TOES_L},
+        {IKD_ROLE_UPPER_LEG_R, IKD_ROLE_LOWER_LEG_R, IKD_ROLE_FOOT_R, IKD_ROLE_TOES_R}};
+    for (int l = 0; l < 4; l++) {
+        long above = -1;
+        for (int t = 0; t < 4; t++) {
+            long k = role[limbs[l][t]];
+            if (k < 0) continue;
+            if (above >= 0 && (k == above || !is_ancestor(js, above, k))) role[limbs[l][t]] = -1;
+            else above = k;
         }
     }
     int limbs_ok = role[IKD_ROLE_UPPER_ARM_L] >= 0 && role[IKD_ROLE_UPPER_ARM_R] >= 0 && role[IKD_ROLE_LOWER_ARM_L] >= 0 &&
@@ -257,7 +255,6 @@ int ikd_humanoid_from_vrm(const ikd_skeleton_joint *js, const char *const *bones
         role[IKD_ROLE_SPINE] = next_below(js, role[IKD_ROLE_HIPS], chest);
     if (role[IKD_ROLE_NECK] >= 0 && !is_ancestor(js, chest, role[IKD_ROLE_NECK]))
         role[IKD_ROLE_NECK] = next_below(js, chest, role[IKD_ROLE_HEAD]);
-    (void)n;
     return 1;
 }
 
