@@ -158,6 +158,37 @@ static int read_joint_name(bvh_lex *lx, char *name, int *brace, ikd_error *err)
     return 0;
 }
 
+/* 1 when the next token is another ROOT (read into lx->tok); else the
+ * lexer is left where it was. */
+static int another_root(bvh_lex *lx)
+{
+    const char *p = lx->p;
+    size_t line = lx->line;
+    if (next(lx) && strcasecmp(lx->tok, "ROOT") == 0) return 1;
+    lx->p = p, lx->line = line;
+    return 0;
+}
+
+/* Several ROOT hierarchies (a performer and a prop, two performers)
+ * joined under a joint made at the origin, named "root" (a skeleton has
+ * one root; each ROOT's channels then move it as a child's do), with a
+ * `bvh_roots` warning. One ROOT: nothing to do. */
+static int join_roots(ikd_bvh *b, size_t max_joints, ikd_error *err)
+{
+    size_t roots = 0;
+    for (size_t j = 0; j < b->count; j++) roots += b->joints[j].parent < 0;
+    if (roots < 2) return 0;
+    if ((int)add_joint(b, max_joints, -1, "root", 1, err) != 0) return err->code;
+    ikd_bvh_joint made = b->joints[b->count - 1];
+    memmove(b->joints + 1, b->joints, (b->count - 1) * sizeof *b->joints);
+    b->joints[0] = made;
+    for (size_t j = 1; j < b->count; j++) b->joints[j].parent = b->joints[j].parent < 0 ? 0 : b->joints[j].parent + 1;
+    char msg[96];
+    snprintf(msg, sizeof msg, "the file has %zu ROOT hierarchies: joined under a root made at the origin", roots);
+    ikd_file_warn(&b->warnings, "bvh_roots", "HIERARCHY", msg);
+    return 0;
+}
+
 /* The HIERARCHY section: ROOT, JOINT and End Site blocks, nested by braces. */
 static int hierarchy(bvh_lex *lx, ikd_bvh *b, double scale, size_t max_joints, ikd_error *err)
 {
@@ -185,7 +216,8 @@ static int hierarchy(bvh_lex *lx, ikd_bvh *b, double scale, size_t max_joints, i
             if (!next(lx)) return fail(err, lx->line, IKD_E_INVALID, "the file ends inside a joint's braces%s", NULL);
             if (strcmp(lx->tok, "}") == 0) {
                 depth--;
-                if (depth == 0) return 0;
+                if (depth == 0 && !another_root(lx)) return join_roots(b, max_joints, err);
+                if (depth == 0) break;
                 continue;
             }
             if (b->joints[stack[depth - 1]].end_site)

@@ -257,6 +257,42 @@ def test_generated_bvh_round_trip():
         d.stop()
 
 
+def test_bvh_several_roots():
+    """A BVH with two ROOT hierarchies (a performer and a prop, or two performers) imports under a
+    root made at the origin, with a bvh_roots warning, and every frame of both puts each joint where
+    the file's own kinematics do."""
+    d = Daemon()
+    try:
+        rng = random.Random(29)
+        for case in range(6):
+            parts = [random_skeleton(rng) for _ in range(2)]
+            n = rng.randint(2, 40)
+            frames = [random_frames(rng, j, n) for j in parts]
+            bodies = [write_bvh(rng, j, f, 1 / 30, False, False).decode() for j, f in zip(parts, frames)]
+            if case == 1:  # the first performer's root named as the made one would be
+                bodies[0] = bodies[0].replace("ROOT Hips", "ROOT root").replace("ROOT Root", "ROOT root")
+            heads = [b.split("MOTION")[0] for b in bodies]
+            text = heads[0] + heads[1].replace("HIERARCHY\n", "") + "MOTION\nFrames: %d\nFrame Time: %r\n" % (n, 1 / 30)
+            text += "".join(" ".join(repr(v) for v in a + b) + "\n" for a, b in zip(*frames))
+            s, r = d.post("/v1/import", text.encode())
+            assert s == 200, (case, r)
+            sk = r["skeleton"]
+            assert len(sk["joints"]) == 1 + len(parts[0]) + len(parts[1]), case
+            assert "parent" not in sk["joints"][0] and sk["joints"][0]["position"] == [0, 0, 0], sk["joints"][0]
+            names = [j["name"] for j in sk["joints"]]
+            assert len(set(names)) == len(names), names
+            assert any(w["code"] == "bvh_roots" for w in r["warnings"]), r["warnings"]
+            ps = [j["position"] for j in sk["joints"]]
+            size = max(max(abs(a - b) for a, b in zip(p, ps[0])) for p in ps) or 1.0
+            for k, pose in enumerate(r["clips"][0]["poses"]):
+                want = [[0, 0, 0]] + bvh_fk(parts[0], frames[0][k], 1) + bvh_fk(parts[1], frames[1][k], 1)
+                got = ikd_fk(sk, pose)
+                err = max(math.dist(a, b) for a, b in zip(want, got)) / size
+                assert err < 1e-9, (case, k, err)
+    finally:
+        d.stop()
+
+
 def test_resampled_clip():
     d = Daemon()
     try:

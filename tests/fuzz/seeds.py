@@ -187,7 +187,13 @@ for sel, name, body in [(0, "glb", glb), (3 | 16, "gltf", gltf.encode()), (3, "g
                         (0, "glb-meshopt", mglb)]:
     with open(os.path.join(imp, "seed-" + name), "wb") as f:
         f.write(bytes([sel]) + body)
-for sel, name, body in [(0, "bvh", bvh), (1 | 4 | 16, "bvh-scaled", bvh), (2, "urdf", urdf), (128 | 64, "urdf-nolimits", urdf)]:
+# a second ROOT (a prop with three position channels), joined under a made root
+bvh2 = bvh.split("MOTION")[0] + ("ROOT Prop\r\n{\r\n OFFSET 0 0 0\r\n CHANNELS 3 Xposition Yposition Zposition\r\n"
+                                  " End Site\r\n {\r\n  OFFSET 0 5 0\r\n }\r\n}\r\nMOTION\r\nFrames: 2\r\n"
+                                  "Frame Time: 0.0333333\r\n") + \
+    "".join(" ".join(str((k * 7 + c) % 90 - 45) for c in range(18)) + "\r\n" for k in range(2))
+for sel, name, body in [(0, "bvh", bvh), (1 | 4 | 16, "bvh-scaled", bvh), (2, "urdf", urdf), (128 | 64, "urdf-nolimits", urdf),
+                        (0, "bvh-roots", bvh2)]:
     with open(os.path.join(imp, "seed-" + name), "wb") as f:
         f.write(bytes([sel]) + body.encode())
 print(f"seeds: {len(os.listdir(api))} api inputs, {len(os.listdir(solvers))} solver inputs, {len(os.listdir(sk))} skeletons, "
