@@ -178,7 +178,8 @@ static int join_roots(ikd_bvh *b, size_t max_joints, ikd_error *err)
     size_t roots = 0;
     for (size_t j = 0; j < b->count; j++) roots += b->joints[j].parent < 0;
     if (roots < 2) return 0;
-    if ((int)add_joint(b, max_joints, -1, "root", 1, err) != 0) return err->code;
+    int rc = add_joint(b, max_joints, -1, "root", 1, err);
+    if (rc != 0) return rc;
     ikd_bvh_joint made = b->joints[b->count - 1];
     memmove(b->joints + 1, b->joints, (b->count - 1) * sizeof *b->joints);
     b->joints[0] = made;
