@@ -143,15 +143,14 @@ static int read_joint_name(bvh_lex *lx, char *name, int *brace, ikd_error *err)
         if (n) name[n++] = ' ';
         memcpy(name + n, lx->tok, len + 1);
         n += len;
-        const char *p = lx->p;
-        size_t at = lx->line;
+        bvh_lex at = *lx;
         if (!next(lx)) break;
         if (lx->tok_line == line && strcmp(lx->tok, "{") == 0) {
             *brace = 1;
             break;
         }
         if (lx->tok_line != line) { /* the next line's: read again by the caller */
-            lx->p = p, lx->line = at;
+            *lx = at;
             break;
         }
     }
@@ -162,10 +161,9 @@ static int read_joint_name(bvh_lex *lx, char *name, int *brace, ikd_error *err)
  * lexer is left where it was. */
 static int another_root(bvh_lex *lx)
 {
-    const char *p = lx->p;
-    size_t line = lx->line;
+    bvh_lex at = *lx;
     if (next(lx) && strcasecmp(lx->tok, "ROOT") == 0) return 1;
-    lx->p = p, lx->line = line;
+    *lx = at;
     return 0;
 }
 

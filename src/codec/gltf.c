@@ -99,6 +99,13 @@ static int load_buffers(gltf_model *m, const unsigned char *bin, size_t bin_len,
     return IKD_E_OK;
 }
 
+size_t ikd__gltf_buffer_bytes(const gltf_model *m)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < m->nbuf; i++) bytes += m->buf_len[i];
+    return bytes;
+}
+
 /* One component at p as a double: floats, and normalized or plain integers. */
 static double component(const unsigned char *p, long ct, int norm)
 {
@@ -204,10 +211,8 @@ int ikd__gltf_read_accessor(gltf_model *m, long a, double **out, size_t *count, 
         base = view_span(m, bvi, json_integer_value(json_object_get(acc, "byteOffset")), n, (size_t)csize * (size_t)nc, 0, &stride,
                          "accessors[%ld].bufferView", "accessors[%ld]", a, err);
         if (!base) return err->code;
-    } else {
-        size_t bytes = 0; /* the buffers' bytes bound an accessor of zeros as they bound one of data */
-        for (size_t i = 0; i < m->nbuf; i++) bytes += m->buf_len[i];
-        if (n > bytes) return failf(err, "accessors[%ld].count", a, "is more elements than the file's buffers hold bytes");
+    } else if (n > ikd__gltf_buffer_bytes(m)) { /* the buffers' bytes bound an accessor of zeros as they bound one of data */
+        return failf(err, "accessors[%ld].count", a, "is more elements than the file's buffers hold bytes");
     }
     int norm = json_is_true(json_object_get(acc, "normalized"));
     double *o = calloc(n * (size_t)nc, sizeof *o);

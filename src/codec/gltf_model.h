@@ -35,6 +35,8 @@ typedef struct gltf_model {
 int ikd__gltf_fail(ikd_error *err, int code, const char *field, const char *msg);
 /* Accessor `a` as doubles (*count elements of *ncomp components, malloc'd in *out). */
 int ikd__gltf_read_accessor(gltf_model *m, long a, double **out, size_t *count, int *ncomp, ikd_error *err);
+/* The bytes of the file's buffers, all together (a fallback's: none). */
+size_t ikd__gltf_buffer_bytes(const gltf_model *m);
 /* bufferView vi (bv) compressed with EXT_meshopt_compression (ext): its
  * bytes decoded, the bufferView's byteLength of them, in *out (held by m). */
 int ikd__gltf_meshopt_view(gltf_model *m, size_t vi, json_t *bv, json_t *ext, const unsigned char **out, ikd_error *err);

@@ -78,11 +78,11 @@ int ikd__gltf_meshopt_view(gltf_model *m, size_t vi, json_t *bv, json_t *ext, co
     if (!json_is_integer(b) || json_integer_value(b) < 0 || (size_t)json_integer_value(b) >= m->nbuf ||
         !m->buf[json_integer_value(b)])
         return fail_view(err, vi, "buffer", "there is no such buffer with data");
-    size_t bi = (size_t)json_integer_value(b), total = 0;
+    size_t bi = (size_t)json_integer_value(b);
     if (!json_is_integer(bl) || len < 1 || off < 0 || (size_t)off > m->buf_len[bi] || (size_t)len > m->buf_len[bi] - (size_t)off)
         return fail_view(err, vi, "byteLength", "its bytes (byteOffset, byteLength) lie outside its buffer");
-    for (size_t i = 0; i < m->nbuf; i++) total += m->buf_len[i];
-    if (count * stride > MESHOPT_EXPANSION * total || count * stride > MESHOPT_EXPANSION * total - m->decoded_bytes)
+    /* what the views decoded so far left of the bound (they never pass it, so no wrap) */
+    if (count * stride > MESHOPT_EXPANSION * ikd__gltf_buffer_bytes(m) - m->decoded_bytes)
         return fail_view(err, vi, "count", "decodes to more than 4 times the bytes of the file's buffers (all views together)");
     unsigned char *d = malloc(count * stride);
     if (!d) return ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
