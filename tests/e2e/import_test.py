@@ -329,6 +329,8 @@ def test_bad_files_name_the_line():
             (good.replace(b"0.0333\n0 0 0\n", b"0.0333\n0 0 x\n"), 400, "line 14"),
             (good.replace(b"Frame Time: 0.0333", b"Frame Time: 0"), 400, "line 13"),
             (b"HIERARCHY\r\nROOT A\r\n{\r\n OFFSET 0 0 0\r\n CHANNELS 7 Xrotation\r\n", 400, "line 5"),
+            (good.replace(b"ROOT Hips", b"ROOT " + b"Bip01 " * 12), 400, "line 2"),  # a name with blanks, 71 bytes
+            (good.replace(b"MOTION", b"ROOT Prop\n{\n OFFSET 0 oops 0\nMOTION"), 400, "line 13"),  # a second ROOT, broken
         ]
         for body, status, field in cases:
             s, r = d.post("/v1/import", body, "application/x-bvh")
@@ -339,6 +341,17 @@ def test_bad_files_name_the_line():
         deep = b"HIERARCHY\nROOT J\n{\n OFFSET 0 0 0\n CHANNELS 3 Xrotation Yrotation Zrotation\n" + \
                b"".join(b"JOINT J%d\n{\n OFFSET 0 1 0\n CHANNELS 3 Xrotation Yrotation Zrotation\n" % i for i in range(70))
         s, r = d.post("/v1/import", deep)
+        assert s == 413 and r["error"]["code"] == "payload_too_large", r
+
+        def two_roots(k):  # two ROOT chains of k joints and an End Site each: 2 (k + 1) joints and the made root
+            part = lambda name: (b"ROOT %s\n{\n OFFSET 0 0 0\n CHANNELS 3 Xrotation Yrotation Zrotation\n" % name +
+                                 b"".join(b"JOINT %s%d\n{\n OFFSET 0 1 0\n CHANNELS 3 Xrotation Yrotation Zrotation\n" % (name, i)
+                                          for i in range(k - 1)) + b" End Site\n {\n  OFFSET 0 1 0\n }\n" + b"}\n" * k)
+            return b"HIERARCHY\n" + part(b"A") + part(b"B") + b"MOTION\nFrames: 1\nFrame Time: 0.0333\n" + \
+                b" ".join([b"0"] * (6 * k)) + b"\n"
+        s, r = d.post("/v1/import", two_roots(30))  # 63 joints of --max-joints 64
+        assert s == 200 and len(r["skeleton"]["joints"]) == 63, r
+        s, r = d.post("/v1/import", two_roots(31))  # the made root is the 65th
         assert s == 413 and r["error"]["code"] == "payload_too_large", r
         s, r = d.post("/v1/import", b"not a file at all")
         assert s == 415 and r["error"]["field"] == "format", r
