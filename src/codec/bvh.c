@@ -96,6 +96,20 @@ static int channel_kind(const char *t)
     return -1;
 }
 
+/* After an End Site's OFFSET: a "CHANNELS 0" some writers put there is
+ * read; the closing brace is left for the caller. */
+static int end_site_channels(bvh_lex *lx, ikd_error *err)
+{
+    bvh_lex at = *lx;
+    if (!next(&at) || strcasecmp(at.tok, "CHANNELS") != 0) return 0;
+    double n;
+    int rc = number(&at, &n, err);
+    if (rc != 0) return rc;
+    if (n != 0) return fail(err, at.tok_line, IKD_E_INVALID, "an End Site has no channels, not %s", at.tok);
+    *lx = at;
+    return 0;
+}
+
 /* OFFSET x y z, then (not for an End Site) CHANNELS n c1 .. cn. */
 static int joint_body(bvh_lex *lx, ikd_bvh *b, double scale, ikd_error *err)
 {
@@ -106,7 +120,7 @@ static int joint_body(bvh_lex *lx, ikd_bvh *b, double scale, ikd_error *err)
     for (int i = 0; i < 3; i++)
         if ((rc = number(lx, &o[i], err)) != 0) return rc;
     j->offset = ikd_vec3_make(o[0] * scale, o[1] * scale, o[2] * scale);
-    if (j->end_site) return 0;
+    if (j->end_site) return end_site_channels(lx, err);
     if ((rc = expect(lx, "CHANNELS", err)) != 0) return rc;
     double n;
     if ((rc = number(lx, &n, err)) != 0) return rc;
@@ -227,19 +241,39 @@ static int hierarchy(bvh_lex *lx, ikd_bvh *b, double scale, size_t max_joints, i
     }
 }
 
-/* MOTION, Frames: n, Frame Time: t, then the values. */
+/* A label then a number: "Frames: 12", or written together, "Frames:12". */
+static int labelled(bvh_lex *lx, const char *label, double *out, ikd_error *err)
+{
+    size_t n = strlen(label);
+    if (!next(lx)) return fail(err, lx->line, IKD_E_INVALID, "the file ends where %s was expected", label);
+    if (strncasecmp(lx->tok, label, n) != 0) return fail(err, lx->tok_line, IKD_E_INVALID, "%s was expected", label);
+    if (!lx->tok[n]) return number(lx, out, err);
+    char *e;
+    double v = strtod(lx->tok + n, &e);
+    if (lx->tok_long || *e || !isfinite(v)) return fail(err, lx->tok_line, IKD_E_INVALID, "'%.40s' is not a finite number", lx->tok + n);
+    *out = v;
+    return 0;
+}
+
+/* MOTION, Frames: n, Frame Time: t, then the values. A Frame Time of 0 or
+ * less (written by some tools for a single pose) is taken as 1/30 s, with a
+ * warning. */
 static int motion(bvh_lex *lx, ikd_bvh *b, double scale, size_t max_frames, ikd_error *err)
 {
     int rc;
     double declared, ft;
     if ((rc = expect(lx, "MOTION", err)) != 0) return rc;
-    if ((rc = expect(lx, "Frames:", err)) != 0) return rc;
+    if ((rc = labelled(lx, "Frames:", &declared, err)) != 0) return rc;
     size_t frames_line = lx->tok_line;
-    if ((rc = number(lx, &declared, err)) != 0) return rc;
     if ((rc = expect(lx, "Frame", err)) != 0) return rc;
-    if ((rc = expect(lx, "Time:", err)) != 0) return rc;
-    if ((rc = number(lx, &ft, err)) != 0) return rc;
-    if (ft <= 0) return fail(err, lx->tok_line, IKD_E_INVALID, "Frame Time must be more than 0, not %s", lx->tok);
+    if ((rc = labelled(lx, "Time:", &ft, err)) != 0) return rc;
+    if (ft <= 0) {
+        char msg[120], field[32];
+        snprintf(msg, sizeof msg, "Frame Time is %.40s: frames are taken 1/30 s apart", lx->tok);
+        snprintf(field, sizeof field, "line %zu", lx->tok_line);
+        ikd_file_warn(&b->warnings, "frame_time", field, msg);
+        ft = 1.0 / 30;
+    }
     b->frame_time = ft;
     size_t cap = 0, nv = 0, per = b->channels ? b->channels : 1;
     if (lx->end > lx->p) { /* about one value per 8 bytes of text */

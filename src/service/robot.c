@@ -117,10 +117,47 @@ static int build_tree(const ikd_urdf *u, robot_tree *t, ikd_error *err)
     return IKD_E_OK;
 }
 
+/* A revolute joint's <limit> as its hinge's range (l->has_axis and axis
+ * set already): a side left out is 0, as the URDF spec and urdfdom default
+ * it (warning limit_missing); both left out, unlimited (warning
+ * limit_missing: a locked joint would surprise more than a free one); lower
+ * above upper swapped (warning limit_swapped); a whole turn or more
+ * unlimited; past +-180 degrees cut (warning limit_cut). */
+static void revolute_range(const ikd_urdf_joint *j, ikd_limit *l, ikd_urdf *warn_to)
+{
+    char field[IKD_URDF_NAME_MAX + 40], msg[160];
+    snprintf(field, sizeof field, "robot.joint[%s].limit", j->name);
+    if (!j->has_lower && !j->has_upper) {
+        snprintf(msg, sizeof msg, "revolute joint %.60s has neither a lower nor an upper limit: unlimited", j->name);
+        ikd_file_warn(&warn_to->warnings, "limit_missing", field, msg);
+        return;
+    }
+    if (!j->has_lower || !j->has_upper) {
+        snprintf(msg, sizeof msg, "joint %.60s has no %s limit: 0, the URDF default", j->name, j->has_lower ? "upper" : "lower");
+        ikd_file_warn(&warn_to->warnings, "limit_missing", field, msg);
+    }
+    double lower = j->has_lower ? j->lower : 0, upper = j->has_upper ? j->upper : 0;
+    if (lower > upper) { /* written the wrong way round: urdfdom keeps them so, and no angle fits */
+        double t = lower;
+        lower = upper, upper = t;
+        snprintf(msg, sizeof msg, "joint %.60s has lower above upper: swapped to [%g, %g] rad", j->name, lower, upper);
+        ikd_file_warn(&warn_to->warnings, "limit_swapped", field, msg);
+    }
+    double lo = lower * 180 / IKD_PI, hi = upper * 180 / IKD_PI;
+    if (hi - lo >= 360) {
+        lo = -180, hi = 180;
+    } else if (lo < -180 || hi > 180) {
+        lo = lo < -180 ? -180 : lo, hi = hi > 180 ? 180 : hi;
+        snprintf(msg, sizeof msg, "the range of %.60s passes +-180 degrees: cut to [%g, %g]", j->name, lo, hi);
+        ikd_file_warn(&warn_to->warnings, "limit_cut", field, msg);
+    }
+    l->min_deg = lo, l->max_deg = hi;
+}
+
 /* ikd joint k + 1 is URDF joint order[k] (depth first: its parent is listed
  * before it), at its frame's origin, with its limit. */
 static void fill_joints(const ikd_urdf *u, const robot_tree *t, int limits, ikd_skeleton_joint *js, char **names,
-                        ikd_urdf *warn_to, ikd_error *err, int *rc)
+                        ikd_urdf *warn_to)
 {
     char field[IKD_URDF_NAME_MAX + 32], msg[160];
     js[0].parent = -1;
@@ -130,7 +167,7 @@ static void fill_joints(const ikd_urdf *u, const robot_tree *t, int limits, ikd_
      * limits=none every joint is free, the base too) */
     ikd_limit_init(&js[0].limit, limits ? IKD_LIMIT_FIXED : IKD_LIMIT_NONE);
     names[0] = (char *)t->root;
-    for (size_t k = 0; k < t->count && *rc == IKD_E_OK; k++) {
+    for (size_t k = 0; k < t->count; k++) {
         const ikd_urdf_joint *j = &u->joints[t->order[k]];
         ikd_skeleton_joint *o = &js[k + 1];
         o->parent = t->parent[t->order[k]]; /* an ikd index, listed before k + 1 */
@@ -155,26 +192,7 @@ static void fill_joints(const ikd_urdf *u, const robot_tree *t, int limits, ikd_
             ikd_limit_init(&o->limit, IKD_LIMIT_HINGE);
             o->limit.has_axis = 1;
             o->limit.axis = ikd_quat_rotate(o->rotation, ikd_vec3_norm_or(j->axis, ikd_vec3_make(1, 0, 0)));
-            if (j->type == IKD_URDF_REVOLUTE && j->has_lower && j->has_upper) {
-                char lf[IKD_URDF_NAME_MAX + 40];
-                snprintf(lf, sizeof lf, "robot.joint[%s].limit", j->name);
-                if (j->lower > j->upper) {
-                    *rc = robot_error(err, lf, "lower is above upper%s", NULL);
-                    break;
-                }
-                double lo = j->lower * 180 / IKD_PI, hi = j->upper * 180 / IKD_PI;
-                if (hi - lo >= 360) {
-                    lo = -180, hi = 180;
-                } else if (lo < -180 || hi > 180) {
-                    lo = lo < -180 ? -180 : lo, hi = hi > 180 ? 180 : hi;
-                    snprintf(msg, sizeof msg, "the range of %.60s passes +-180 degrees: cut to [%g, %g]", j->name, lo, hi);
-                    ikd_file_warn(&warn_to->warnings, "limit_cut", lf, msg);
-                }
-                o->limit.min_deg = lo, o->limit.max_deg = hi;
-            } else if (j->type == IKD_URDF_REVOLUTE) {
-                snprintf(msg, sizeof msg, "revolute joint %.60s has no lower and upper limit: unlimited", j->name);
-                ikd_file_warn(&warn_to->warnings, "limit_missing", field, msg);
-            }
+            if (j->type == IKD_URDF_REVOLUTE) revolute_range(j, &o->limit, warn_to);
         }
     }
 }
@@ -194,7 +212,7 @@ int ikd_robot_reply(const ikd_api_limits *lim, ikd_urdf *u, int limits, ikd_enco
         names = calloc(n, sizeof *names);
         if (!js || !names) rc = ikd_error_set(err, IKD_E_NOMEM, "", "out of memory");
     }
-    if (rc == IKD_E_OK) fill_joints(u, &t, limits, js, names, u, err, &rc);
+    if (rc == IKD_E_OK) fill_joints(u, &t, limits, js, names, u);
     for (size_t k = 1; rc == IKD_E_OK && k < n; k++)
         if (strcmp(names[k], names[0]) == 0) names[0] = "base"; /* a joint named as the root link */
     if (rc == IKD_E_OK) {

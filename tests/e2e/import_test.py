@@ -293,6 +293,51 @@ def test_bvh_several_roots():
         d.stop()
 
 
+def test_bvh_untidy_header():
+    """Header quirks of real writers import to the tidy file's clip: `Frames:12` and `Time:0.03`
+    written together with their numbers, an End Site with `CHANNELS 0`; a Frame Time of 0 or less
+    is taken as 1/30 s with a frame_time warning on its line."""
+    d = Daemon()
+    try:
+        rng = random.Random(31)
+        tried = 0
+        for case in range(8):
+            joints = random_skeleton(rng)
+            frames = random_frames(rng, joints, rng.randint(2, 30))
+            tidy = write_bvh(rng, joints, frames, 1 / 30, False, False).decode()
+            s, want = d.post("/v1/import", tidy.encode())
+            assert s == 200, want
+            head, motion = tidy.split("MOTION")
+            lines = motion.split("\n")
+            variants = [
+                head + "MOTION" + motion.replace("Frames: ", "Frames:").replace("Time: ", "Time:"),
+                head.replace("}", "CHANNELS 0\n}", 1) + "MOTION" + motion
+                if "End Site" in head.split("}")[0] else None,
+            ]
+            for v in variants:
+                if v is None:
+                    continue
+                s, r = d.post("/v1/import", v.encode())
+                assert s == 200 and r["clips"] == want["clips"] and r["warnings"] == want["warnings"], (case, r)
+                tried += 1
+            ft_line = next(i for i, l in enumerate(lines) if l.startswith("Frame Time"))
+            for zero in ("0", "-0.1", "0.0e0"):
+                text = head + "MOTION" + "\n".join(lines[:ft_line] + ["Frame Time: " + zero] + lines[ft_line + 1:])
+                s, r = d.post("/v1/import", text.encode())
+                line = tidy.count("\n", 0, tidy.index("Frame Time")) + 1
+                assert s == 200 and r["clips"][0]["poses"] == want["clips"][0]["poses"], (case, zero, r)
+                assert ("frame_time", "line %d" % line) in [(w["code"], w["field"]) for w in r["warnings"]], r["warnings"]
+        assert tried > 10, tried  # the End Site variant ran too
+        # an End Site keeps no channels but 0
+        bad = "HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd Site\n{\nOFFSET 0 1 0\nCHANNELS 3\n}\n}\nMOTION\nFrames: 1\nFrame Time: 0.1\n0 0 0\n"
+        s, r = d.post("/v1/import?format=bvh", bad.encode())
+        assert s == 400 and r["error"]["field"] == "line 9", r
+        s, r = d.post("/v1/import?format=bvh", bad.replace("Frame Time: 0.1", "Frame Time:x").replace("CHANNELS 3\n}", "}").encode())
+        assert s == 400 and r["error"]["field"] == "line 13" and "'x'" in r["error"]["message"], r
+    finally:
+        d.stop()
+
+
 def test_resampled_clip():
     d = Daemon()
     try:
@@ -327,7 +372,7 @@ def test_bad_files_name_the_line():
             (good.replace(b"OFFSET 0 1 0", b"OFFSET 0 one 0"), 400, "line 8"),
             (good[:40], 400, None),
             (good.replace(b"0.0333\n0 0 0\n", b"0.0333\n0 0 x\n"), 400, "line 14"),
-            (good.replace(b"Frame Time: 0.0333", b"Frame Time: 0"), 400, "line 13"),
+            (good.replace(b"Frame Time: 0.0333", b"Frame Time: zero"), 400, "line 13"),
             (b"HIERARCHY\r\nROOT A\r\n{\r\n OFFSET 0 0 0\r\n CHANNELS 7 Xrotation\r\n", 400, "line 5"),
             (good.replace(b"ROOT Hips", b"ROOT " + b"Bip01 " * 12), 400, "line 2"),  # a name with blanks, 71 bytes
             (good.replace(b"MOTION", b"ROOT Prop\n{\n OFFSET 0 oops 0\nMOTION"), 400, "line 13"),  # a second ROOT, broken
@@ -573,9 +618,9 @@ def rpy_matrix(r, p, y):
 
 
 def random_robot(rng, arms=2):
-    """A torso with `arms` 6R arms (revolute with limits, some excluding zero, some one-sided;
-    continuous joints that still carry <limit>), a fixed flange, a prismatic gripper finger with
-    a mimic twin, meshes that are absent."""
+    """A torso with `arms` 6R arms (revolute with limits, some excluding zero, some one-sided, some
+    written upper first; continuous joints that still carry <limit>), a fixed flange, a prismatic
+    gripper finger with a mimic twin, meshes that are absent."""
     links, joints = ["torso"], []
     for a in range(arms):
         parent = "torso"
@@ -589,7 +634,9 @@ def random_robot(rng, arms=2):
                 lo, hi = -3.07, -0.07  # excludes the zero configuration (the Panda's joint 4)
             limit = ' <limit lower="%r" upper="%r" effort="10" velocity="1"/>' % (lo, hi)
             if k == 1:
-                limit = ' <limit upper="%r" effort="10" velocity="1"/>' % hi  # one-sided
+                limit = ' <limit upper="%r" effort="10" velocity="1"/>' % hi  # one-sided: lower is 0
+            if k == 4:
+                limit = ' <limit lower="%r" upper="%r" effort="10" velocity="1"/>' % (hi, lo)  # the wrong way round
             joints.append(dict(name=name, type=kind, parent=parent, child=child,
                                xyz=[rng.uniform(-0.3, 0.3) for _ in range(3)], rpy=[rng.uniform(-3, 3) for _ in range(3)],
                                axis=[rng.uniform(-1, 1) for _ in range(3)], limit=limit, lo=lo, hi=hi))
@@ -675,8 +722,12 @@ def test_generated_urdf():
                     n = math.sqrt(sum(v * v for v in j["axis"]))
                     want = mv(wr, [v / n for v in j["axis"]])
                     assert c["type"] == "hinge" and math.dist(c["axis"], want) < 1e-12, (j["name"], c)
-                    if j["type"] == "continuous" or "lower" not in j["limit"]:
+                    if j["type"] == "continuous":
                         assert (c.get("min_deg", -180), c.get("max_deg", 180)) == (-180, 180), c
+                    elif "lower" not in j["limit"]:  # one-sided: the lower side is 0 (the URDF default), in order
+                        lo, hi = sorted([0, j["hi"]])
+                        assert abs(c["min_deg"] - math.degrees(lo)) < 1e-9 and \
+                            abs(c["max_deg"] - math.degrees(hi)) < 1e-9, (c, j["hi"])
                     else:
                         assert abs(c["min_deg"] - math.degrees(j["lo"])) < 1e-9 and \
                             abs(c["max_deg"] - math.degrees(j["hi"])) < 1e-9, (c, j["lo"], j["hi"])
@@ -685,7 +736,10 @@ def test_generated_urdf():
             codes = [(w["code"], w["field"]) for w in r["warnings"]]
             assert ("joint_fixed", "robot.joint[arm0_finger_l_joint]") in codes, codes
             assert ("mimic", "robot.joint[arm0_finger_r_joint]") in codes, codes
-            assert ("limit_missing", "robot.joint[arm0_j1]") in codes, codes
+            assert ("limit_missing", "robot.joint[arm0_j1].limit") in codes, codes
+            assert ("limit_swapped", "robot.joint[arm0_j4].limit") in codes, codes  # written upper first
+            one_sided = next(j for j in joints if j["name"] == "arm0_j1")
+            assert (("limit_swapped", "robot.joint[arm0_j1].limit") in codes) == (one_sided["hi"] < 0), codes
             assert set(r["effectors"]) >= {"arm0_finger_l_joint", "arm0_finger_r_joint"}, r["effectors"]
         # the imported arm solves: a 6-DoF flange goal from the rest pose (reachable: the rest flange itself)
         flange = sk["arm0_flange_joint"]
@@ -709,9 +763,13 @@ def test_bad_urdf():
                '<axis xyz="0 0 1"/><limit lower="-1" upper="1"/></joint></robot>')
         s, r = d.post("/v1/import", arm.encode())
         assert s == 200 and r["format"] == "urdf", r
+        # lower above upper is untidy, not bad: swapped, with a warning naming the limit
+        s, r = d.post("/v1/import", arm.replace('lower="-1"', 'lower="2"').encode())
+        c = r["skeleton"]["joints"][1]["constraint"]
+        assert s == 200 and (round(c["min_deg"], 9), round(c["max_deg"], 9)) == (round(math.degrees(1), 9), round(math.degrees(2), 9)), r
+        assert [(w["code"], w["field"]) for w in r["warnings"]] == [("limit_swapped", "robot.joint[elbow].limit")], r
         cases = [
             (arm.replace('upper="1"', 'upper="one"'), "robot.joint[elbow].limit"),
-            (arm.replace('lower="-1"', 'lower="2"'), "robot.joint[elbow].limit"),
             (arm.replace('<axis xyz="0 0 1"/>', '<axis xyz="0 0 0"/>'), "robot.joint[elbow].axis"),
             (arm.replace('type="revolute"', 'type="screw"'), "robot.joint[elbow]"),
             (arm.replace('<child link="l1"/>', '<child link="base"/>'), "robot.joint[elbow].parent"),
