@@ -18,7 +18,8 @@ const char *const ikd_role_names[IKD_ROLE__COUNT] = {
  * letters and digits ("Spine1", "Bip01"). Digits alone say nothing; `left`,
  * `l`, `right` and `r` give the side; the prefixes of the common rigs
  * (Mixamo's `mixamorig`, Rigify's `DEF`/`ORG`/`MCH`, VRM's `J_Bip_C_`,
- * 3ds Max's `Bip01`) are dropped. The rest, joined, is the base name:
+ * 3ds Max's `Bip01`) are dropped, and where that finds no humanoid, the
+ * rig's own prefix too (rig_prefix). The rest, joined, is the base name:
  * `mixamorig:LeftHand`, `hand_l`, `J_Bip_L_Hand`, `DEF-hand.L`, `Bip01 L
  * Hand` and `lHand` are all the left `hand`; `LeftHandIndex1` is
  * `handindex`, a finger. */
@@ -164,7 +165,28 @@ static int trunk_ok(const ikd_skeleton_joint *js, long hips, long chest, long he
     return ok;
 }
 
-int ikd_humanoid_find(const ikd_skeleton_joint *js, char *const *names, size_t n, long role[IKD_ROLE__COUNT])
+/* The rig's own prefix where the known ones are not enough
+ * (MotionBuilder's `Character1_`, Reallusion's `CC_Base_`): what the names
+ * of the feet (the first two joints whose names hold `foot`, any case)
+ * share, cut before the first `foot` and back to a word's start; 0 when
+ * they share none. */
+static size_t rig_prefix(char *const *names, size_t n, const char **prefix)
+{
+    const char *f[2] = {NULL, NULL};
+    for (size_t j = 0; names && j < n && !f[1]; j++)
+        if (names[j] && strcasestr(names[j], "foot")) f[f[0] ? 1 : 0] = names[j];
+    if (!f[1]) return 0;
+    size_t l = 0, stop = (size_t)(strcasestr(f[0], "foot") - f[0]);
+    while (l < stop && f[0][l] == f[1][l]) l++;
+    while (l > 0 && isalnum((unsigned char)f[0][l - 1]) && !(l < stop && boundary(f[0], l))) l--;
+    *prefix = f[0];
+    return l;
+}
+
+/* ikd_humanoid_find with `plen` bytes of `prefix` dropped from each name
+ * that starts with them. */
+static int find_roles(const ikd_skeleton_joint *js, char *const *names, size_t n, const char *prefix, size_t plen,
+                      long role[IKD_ROLE__COUNT])
 {
     int side[512], kind[512];
     static _Thread_local char base[512][HUMANOID_BASE]; /* 12 KB: off the stack of a worker thread */
@@ -172,7 +194,9 @@ int ikd_humanoid_find(const ikd_skeleton_joint *js, char *const *names, size_t n
     if (n > sizeof side / sizeof side[0]) return 0;
     long hand[3] = {-1, -1, -1}, fore[3] = {-1, -1, -1}, foot[3] = {-1, -1, -1}, head = -1;
     for (size_t j = 0; j < n; j++) {
-        analyse(names ? names[j] : NULL, &side[j], &kind[j], base[j]);
+        const char *name = names ? names[j] : NULL;
+        if (name && plen && strncmp(name, prefix, plen) == 0) name += plen;
+        analyse(name, &side[j], &kind[j], base[j]);
         if (kind[j] == KIND_HAND && side[j] && hand[side[j]] < 0) hand[side[j]] = (long)j;
         if (kind[j] == KIND_FOREARM && side[j] && fore[side[j]] < 0) fore[side[j]] = (long)j;
         if (kind[j] == KIND_FOOT && side[j] && foot[side[j]] < 0) foot[side[j]] = (long)j;
@@ -193,14 +217,19 @@ int ikd_humanoid_find(const ikd_skeleton_joint *js, char *const *names, size_t n
         }
         if (!limb(js, side, base, foot[s + 1], &m, &u, &a)) return 0;
         role[leg[s][0]] = foot[s + 1], role[leg[s][1]] = m, role[leg[s][2]] = u;
-        for (size_t j = (size_t)foot[s + 1] + 1; j < n; j++) /* toes: a named child of the foot */
-            if (js[j].parent == foot[s + 1] && kind[j] == KIND_TOES) {
+        /* toes: a child of the foot named so, or named as a foot where the
+         * foot is an ankle (SMPL's L_Ankle, L_Foot) */
+        for (size_t j = (size_t)foot[s + 1] + 1; j < n; j++)
+            if (js[j].parent == foot[s + 1] && (kind[j] == KIND_TOES || (kind[j] == KIND_FOOT && side[j] == s + 1))) {
                 role[s ? IKD_ROLE_TOES_R : IKD_ROLE_TOES_L] = (long)j;
                 break;
             }
     }
     long hips = common_ancestor(js, role[IKD_ROLE_UPPER_LEG_L], role[IKD_ROLE_UPPER_LEG_R]);
     long chest = common_ancestor(js, role[IKD_ROLE_UPPER_ARM_L], role[IKD_ROLE_UPPER_ARM_R]);
+    /* the legs on a pelvis joint beside the spine (Reallusion's CC_Base_Pelvis
+     * and CC_Base_Waist under CC_Base_Hip): the hips are where both hang */
+    if (hips >= 0 && chest >= 0 && !is_ancestor(js, hips, chest)) hips = common_ancestor(js, hips, chest);
     for (size_t j = 0; j < n && head < 0; j++)
         if (kind[j] == KIND_HEAD && !side[j] && chest >= 0 && chest != (long)j && is_ancestor(js, chest, (long)j)) head = (long)j;
     if (head < 0 && chest >= 0) head = head_by_chain(js, n, base, chest, role);
@@ -209,6 +238,14 @@ int ikd_humanoid_find(const ikd_skeleton_joint *js, char *const *names, size_t n
     role[IKD_ROLE_SPINE] = next_below(js, hips, chest);
     role[IKD_ROLE_NECK] = next_below(js, chest, head);
     return 1;
+}
+
+int ikd_humanoid_find(const ikd_skeleton_joint *js, char *const *names, size_t n, long role[IKD_ROLE__COUNT])
+{
+    const char *prefix = NULL;
+    size_t plen;
+    if (find_roles(js, names, n, NULL, 0, role)) return 1;
+    return (plen = rig_prefix(names, n, &prefix)) > 0 && find_roles(js, names, n, prefix, plen, role);
 }
 
 int ikd_humanoid_from_vrm(const ikd_skeleton_joint *js, const char *const *bones, size_t n, long role[IKD_ROLE__COUNT])

@@ -909,6 +909,45 @@ Head Neck head
              "LowerArm.{S} UpperArm.{S} lower_arm_{S}", "Hand.{S} LowerArm.{S} hand_{S}", "UpperLeg_{s} Hips upper_leg_{S}",
              "LowerLeg_{s} UpperLeg_{s} lower_leg_{S}", "Foot_{s} LowerLeg_{s} foot_{S}", "Toes_{s} Foot_{s} toes_{S}"],
             "L", "R").replace(".l ", ".L ").replace(".r ", ".R ").replace(".l\n", ".L\n").replace(".r\n", ".R\n")),
+    # a rig's own prefix on every name (MotionBuilder's characterised skeletons)
+    "motionbuilder": rig("""
+Character1_Reference - -
+Character1_Hips Character1_Reference hips
+Character1_Spine Character1_Hips spine
+Character1_Spine1 Character1_Spine chest
+Character1_Neck Character1_Spine1 neck
+Character1_Head Character1_Neck head
+""" + sided(["Character1_{s}Shoulder Character1_Spine1 shoulder_{S}", "Character1_{s}Arm Character1_{s}Shoulder upper_arm_{S}",
+             "Character1_{s}ForeArm Character1_{s}Arm lower_arm_{S}", "Character1_{s}Hand Character1_{s}ForeArm hand_{S}",
+             "Character1_{s}UpLeg Character1_Hips upper_leg_{S}", "Character1_{s}Leg Character1_{s}UpLeg lower_leg_{S}",
+             "Character1_{s}Foot Character1_{s}Leg foot_{S}", "Character1_{s}ToeBase Character1_{s}Foot toes_{S}"],
+            "Left", "Right")),
+    # joints named by where they sit (SMPL: L_Shoulder turns the upper arm, L_Foot is the toes)
+    "smpl": rig("""
+Pelvis - hips
+Spine1 Pelvis spine
+Spine2 Spine1 -
+Spine3 Spine2 chest
+Neck Spine3 neck
+Head Neck head
+""" + sided(["{s}_Collar Spine3 shoulder_{S}", "{s}_Shoulder {s}_Collar upper_arm_{S}", "{s}_Elbow {s}_Shoulder lower_arm_{S}",
+             "{s}_Wrist {s}_Elbow hand_{S}", "{s}_Hand {s}_Wrist -", "{s}_Hip Pelvis upper_leg_{S}",
+             "{s}_Knee {s}_Hip lower_leg_{S}", "{s}_Ankle {s}_Knee foot_{S}", "{s}_Foot {s}_Ankle toes_{S}"], "L", "R")),
+    # a prefix of its own, and the legs on a pelvis beside the spine (Reallusion Character Creator)
+    "reallusion": rig("""
+CC_Base_BoneRoot - -
+CC_Base_Hip CC_Base_BoneRoot hips
+CC_Base_Pelvis CC_Base_Hip -
+CC_Base_Waist CC_Base_Hip spine
+CC_Base_Spine01 CC_Base_Waist -
+CC_Base_Spine02 CC_Base_Spine01 chest
+CC_Base_NeckTwist01 CC_Base_Spine02 neck
+CC_Base_NeckTwist02 CC_Base_NeckTwist01 -
+CC_Base_Head CC_Base_NeckTwist02 head
+""" + sided(["CC_Base_{s}_Clavicle CC_Base_Spine02 shoulder_{S}", "CC_Base_{s}_Upperarm CC_Base_{s}_Clavicle upper_arm_{S}",
+             "CC_Base_{s}_Forearm CC_Base_{s}_Upperarm lower_arm_{S}", "CC_Base_{s}_Hand CC_Base_{s}_Forearm hand_{S}",
+             "CC_Base_{s}_Thigh CC_Base_Pelvis upper_leg_{S}", "CC_Base_{s}_Calf CC_Base_{s}_Thigh lower_leg_{S}",
+             "CC_Base_{s}_Foot CC_Base_{s}_Calf foot_{S}", "CC_Base_{s}_ToeBase CC_Base_{s}_Foot toes_{S}"], "L", "R")),
 }
 
 
