@@ -630,6 +630,10 @@ def random_robot(rng, arms=2):
             links.append(child)
             kind = "continuous" if k == 5 else "revolute"
             lo, hi = sorted([rng.uniform(-3, 3), rng.uniform(-3, 3)])
+            if k == 2:  # past +-180 degrees, under a whole turn (Kinova JACO's joint 2: [47, 313] degrees)
+                lo = rng.uniform(-2.5, 2.5)
+                hi = lo + rng.uniform(3.5, 6.2)
+                lo, hi = (lo, hi) if hi > math.pi else (lo + (math.pi + 0.1 - hi), math.pi + 0.1)
             if k == 3:
                 lo, hi = -3.07, -0.07  # excludes the zero configuration (the Panda's joint 4)
             limit = ' <limit lower="%r" upper="%r" effort="10" velocity="1"/>' % (lo, hi)
@@ -672,8 +676,43 @@ def write_urdf(links, joints):
     return "\n".join(out).encode()
 
 
-def urdf_frames(links, joints):
-    """World frame (rotation matrix, origin) of every joint, by the URDF's own rule."""
+def axis_matrix(axis, rad):
+    """The turn by rad about axis (Rodrigues)."""
+    n = math.sqrt(sum(v * v for v in axis))
+    x, y, z = (v / n for v in axis)
+    c, s, t = math.cos(rad), math.sin(rad), 1 - math.cos(rad)
+    return [[t * x * x + c, t * x * y - s * z, t * x * z + s * y],
+            [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
+            [t * x * z - s * y, t * y * z + s * x, t * z * z + c]]
+
+
+def matrix_quat(m):
+    """[x, y, z, w] of a rotation matrix."""
+    tr = m[0][0] + m[1][1] + m[2][2]
+    if tr > 0:
+        s = 2 * math.sqrt(tr + 1)
+        return [(m[2][1] - m[1][2]) / s, (m[0][2] - m[2][0]) / s, (m[1][0] - m[0][1]) / s, s / 4]
+    i = max(range(3), key=lambda k: m[k][k])
+    j, k = (i + 1) % 3, (i + 2) % 3
+    s = 2 * math.sqrt(1 + m[i][i] - m[j][j] - m[k][k])
+    q = [0, 0, 0, (m[k][j] - m[j][k]) / s]
+    q[i], q[j], q[k] = s / 4, (m[j][i] + m[i][j]) / s, (m[k][i] + m[i][k]) / s
+    return q
+
+
+def rest_turn(j):
+    """The turn ikd's rest gets about a revolute joint's axis: its range's middle where the range
+    passes +-180 degrees and is under a whole turn, else 0."""
+    if j["type"] != "revolute" or "lower" not in j["limit"]:
+        return 0.0
+    lo, hi = sorted([j["lo"], j["hi"]])
+    return (lo + hi) / 2 if hi - lo < 2 * math.pi and (lo < -math.pi or hi > math.pi) else 0.0
+
+
+def urdf_frames(links, joints, values=None):
+    """World frame (rotation matrix, origin) of every joint, by the URDF's own rule: at the joint
+    values `values` (name -> radians; revolute and continuous joints), else at ikd's rest (the
+    zero configuration but for rest_turn)."""
     frame = {"torso": ([[1, 0, 0], [0, 1, 0], [0, 0, 1]], [0, 0, 0])}
     out = {}
     pending = list(joints)
@@ -681,7 +720,10 @@ def urdf_frames(links, joints):
         for j in list(pending):
             if j["parent"] in frame:
                 r, p = frame[j["parent"]]
+                q = rest_turn(j) if values is None else values.get(j["name"], 0.0)
                 wr = mm(r, rpy_matrix(*j["rpy"]))
+                if q:
+                    wr = mm(wr, axis_matrix(j["axis"], q))
                 wp = [a + b for a, b in zip(p, mv(r, j["xyz"]))]
                 frame[j["child"]] = (wr, wp)
                 out[j["name"]] = (wr, wp)
@@ -728,9 +770,12 @@ def test_generated_urdf():
                         lo, hi = sorted([0, j["hi"]])
                         assert abs(c["min_deg"] - math.degrees(lo)) < 1e-9 and \
                             abs(c["max_deg"] - math.degrees(hi)) < 1e-9, (c, j["hi"])
-                    else:
-                        assert abs(c["min_deg"] - math.degrees(j["lo"])) < 1e-9 and \
-                            abs(c["max_deg"] - math.degrees(j["hi"])) < 1e-9, (c, j["lo"], j["hi"])
+                    else:  # measured from the rest, turned to the middle where the range passes +-180
+                        t = rest_turn(j)
+                        assert abs(c["min_deg"] - math.degrees(j["lo"] - t)) < 1e-9 and \
+                            abs(c["max_deg"] - math.degrees(j["hi"] - t)) < 1e-9, (c, j["lo"], j["hi"])
+                        assert (("limit_recentred", "robot.joint[%s].limit" % j["name"]) in
+                                [(w["code"], w["field"]) for w in r["warnings"]]) == (t != 0), (j, r["warnings"])
                 else:
                     assert c["type"] == "fixed", c
             codes = [(w["code"], w["field"]) for w in r["warnings"]]
@@ -741,6 +786,29 @@ def test_generated_urdf():
             one_sided = next(j for j in joints if j["name"] == "arm0_j1")
             assert (("limit_swapped", "robot.joint[arm0_j1].limit") in codes) == (one_sided["hi"] < 0), codes
             assert set(r["effectors"]) >= {"arm0_finger_l_joint", "arm0_finger_r_joint"}, r["effectors"]
+            # joint values anywhere inside the file's limits are poses inside ikd's: the local rotations
+            # they give, as a start pose, already meet the flange's 6-DoF goal and are returned unchanged
+            for trial in range(3):
+                values = {j["name"]: rng.uniform(-math.pi, math.pi) if j["type"] == "continuous" else
+                          rng.uniform(*sorted([0, j["hi"]] if "lower" not in j["limit"] else [j["lo"], j["hi"]]))
+                          for j in joints if j["type"] in ("revolute", "continuous")}
+                at = urdf_frames(links, joints, values)
+                world = {"torso": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]}
+                world.update({j["name"]: at[j["name"]][0] for j in joints})
+                parent_of = {j["child"]: j["name"] for j in joints}
+                rots = []
+                for jj in r["skeleton"]["joints"]:
+                    pr = world[parent_of.get(next((j["parent"] for j in joints if j["name"] == jj["name"]), None), "torso")] \
+                        if jj["name"] != "torso" else [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+                    rots.append(matrix_quat(mm([list(x) for x in zip(*pr)], world[jj["name"]])))
+                fr, fp = at["arm0_flange_joint"]
+                goal = {"joint": "arm0_flange_joint", "position": fp, "rotation": matrix_quat(fr)}
+                s, out = d.post("/v1/solve/skeleton", json.dumps({"skeleton": r["id"], "goals": [goal],
+                                                                 "pose": {"rotations": rots}}), "application/json")
+                assert s == 200 and out["status"] == "reached", (case, trial, out)
+                for a, b, jj in zip(out["pose"]["rotations"], rots, r["skeleton"]["joints"]):
+                    if jj["name"].startswith("arm0_j"):  # the goal's path (the other arms' joints go to rest)
+                        assert min(math.dist(a, b), math.dist(a, [-v for v in b])) < 1e-9, (case, trial, jj, values)
         # the imported arm solves: a 6-DoF flange goal from the rest pose (reachable: the rest flange itself)
         flange = sk["arm0_flange_joint"]
         goal = {"joint": "arm0_flange_joint", "position": [v + 0.01 for v in flange["position"]],
