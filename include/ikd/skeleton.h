@@ -56,8 +56,11 @@ typedef struct ikd_limit {
      * non-zero length (normalised by validation). */
     int has_axis;
     ikd_vec3 axis;
-    /* Hinge: the angle range, degrees, -180 <= min_deg <= max_deg <= 180,
-     * 0 = rest, right-hand rule about the axis; defaults -180 and 180.
+    /* Hinge: the angle range, degrees, -360 <= min_deg <= max_deg <= 360
+     * and max_deg - min_deg <= 360, 0 = rest, right-hand rule about the
+     * axis; defaults -180 and 180. A range past +-180 (a robot joint's
+     * [47, 313]) is continuous across 180: its angles are read within half a
+     * turn of its middle.
      * Ball: max_deg is the largest swing from the twist axis, degrees in
      * [0, 180], default 180; min_deg unused. */
     double min_deg, max_deg;

@@ -82,22 +82,8 @@ static int revolute_bounds(const ikd_urdf_joint *j, double *lower, double *upper
     return 1;
 }
 
-/* The turn about its axis that a revolute joint's rest gets so that its
- * range, less than a whole turn but past +-180 degrees (Kinova JACO's
- * joint 2, [47, 313] degrees; the Panda's joint 6, [-1, 215]), lies
- * within +-180 of it: the range's middle. A hinge's range is measured from
- * its rest, in [-180, 180]; a pose's rotations are the same either way
- * (the local rotation is the frame's times the turn by the joint value).
- * 0 for every other joint, and with limits=none. */
-static double rest_turn(const ikd_urdf_joint *j, int limits)
-{
-    double lo, hi;
-    if (!limits || !revolute_bounds(j, &lo, &hi) || hi - lo >= 2 * IKD_PI || (lo >= -IKD_PI && hi <= IKD_PI)) return 0;
-    return 0.5 * (lo + hi);
-}
-
 /* Depth first from the root link: each joint's ikd parent and world frame. */
-static int build_tree(const ikd_urdf *u, int limits, robot_tree *t, ikd_error *err)
+static int build_tree(const ikd_urdf *u, robot_tree *t, ikd_error *err)
 {
     size_t n = u->joint_count;
     t->order = malloc((n ? n : 1) * sizeof *t->order);
@@ -126,8 +112,7 @@ static int build_tree(const ikd_urdf *u, int limits, robot_tree *t, ikd_error *e
             t->parent[i] = (long)at;
             ikd_quat r = t->rot[at];
             t->pos[k] = ikd_vec3_add(t->pos[at], ikd_quat_rotate(r, j->xyz));
-            ikd_quat turn = ikd_quat_axis_angle(ikd_vec3_norm_or(j->axis, ikd_vec3_make(1, 0, 0)), rest_turn(j, limits));
-            t->rot[k] = ikd_quat_norm(ikd_quat_mul(r, ikd_quat_mul(rpy_quat(j->rpy), turn)));
+            t->rot[k] = ikd_quat_norm(ikd_quat_mul(r, rpy_quat(j->rpy)));
         }
         for (size_t k = t->count; k > first; k--) stack[top++] = k; /* the first child is listed first */
     }
@@ -150,12 +135,13 @@ static int build_tree(const ikd_urdf *u, int limits, robot_tree *t, ikd_error *e
  * set already; revolute_bounds reads it): a side left out, warning
  * limit_missing; neither, unlimited (a joint locked at 0 would surprise
  * more than a free one), warning limit_missing; lower above upper, warning
- * limit_swapped; a whole turn or more, unlimited; past +-180 degrees,
- * measured from the rest turned to the range's middle (rest_turn), warning
- * limit_recentred. */
+ * limit_swapped; a whole turn or more, unlimited; a range past +-180
+ * degrees (Kinova JACO's joint 2, [47, 313]; the Panda's joint 6,
+ * [-1, 215]) kept as it is, moved by whole turns where its middle lies
+ * past +-180 (a hinge's range lies within [-360, 360]). */
 static void revolute_range(const ikd_urdf_joint *j, ikd_limit *l, ikd_urdf *warn_to)
 {
-    char field[IKD_URDF_NAME_MAX + 40], msg[200];
+    char field[IKD_URDF_NAME_MAX + 40], msg[160];
     double lower, upper;
     snprintf(field, sizeof field, "robot.joint[%s].limit", j->name);
     if (!revolute_bounds(j, &lower, &upper)) {
@@ -172,13 +158,8 @@ static void revolute_range(const ikd_urdf_joint *j, ikd_limit *l, ikd_urdf *warn
         ikd_file_warn(&warn_to->warnings, "limit_swapped", field, msg);
     }
     if (upper - lower >= 2 * IKD_PI) return; /* a whole turn or more: free */
-    double turn = rest_turn(j, 1);
-    if (turn != 0) {
-        snprintf(msg, sizeof msg, "the range of %.60s passes +-180 degrees: its rest is turned %g degrees (the range's middle), "
-                 "its range measured from there", j->name, turn * 180 / IKD_PI);
-        ikd_file_warn(&warn_to->warnings, "limit_recentred", field, msg);
-    }
-    l->min_deg = fmax(-180, (lower - turn) * 180 / IKD_PI), l->max_deg = fmin(180, (upper - turn) * 180 / IKD_PI);
+    double turns = 2 * IKD_PI * round(0.5 * (lower + upper) / (2 * IKD_PI)); /* the middle within +-180 */
+    l->min_deg = (lower - turns) * 180 / IKD_PI, l->max_deg = (upper - turns) * 180 / IKD_PI;
 }
 
 /* ikd joint k + 1 is URDF joint order[k] (depth first: its parent is listed
@@ -230,7 +211,7 @@ int ikd_robot_reply(const ikd_api_limits *lim, ikd_urdf *u, int limits, ikd_enco
     ikd_skeleton_joint *js = NULL;
     char **names = NULL;
     int rc = find_root(u, &t.root, err);
-    if (rc == IKD_E_OK) rc = build_tree(u, limits, &t, err);
+    if (rc == IKD_E_OK) rc = build_tree(u, &t, err);
     size_t n = t.count + 1;
     if (rc == IKD_E_OK && n > lim->max_joints)
         rc = ikd_error_set(err, IKD_E_TOO_LARGE, "robot", "more joints than --max-joints allows");

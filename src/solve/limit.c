@@ -114,6 +114,13 @@ double ikd__wrap_pi(double a)
     return a;
 }
 
+double ikd__hinge_angle(const ikd_limit *l, double a)
+{
+    if (l->min_deg >= -180 && l->max_deg <= 180) return a;
+    double c = 0.5 * (l->min_deg + l->max_deg) * IKD_DEG2RAD;
+    return c + remainder(a - c, 2 * IKD_PI);
+}
+
 /* Distance from angle a to b along the circle, in [0, pi]. */
 static double circ(double a, double b)
 {
@@ -137,7 +144,8 @@ ikd_quat ikd_limit_project(const ikd_limit *l, ikd_quat d)
     case IKD_LIMIT_HINGE: {
         ikd_quat sw, tw;
         ikd_limit_swing_twist(d, l->local_axis, &sw, &tw);
-        double a = clamp_angle(ikd__twist_angle(tw, l->local_axis), l->min_deg * IKD_DEG2RAD, l->max_deg * IKD_DEG2RAD);
+        double a = clamp_angle(ikd__hinge_angle(l, ikd__twist_angle(tw, l->local_axis)), l->min_deg * IKD_DEG2RAD,
+                               l->max_deg * IKD_DEG2RAD);
         return positive(ikd_quat_axis_angle(l->local_axis, a));
     }
     case IKD_LIMIT_BALL: {

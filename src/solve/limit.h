@@ -17,6 +17,13 @@ ikd_quat ikd__euler_quat_product(ikd_euler_order order, const double a[3]);
  * how twist and euler angles are given. */
 double ikd__wrap_pi(double a);
 
+/* A hinge's angle a (radians) as its range reads it: a itself where the
+ * range lies within [-180, 180] degrees (the common case: nothing
+ * changes), else a turned by whole turns to within half a turn of the
+ * range's middle (a range past +-180 degrees, such as Kinova JACO's
+ * [47, 313]: its angles are continuous across 180). */
+double ikd__hinge_angle(const ikd_limit *l, double a);
+
 /* 1 when an euler order's axes are an even permutation of (x, y, z) (the
  * sign of its angles' matrix entries and of its middle gimbal axis). */
 int ikd__euler_even(ikd_euler_order order);

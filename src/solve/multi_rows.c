@@ -44,7 +44,7 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
     switch (l->type) {
     case IKD_LIMIT_HINGE: {
         ax[0] = ikd_quat_rotate(F, l->local_axis);
-        w->cval[c] = angles_kept(w, local, k) ? w->ea[3 * k] : ikd__twist_angle(d, l->local_axis);
+        w->cval[c] = angles_kept(w, local, k) ? w->ea[3 * k] : ikd__hinge_angle(l, ikd__twist_angle(d, l->local_axis));
         w->clo[c] = l->min_deg * IKD_DEG2RAD, w->chi[c] = l->max_deg * IKD_DEG2RAD;
         break;
     }

@@ -192,7 +192,7 @@ void ikd__multi_setup_preferred(multi_ws *w, const ikd_multi_problem *p)
         double a = 2 * atan2(ikd_vec3_dot(ikd_vec3_make(d.x, d.y, d.z), s->joints[k].limit.local_axis), d.w);
         if (a > M_PI) a -= 2 * M_PI;
         if (a < -M_PI) a += 2 * M_PI;
-        w->pang[k] = a;
+        w->pang[k] = ikd__hinge_angle(&s->joints[k].limit, a);
     }
 }
 

@@ -161,7 +161,7 @@ double ikd__multi_apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat 
         if (j->limit.type == IKD_LIMIT_HINGE) { /* a turn about its own axis: the angle moves by the step */
             double a = stepped(w, (size_t)w->col[k], scale);
             local[k] = w->eq[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_quat_axis_angle(j->limit.local_axis, a)));
-            w->ea[3 * k] = ikd__wrap_pi(a);
+            w->ea[3 * k] = ikd__hinge_angle(&j->limit, ikd__wrap_pi(a));
             continue;
         }
         local[k] = turned(w, p, local, pose, k, scale, &ang);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "limit.h"
 #include "multi.h"
 
 /* The method, in a paragraph. The unknowns are the path's hinge angles,
@@ -459,7 +460,7 @@ int ikd__serial_solve(const ikd_multi_problem *p, ikd_quat *local, ikd_pose_join
         ikd_quat q = p->start ? ikd_quat_norm(p->start[sv.path[t]]) : j->rest_local;
         ikd_quat dev = ikd_quat_mul(ikd_quat_conj(j->rest_local), q), d = ikd_limit_project(&j->limit, dev);
         double along = d.x * j->limit.local_axis.x + d.y * j->limit.local_axis.y + d.z * j->limit.local_axis.z;
-        a->th[h] = serial_clamp(&sv, h, 2 * atan2(along, d.w));
+        a->th[h] = serial_clamp(&sv, h, ikd__hinge_angle(&j->limit, 2 * atan2(along, d.w)));
         if (!sv.wrap[h] && ikd_limit_violation(&j->limit, dev) > 1e-9)
             a->th[h] = 0.5 * (sv.lo[h] + sv.hi[h]); /* outside its range: from the middle (see the top) */
     }

@@ -25,12 +25,14 @@ static ikd_code check_limit(ikd_limit *l, size_t i, ikd_error *err)
     case IKD_LIMIT_FIXED: return IKD_E_OK;
     case IKD_LIMIT_HINGE:
         if (!l->has_axis) return joint_error(err, i, "constraint.axis", "is required for a hinge", 0, 0);
-        if (!in_range(l->min_deg, -180, 180))
-            return joint_error(err, i, "constraint.min_deg", "must be a number in [-180, 180]", 0, 0);
-        if (!in_range(l->max_deg, -180, 180))
-            return joint_error(err, i, "constraint.max_deg", "must be a number in [-180, 180]", 0, 0);
+        if (!in_range(l->min_deg, -360, 360))
+            return joint_error(err, i, "constraint.min_deg", "must be a number in [-360, 360]", 0, 0);
+        if (!in_range(l->max_deg, -360, 360))
+            return joint_error(err, i, "constraint.max_deg", "must be a number in [-360, 360]", 0, 0);
         if (l->min_deg > l->max_deg)
             return joint_error(err, i, "constraint.min_deg", "must not be greater than max_deg", 0, 0);
+        if (l->max_deg - l->min_deg > 360)
+            return joint_error(err, i, "constraint.max_deg", "must be at most 360 above min_deg (a whole turn)", 0, 0);
         return IKD_E_OK;
     case IKD_LIMIT_BALL:
         if (!in_range(l->max_deg, 0, 180))

@@ -229,6 +229,7 @@ START_TEST(validation_names_the_field)
         {5, "ball", "skeleton.joints[5].constraint.axis"}, {2, "euler", "skeleton.joints[2].constraint.min_deg"},
         {2, "eulermax", "skeleton.joints[2].constraint.max_deg"}, {4, "hinge", "skeleton.joints[4].constraint.axis"},
         {4, "zero", "skeleton.joints[4].constraint.axis"}, {4, "minmax", "skeleton.joints[4].constraint.min_deg"},
+        {4, "wide", "skeleton.joints[4].constraint.max_deg"}, {4, "past360", "skeleton.joints[4].constraint.min_deg"},
         {3, "rotation", "skeleton.joints[3].rotation"}, {3, "nan", "skeleton.joints[3].position"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -248,11 +249,18 @@ START_TEST(validation_names_the_field)
             else x->limit.euler_max_deg[1] = 95;
         }
         if (!strcmp(w, "hinge")) ikd_limit_init(&x->limit, IKD_LIMIT_HINGE);
-        if (!strcmp(w, "zero") || !strcmp(w, "minmax")) {
+        if (!strcmp(w, "zero") || !strcmp(w, "minmax") || !strcmp(w, "wide") || !strcmp(w, "past360")) {
             ikd_limit_init(&x->limit, IKD_LIMIT_HINGE);
             x->limit.has_axis = 1;
             x->limit.axis = ikd_vec3_make(!strcmp(w, "zero") ? 0 : 1, 0, 0);
             if (!strcmp(w, "minmax")) x->limit.min_deg = 10, x->limit.max_deg = 5;
+            /* past +-180 is a range ([47, 313]: valid, checked first), over a whole turn is not */
+            if (!strcmp(w, "wide")) {
+                x->limit.min_deg = 47, x->limit.max_deg = 313;
+                ck_assert_int_eq(ikd_skeleton_validate(&s, &err), IKD_E_OK);
+                x->limit.min_deg = -100, x->limit.max_deg = 261;
+            }
+            if (!strcmp(w, "past360")) x->limit.min_deg = -361, x->limit.max_deg = -300;
         }
         if (!strcmp(w, "rotation")) x->rotation = ikd_quat_make(0, 0, 0, 0.5);
         if (!strcmp(w, "nan")) x->position.y = NAN;
