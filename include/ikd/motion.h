@@ -18,7 +18,11 @@
  *   turned on by its change since frame k-2 (ikd_skeleton_predict, at most
  *   predict_max_deg a joint; a free root likewise);
  * - frames after the first bound the rest pull by pull_max_deg a frame, so
- *   a jump of the pull's pose spreads over frames;
+ *   a jump of the pull's pose spreads over frames; but a cut settles fully,
+ *   as frame 0 does: a frame whose position goals lie more than cut x the
+ *   skeleton's size from where the last frame's pose has their joints (a
+ *   bind pose ahead of the take, an edit), where nearness to the last frame
+ *   is lost already;
  * - frames after the first take their ground goals' headings from frame
  *   k-1's solution (the problem's `heading`), not from the predicted start,
  *   which would carry the feet's turns on from frame to frame.
@@ -33,6 +37,15 @@
  * about 6 degrees a frame (docs/performance.md, "Rate-limited settles",
  * "Predicted starts"). */
 #define IKD_CLIP_PULL_MAX_DEG 4.0
+
+/* A cut (the rule above): goals half the skeleton's size (its longest
+ * root-to-joint path) from the last pose. Hands move under 0.3 of it a
+ * frame in Debian's three BVH clips at 30 fps (a boxing take's punches
+ * included); CMU's takes leave their bind pose (frame 0) by 0.55 and 0.84
+ * of it. Bounded there, frame 1's pull left the wrists and forearms
+ * sharing their twist as the descent's long path had split it (a hand
+ * 34 degrees turned where the recording turns it 10; docs/solvers.md). */
+#define IKD_CLIP_CUT 0.5
 
 /* options.max_iterations of a clip's frames (a skeleton request's is 1000):
  * a frame starts near its solution, and on frames whose goals leave the
@@ -61,16 +74,21 @@ typedef struct ikd_motion {
                                default IKD_CLIP_PULL_MAX_DEG */
     double predict_max_deg; /* the predictor's cap per joint, degrees > 0; default IKD_CLIP_PREDICT_MAX_DEG;
                                0: every frame after the first starts from the last solution as it is */
+    double cut;             /* a cut's distance, in skeleton sizes (the rule above), >= 0; default IKD_CLIP_CUT;
+                               0: no frame after the first is a cut */
     int stiffness;          /* every frame's options.stiffness (IKD_STIFFNESS_*); default IKD_CLIP_STIFFNESS */
     size_t frames;          /* frames recorded so far (ikd_motion_push): the next frame's index */
     ikd_quat *last;         /* [count] the last frame's local rotations (unit); before any frame, the start pose */
     ikd_quat *before;       /* [count] the frame's before the last */
     ikd_quat *start;        /* [count] the next frame's predicted start */
+    ikd_pose_joint *at;     /* [count] scratch: the last pose's joints (a cut's test) */
     ikd_vec3 root_last;     /* the last frame's root (world, skeleton units); before any frame, the start root */
     ikd_vec3 root_before;   /* the root of the frame before the last */
 } ikd_motion;
 
-/* Bytes of memory ikd_motion_init needs for a skeleton of `joints` joints. */
+/* Bytes of memory ikd_motion_init needs for a skeleton of `joints` joints;
+ * IKD_MOTION_MEMORY is the same as a constant expression (static buffers). */
+#define IKD_MOTION_MEMORY(joints) ((joints) * (3 * sizeof(ikd_quat) + sizeof(ikd_pose_joint)))
 size_t ikd_motion_memory_size(size_t joints);
 
 /* A motion of skeleton s (validated) starting from `start` (local

@@ -5,7 +5,7 @@
 
 size_t ikd_motion_memory_size(size_t joints)
 {
-    return 3 * joints * sizeof(ikd_quat);
+    return IKD_MOTION_MEMORY(joints);
 }
 
 void ikd_motion_init(ikd_motion *m, const ikd_skeleton *s, const ikd_quat *start, ikd_vec3 root, void *mem)
@@ -15,13 +15,27 @@ void ikd_motion_init(ikd_motion *m, const ikd_skeleton *s, const ikd_quat *start
     m->skeleton = s;
     m->pull_max_deg = IKD_CLIP_PULL_MAX_DEG;
     m->predict_max_deg = IKD_CLIP_PREDICT_MAX_DEG;
+    m->cut = IKD_CLIP_CUT;
     m->stiffness = IKD_CLIP_STIFFNESS;
     m->last = mem;
     m->before = m->last + n;
     m->start = m->before + n;
+    m->at = (ikd_pose_joint *)(void *)(m->start + n);
     if (start) memcpy(m->last, start, n * sizeof *m->last);
     else ikd_skeleton_rest_pose(s, m->last);
     m->root_last = m->root_before = root;
+}
+
+/* 1 when p's position goals lie more than m->cut skeleton sizes from where
+ * the last frame's pose has their joints (a cut: the rule in motion.h). */
+static int is_cut(ikd_motion *m, const ikd_multi_problem *p)
+{
+    if (!(m->cut > 0) || !p->goals) return 0;
+    ikd_skeleton_fk(m->skeleton, m->root_last, m->last, m->at);
+    double far = m->cut * m->skeleton->size;
+    for (size_t i = 0; i < p->goal_count; i++)
+        if (p->goals[i].has_position && ikd_vec3_dist(m->at[p->goals[i].joint].position, p->goals[i].position) > far) return 1;
+    return 0;
 }
 
 void ikd_motion_frame(ikd_motion *m, ikd_multi_problem *p)
@@ -29,7 +43,7 @@ void ikd_motion_frame(ikd_motion *m, ikd_multi_problem *p)
     p->start = m->last;
     p->heading = m->frames ? m->last : NULL; /* ground goals: the frame before's headings, not a prediction's */
     p->root = m->root_last;
-    p->pull_max_deg = m->frames ? m->pull_max_deg : 0; /* frame 0 settles fully from its start */
+    p->pull_max_deg = m->frames && !is_cut(m, p) ? m->pull_max_deg : 0; /* frame 0 and a cut settle fully */
     p->stiffness = m->stiffness;
     if (m->frames < 2 || !(m->predict_max_deg > 0)) return;
     /* the motion so far, carried on: a start nearer the frame's solution */

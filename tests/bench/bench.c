@@ -449,7 +449,8 @@ static void coherence_bench(int clips)
             clip_make(&r, (clip_kind)kind, FRAMES, LOOP, &cp);
             const ikd_skeleton *s = &cp.hp.skeleton;
             size_t n = s->count;
-            ikd_quat local[HUMANOID_JOINTS], motion_mem[3 * HUMANOID_JOINTS];
+            ikd_quat local[HUMANOID_JOINTS];
+            _Alignas(double) unsigned char motion_mem[IKD_MOTION_MEMORY(HUMANOID_JOINTS)];
             ikd_pose_joint pose[HUMANOID_JOINTS];
             ikd_goal_result gr[HUMANOID_MAX_GOALS];
             ikd_motion m; /* the warm frames, as /v1/solve/clip solves them */

@@ -106,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static double work[1 << 15]; /* ikd_multi_workspace_size(MAX_N, MAX_N): 168,344 bytes */
-    static ikd_quat mem[3 * MAX_N]; /* ikd_motion_memory_size(MAX_N) */
+    static _Alignas(double) unsigned char mem[IKD_MOTION_MEMORY(MAX_N)];
     static ikd_skeleton_joint j[MAX_N];
     static ikd_goal goals[MAX_N];
     static ikd_quat start[MAX_N], local[MAX_N];

@@ -299,7 +299,8 @@ static double tracked_error(int stiffness, double *worst)
         clip_make(&r, CLIP_HUMANOID_FULL, 240, 120, &cp);
         const ikd_skeleton *s = &cp.hp.skeleton;
         size_t n = s->count;
-        ikd_quat local[HUMANOID_JOINTS], mem[3 * HUMANOID_JOINTS];
+        ikd_quat local[HUMANOID_JOINTS];
+        _Alignas(double) unsigned char mem[IKD_MOTION_MEMORY(HUMANOID_JOINTS)];
         ikd_pose_joint pose[HUMANOID_JOINTS], want[HUMANOID_JOINTS];
         ikd_goal_result gr[HUMANOID_MAX_GOALS];
         ikd_motion m;

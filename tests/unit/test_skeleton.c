@@ -722,7 +722,8 @@ START_TEST(knees_passing_straight_in_clips_bend_forward)
         for (size_t j = 0; j < s->count; j++) ikd_limit_init(&hp.joints[j].limit, IKD_LIMIT_NONE);
         ikd_error err;
         ck_assert_int_eq(ikd_skeleton_validate(&hp.skeleton, &err), IKD_E_OK);
-        ikd_quat mem[3 * HUMANOID_JOINTS], local[HUMANOID_JOINTS], truth[HUMANOID_JOINTS];
+        ikd_quat local[HUMANOID_JOINTS], truth[HUMANOID_JOINTS];
+        _Alignas(double) unsigned char mem[IKD_MOTION_MEMORY(HUMANOID_JOINTS)];
         ikd_pose_joint pose[HUMANOID_JOINTS], want[HUMANOID_JOINTS];
         ikd_goal_result gr[HUMANOID_MAX_GOALS];
         ikd_motion m;
@@ -1106,7 +1107,8 @@ START_TEST(foot_placement_clips_close_their_loops)
         const ikd_skeleton *s = &hp.skeleton;
         ikd_goal base[2] = {hp.goals[0], hp.goals[1]};
         ikd_vec3 side = ikd_vec3_norm_or(ikd_vec3_cross(hp.up, ikd_vec3_make(0.3, 0.1, 0.9)), ikd_vec3_make(1, 0, 0));
-        ikd_quat mem[3 * HUMANOID_JOINTS], local[HUMANOID_JOINTS];
+        ikd_quat local[HUMANOID_JOINTS];
+        _Alignas(double) unsigned char mem[IKD_MOTION_MEMORY(HUMANOID_JOINTS)];
         ikd_pose_joint pose[HUMANOID_JOINTS];
         ikd_goal_result gr[2];
         ikd_motion m;
@@ -1148,6 +1150,63 @@ START_TEST(foot_placement_clips_close_their_loops)
 }
 END_TEST
 
+/* A cut (include/ikd/motion.h): a clip whose frame 0 is the bind pose (its
+ * goals where rest has their joints) and frame 1 the set's goals from a
+ * random pose. Where a goal lies over IKD_CLIP_CUT of the skeleton's size
+ * from rest, frame 1 is solved as frame 0 is, settled fully: the same pose
+ * as a skeleton solve from frame 0's pose without the pull's bound (the
+ * request's own pose and root, every reading of the problem the same);
+ * below it, the pull stays bounded. Both kinds occur among the 100. */
+START_TEST(a_cut_settles_fully_as_frame_0_does)
+{
+    static humanoid_problem hp;
+    tu_rng r;
+    tu_seed(&r, 2731);
+    int cuts = 0, bounded = 0;
+    for (int c = 0; c < 100; c++) {
+        humanoid_make(&r, c % 2 ? HSET_FULL : HSET_POSITIONS, 0, &hp);
+        const ikd_skeleton *s = &hp.skeleton;
+        ikd_goal bind[HUMANOID_MAX_GOALS];
+        double far = 0;
+        for (size_t i = 0; i < hp.goal_count; i++) {
+            bind[i] = hp.goals[i];
+            bind[i].position = s->joints[hp.goals[i].joint].position, bind[i].rotation = s->joints[hp.goals[i].joint].rotation;
+            if (bind[i].has_aim) bind[i].has_aim = 0, bind[i].has_rotation = 1;
+            if (hp.goals[i].has_position) far = fmax(far, ikd_vec3_dist(bind[i].position, hp.goals[i].position));
+        }
+        ikd_quat local[HUMANOID_JOINTS], first[HUMANOID_JOINTS], want[HUMANOID_JOINTS];
+        _Alignas(double) unsigned char mem[IKD_MOTION_MEMORY(HUMANOID_JOINTS)];
+        ikd_pose_joint pose[HUMANOID_JOINTS];
+        ikd_goal_result gr[HUMANOID_MAX_GOALS];
+        ikd_multi_problem p, q;
+        ikd_multi_result res;
+        ikd_error err;
+        ikd_motion m;
+        ikd_motion_init(&m, s, NULL, hp.root, mem);
+        ck_assert_int_eq(humanoid_setup(&p, &hp, bind, hp.goal_count, NULL, hp.root, &err), IKD_E_OK);
+        ikd_motion_frame(&m, &p);
+        ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, local, pose, gr, &res, &err), IKD_E_OK);
+        ikd_motion_push(&m, local, res.root);
+        memcpy(first, m.last, sizeof first);
+        ikd_vec3 root = m.root_last;
+        ck_assert_int_eq(humanoid_setup(&p, &hp, hp.goals, hp.goal_count, NULL, hp.root, &err), IKD_E_OK);
+        ikd_motion_frame(&m, &p);
+        int cut = far > IKD_CLIP_CUT * s->size;
+        ck_assert_double_eq(p.pull_max_deg, cut ? 0 : IKD_CLIP_PULL_MAX_DEG);
+        cuts += cut, bounded += !cut;
+        if (!cut) continue;
+        ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, local, pose, gr, &res, &err), IKD_E_OK);
+        ck_assert_int_eq(humanoid_setup(&q, &hp, hp.goals, hp.goal_count, first, root, &err), IKD_E_OK);
+        q.heading = first, q.stiffness = IKD_CLIP_STIFFNESS, q.pull_max_deg = 0;
+        ck_assert_int_eq(ikd_multi_solve(&q, work_mem, sizeof work_mem, want, pose, gr, &res, &err), IKD_E_OK);
+        ck_assert_double_le(most_turn_deg(local, want, s->count), 1e-9); /* degrees: rounding alone */
+    }
+    if (getenv("IKD_DEBUG")) fprintf(stderr, "cuts: %d of 100, bounded %d\n", cuts, bounded);
+    ck_assert_int_ge(cuts, 5);
+    ck_assert_int_ge(bounded, 5);
+}
+END_TEST
+
 /* Hands dragged apart in a clip until they cannot both be met (each
  * within its bones' reach of the fixed root, but not both at once: the
  * spine cannot lean both ways), feet planted: 60 frames from 0.5 to 1.0
@@ -1167,7 +1226,8 @@ START_TEST(goals_pulled_apart_in_a_clip_do_not_flip)
     for (int c = 0; c < 10; c++) {
         humanoid_make(&r, HSET_POSITIONS, 0, &hp);
         const ikd_skeleton *s = &hp.skeleton;
-        ikd_quat turn = hp.joints[0].rotation, mem[3 * HUMANOID_JOINTS], local[HUMANOID_JOINTS];
+        ikd_quat turn = hp.joints[0].rotation, local[HUMANOID_JOINTS];
+        _Alignas(double) unsigned char mem[IKD_MOTION_MEMORY(HUMANOID_JOINTS)];
         ikd_pose_joint pose[HUMANOID_JOINTS], rest[HUMANOID_JOINTS];
         ikd_quat rl[HUMANOID_JOINTS];
         ikd_skeleton_rest_pose(s, rl);
@@ -1431,7 +1491,8 @@ START_TEST(clips_keep_limits_and_chains_stay_coherent)
         clip_make(&r, (clip_kind)kind, 480, 240, &cp);
         const ikd_skeleton *s = &cp.hp.skeleton;
         size_t n = s->count;
-        ikd_quat local[HUMANOID_JOINTS], motion_mem[3 * HUMANOID_JOINTS];
+        ikd_quat local[HUMANOID_JOINTS];
+        _Alignas(double) unsigned char motion_mem[IKD_MOTION_MEMORY(HUMANOID_JOINTS)];
         ikd_pose_joint pose[HUMANOID_JOINTS];
         ikd_goal_result gr[HUMANOID_MAX_GOALS];
         ikd_motion m; /* each frame from the last, as /v1/solve/clip solves it */
@@ -1923,7 +1984,8 @@ START_TEST(motion_starts_each_frame_by_the_clip_rule)
     size_t n = s->count;
     int predicted = 0;
     for (int t = 0; t < 500; t++) {
-        ikd_quat mem[3 * HUMANOID_JOINTS], start[HUMANOID_JOINTS], given[HUMANOID_JOINTS], sol[6][HUMANOID_JOINTS], want[HUMANOID_JOINTS];
+        _Alignas(double) unsigned char mem[IKD_MOTION_MEMORY(HUMANOID_JOINTS)];
+        ikd_quat start[HUMANOID_JOINTS], given[HUMANOID_JOINTS], sol[6][HUMANOID_JOINTS], want[HUMANOID_JOINTS];
         ikd_vec3 roots[6], root0 = ikd_vec3_make(tu_uniform(&r, -1, 1), tu_uniform(&r, -1, 1), tu_uniform(&r, -1, 1));
         for (size_t j = 0; j < n; j++) given[j] = start[j] = tu_small_quat(&r, IKD_PI);
         ikd_motion m;
@@ -1993,6 +2055,7 @@ int main(void)
     tcase_add_test(tc, a_hand_dragged_beyond_reach_follows_smoothly);
     tcase_add_test(tc, foot_placement_keeps_the_pelvis_over_the_feet);
     tcase_add_test(tc, foot_placement_clips_close_their_loops);
+    tcase_add_test(tc, a_cut_settles_fully_as_frame_0_does);
     tcase_add_test(tc, goals_pulled_apart_in_a_clip_do_not_flip);
     tcase_add_test(tc, soften_with_stretch_on_a_free_root_moves_the_root);
     tcase_add_test(tc, an_arm_points_at_a_target_out_of_reach);
