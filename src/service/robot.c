@@ -68,20 +68,6 @@ static ikd_quat rpy_quat(ikd_vec3 rpy)
     return ikd_quat_norm(ikd_quat_mul(qz, ikd_quat_mul(qy, qx)));
 }
 
-/* A revolute joint's range in radians as the file means it: a side left
- * out is 0 (the URDF spec's default, urdfdom's), lower above upper
- * swapped. 0 when it has neither side (unlimited). */
-static int revolute_bounds(const ikd_urdf_joint *j, double *lower, double *upper)
-{
-    if (j->type != IKD_URDF_REVOLUTE || (!j->has_lower && !j->has_upper)) return 0;
-    *lower = j->has_lower ? j->lower : 0, *upper = j->has_upper ? j->upper : 0;
-    if (*lower > *upper) {
-        double t = *lower;
-        *lower = *upper, *upper = t;
-    }
-    return 1;
-}
-
 /* Depth first from the root link: each joint's ikd parent and world frame. */
 static int build_tree(const ikd_urdf *u, robot_tree *t, ikd_error *err)
 {
@@ -132,19 +118,19 @@ static int build_tree(const ikd_urdf *u, robot_tree *t, ikd_error *err)
 }
 
 /* A revolute joint's <limit> as its hinge's range (l->has_axis and axis
- * set already; revolute_bounds reads it): a side left out, warning
- * limit_missing; neither, unlimited (a joint locked at 0 would surprise
- * more than a free one), warning limit_missing; lower above upper, warning
- * limit_swapped; a whole turn or more, unlimited; a range past +-180
- * degrees (Kinova JACO's joint 2, [47, 313]; the Panda's joint 6,
- * [-1, 215]) kept as it is, moved by whole turns where its middle lies
- * past +-180 (a hinge's range lies within [-360, 360]). */
+ * set already): a side left out is 0, the URDF spec's default and
+ * urdfdom's (warning limit_missing); neither, unlimited (a joint locked at
+ * 0 would surprise more than a free one; warning limit_missing); lower
+ * above upper swapped (warning limit_swapped); a whole turn or more,
+ * unlimited; a range past +-180 degrees (Kinova JACO's joint 2,
+ * [47, 313]; the Panda's joint 6, [-1, 215]) kept as it is, moved by whole
+ * turns where its middle lies past +-180 (a hinge's range lies within
+ * [-360, 360]). */
 static void revolute_range(const ikd_urdf_joint *j, ikd_limit *l, ikd_urdf *warn_to)
 {
     char field[IKD_URDF_NAME_MAX + 40], msg[160];
-    double lower, upper;
     snprintf(field, sizeof field, "robot.joint[%s].limit", j->name);
-    if (!revolute_bounds(j, &lower, &upper)) {
+    if (!j->has_lower && !j->has_upper) {
         snprintf(msg, sizeof msg, "revolute joint %.60s has neither a lower nor an upper limit: unlimited", j->name);
         ikd_file_warn(&warn_to->warnings, "limit_missing", field, msg);
         return;
@@ -153,7 +139,10 @@ static void revolute_range(const ikd_urdf_joint *j, ikd_limit *l, ikd_urdf *warn
         snprintf(msg, sizeof msg, "joint %.60s has no %s limit: 0, the URDF default", j->name, j->has_lower ? "upper" : "lower");
         ikd_file_warn(&warn_to->warnings, "limit_missing", field, msg);
     }
-    if ((j->has_lower ? j->lower : 0) > (j->has_upper ? j->upper : 0)) { /* urdfdom keeps them so: no angle fits */
+    double lower = j->has_lower ? j->lower : 0, upper = j->has_upper ? j->upper : 0;
+    if (lower > upper) { /* urdfdom keeps them so: no angle fits */
+        double t = lower;
+        lower = upper, upper = t;
         snprintf(msg, sizeof msg, "joint %.60s has lower above upper: swapped to [%g, %g] rad", j->name, lower, upper);
         ikd_file_warn(&warn_to->warnings, "limit_swapped", field, msg);
     }
