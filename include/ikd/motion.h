@@ -19,10 +19,11 @@
  *   predict_max_deg a joint; a free root likewise);
  * - frames after the first bound the rest pull by pull_max_deg a frame, so
  *   a jump of the pull's pose spreads over frames; but a cut settles fully,
- *   as frame 0 does: a frame whose position goals lie more than cut x the
- *   skeleton's size from where the last frame's pose has their joints (a
- *   bind pose ahead of the take, an edit), where nearness to the last frame
- *   is lost already;
+ *   as frame 0 does: a frame where a position goal's target moved more
+ *   than cut x the skeleton's size since the last frame's goal on the same
+ *   joint (a bind pose ahead of the take, an edit), where nearness to the
+ *   last frame is lost already (a goal out of reach, however far, is no
+ *   cut: only the targets' moves count);
  * - frames after the first take their ground goals' headings from frame
  *   k-1's solution (the problem's `heading`), not from the predicted start,
  *   which would carry the feet's turns on from frame to frame.
@@ -38,8 +39,8 @@
  * "Predicted starts"). */
 #define IKD_CLIP_PULL_MAX_DEG 4.0
 
-/* A cut (the rule above): goals half the skeleton's size (its longest
- * root-to-joint path) from the last pose. Hands move under 0.3 of it a
+/* A cut (the rule above): a goal's target moved half the skeleton's size
+ * (its longest root-to-joint path) in a frame. Hands move under 0.3 of it a
  * frame in Debian's three BVH clips at 30 fps (a boxing take's punches
  * included); CMU's takes leave their bind pose (frame 0) by 0.55 and 0.84
  * of it. Bounded there, frame 1's pull left the wrists and forearms
@@ -81,14 +82,15 @@ typedef struct ikd_motion {
     ikd_quat *last;         /* [count] the last frame's local rotations (unit); before any frame, the start pose */
     ikd_quat *before;       /* [count] the frame's before the last */
     ikd_quat *start;        /* [count] the next frame's predicted start */
-    ikd_pose_joint *at;     /* [count] scratch: the last pose's joints (a cut's test) */
+    ikd_vec3 *target;       /* [count] per joint, the last position goal's target (a cut's test) ... */
+    size_t *target_frame;   /* [count] ... and the frame it was set for, plus 1 (0: none yet) */
     ikd_vec3 root_last;     /* the last frame's root (world, skeleton units); before any frame, the start root */
     ikd_vec3 root_before;   /* the root of the frame before the last */
 } ikd_motion;
 
 /* Bytes of memory ikd_motion_init needs for a skeleton of `joints` joints;
  * IKD_MOTION_MEMORY is the same as a constant expression (static buffers). */
-#define IKD_MOTION_MEMORY(joints) ((joints) * (3 * sizeof(ikd_quat) + sizeof(ikd_pose_joint)))
+#define IKD_MOTION_MEMORY(joints) ((joints) * (3 * sizeof(ikd_quat) + sizeof(ikd_vec3) + sizeof(size_t)))
 size_t ikd_motion_memory_size(size_t joints);
 
 /* A motion of skeleton s (validated) starting from `start` (local
@@ -98,7 +100,8 @@ size_t ikd_motion_memory_size(size_t joints);
 void ikd_motion_init(ikd_motion *m, const ikd_skeleton *s, const ikd_quat *start, ikd_vec3 root, void *mem);
 
 /* Sets p->start, p->heading, p->root, p->pull_max_deg and p->stiffness for the next
- * frame (m->frames) by the rule above. p->start and p->heading point into
+ * frame (m->frames) by the rule above, and records its position goals'
+ * targets (a cut's test: call it once per frame, with the frame's goals). p->start and p->heading point into
  * m's memory: solve before the next ikd_motion_push. */
 void ikd_motion_frame(ikd_motion *m, ikd_multi_problem *p);
 

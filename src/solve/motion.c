@@ -20,22 +20,29 @@ void ikd_motion_init(ikd_motion *m, const ikd_skeleton *s, const ikd_quat *start
     m->last = mem;
     m->before = m->last + n;
     m->start = m->before + n;
-    m->at = (ikd_pose_joint *)(void *)(m->start + n);
+    m->target = (ikd_vec3 *)(void *)(m->start + n);
+    m->target_frame = (size_t *)(void *)(m->target + n);
+    memset(m->target_frame, 0, n * sizeof *m->target_frame);
     if (start) memcpy(m->last, start, n * sizeof *m->last);
     else ikd_skeleton_rest_pose(s, m->last);
     m->root_last = m->root_before = root;
 }
 
-/* 1 when p's position goals lie more than m->cut skeleton sizes from where
- * the last frame's pose has their joints (a cut: the rule in motion.h). */
+/* 1 when a position goal of p moved its target more than m->cut skeleton
+ * sizes since the last frame's goal on its joint (a cut: the rule in
+ * motion.h); records p's targets for the next frame. */
 static int is_cut(ikd_motion *m, const ikd_multi_problem *p)
 {
-    if (!(m->cut > 0) || !p->goals) return 0;
-    ikd_skeleton_fk(m->skeleton, m->root_last, m->last, m->at);
+    int cut = 0;
     double far = m->cut * m->skeleton->size;
-    for (size_t i = 0; i < p->goal_count; i++)
-        if (p->goals[i].has_position && ikd_vec3_dist(m->at[p->goals[i].joint].position, p->goals[i].position) > far) return 1;
-    return 0;
+    for (size_t i = 0; p->goals && i < p->goal_count; i++) {
+        const ikd_goal *g = &p->goals[i];
+        if (!g->has_position) continue;
+        if (m->cut > 0 && m->frames && m->target_frame[g->joint] == m->frames && ikd_vec3_dist(m->target[g->joint], g->position) > far)
+            cut = 1;
+        m->target[g->joint] = g->position, m->target_frame[g->joint] = m->frames + 1;
+    }
+    return cut;
 }
 
 void ikd_motion_frame(ikd_motion *m, ikd_multi_problem *p)
@@ -43,7 +50,8 @@ void ikd_motion_frame(ikd_motion *m, ikd_multi_problem *p)
     p->start = m->last;
     p->heading = m->frames ? m->last : NULL; /* ground goals: the frame before's headings, not a prediction's */
     p->root = m->root_last;
-    p->pull_max_deg = m->frames && !is_cut(m, p) ? m->pull_max_deg : 0; /* frame 0 and a cut settle fully */
+    int cut = is_cut(m, p);
+    p->pull_max_deg = m->frames && !cut ? m->pull_max_deg : 0; /* frame 0 and a cut settle fully */
     p->stiffness = m->stiffness;
     if (m->frames < 2 || !(m->predict_max_deg > 0)) return;
     /* the motion so far, carried on: a start nearer the frame's solution */

@@ -1152,8 +1152,8 @@ END_TEST
 
 /* A cut (include/ikd/motion.h): a clip whose frame 0 is the bind pose (its
  * goals where rest has their joints) and frame 1 the set's goals from a
- * random pose. Where a goal lies over IKD_CLIP_CUT of the skeleton's size
- * from rest, frame 1 is solved as frame 0 is, settled fully: the same pose
+ * random pose. Where a goal's target moved over IKD_CLIP_CUT of the
+ * skeleton's size, frame 1 is solved as frame 0 is, settled fully: the same pose
  * as a skeleton solve from frame 0's pose without the pull's bound (the
  * request's own pose and root, every reading of the problem the same);
  * below it, the pull stays bounded. Both kinds occur among the 100. */
