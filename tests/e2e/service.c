@@ -981,8 +981,10 @@ START_TEST(clip_streams)
      * IKD_STREAM_HIGH bytes wait unread the solve parks (its worker goes
      * back to the pool), so most of the 20,000 frames are never solved, the
      * memory held stays small, ordinary solves go on, and the memory held
-     * returns to where it was when the client goes */
-    const char *big_args[] = {"--max-frames", "20000", "--workers", "1", NULL};
+     * returns to where it was when the client goes (a deadline of 2
+     * minutes: the slow reader below takes its time, and under ASan on a
+     * busy machine 10 s cut its last 749 frames short once) */
+    const char *big_args[] = {"--max-frames", "20000", "--workers", "1", "--deadline-ms", "120000", NULL};
     d = start_ikd(big_args);
     body = clip_body(20000, 999999);
     unsigned long idle = metric(d.port, "ikd_memory_held_bytes ");
