@@ -215,12 +215,24 @@ int ikd_robot_reply(const ikd_api_limits *lim, ikd_urdf *u, int limits, ikd_enco
     if (rc == IKD_E_OK) {
         ikd_emitter e;
         ikd_emit_reply(&e, enc, out);
-        ikd_emit_map(&e, 8);
+        ikd_emit_map(&e, 9);
         IKD_EMIT_KEY(&e, "format");
         ikd_emit_str(&e, "urdf");
         IKD_EMIT_KEY(&e, "name");
         ikd_emit_str(&e, u->name);
         ikd_import_skeleton(&e, lim, js, names, n, 1, 0, NULL, &u->warnings); /* no humanoid roles from URDF */
+        /* "links": each link's joint (whose frame is the link's: the joint
+         * it is the child of; the root link's, joint 0), for goals on a
+         * link (tool0, panda_link8) */
+        IKD_EMIT_KEY(&e, "links");
+        ikd_emit_map(&e, n);
+        ikd_emit_key(&e, t.root);
+        ikd_emit_str(&e, names[0]);
+        for (size_t k = 0; k < t.count; k++) {
+            ikd_emit_key(&e, u->joints[t.order[k]].child);
+            ikd_emit_str(&e, names[k + 1]);
+        }
+        ikd_emit_end(&e);
         IKD_EMIT_KEY(&e, "clips");
         ikd_emit_array(&e, 0);
         ikd_emit_end(&e);
