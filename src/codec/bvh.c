@@ -3,7 +3,6 @@
 
 #include "buf.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,16 +59,20 @@ static int expect(bvh_lex *lx, const char *word, ikd_error *err)
     return 0;
 }
 
+/* s (the token read last, or its tail) as a finite number. */
+static int token_number(const bvh_lex *lx, const char *s, double *out, ikd_error *err)
+{
+    char *e;
+    double v = strtod(s, &e);
+    if (lx->tok_long || e == s || *e || !isfinite(v)) return fail(err, lx->tok_line, IKD_E_INVALID, "'%.40s' is not a finite number", s);
+    *out = v;
+    return 0;
+}
+
 static int number(bvh_lex *lx, double *out, ikd_error *err)
 {
     if (!next(lx)) return fail(err, lx->line, IKD_E_INVALID, "the file ends where a number was expected%s", NULL);
-    char *e;
-    errno = 0;
-    double v = strtod(lx->tok, &e);
-    if (lx->tok_long || e == lx->tok || *e || !isfinite(v))
-        return fail(err, lx->tok_line, IKD_E_INVALID, "'%.40s' is not a finite number", lx->tok);
-    *out = v;
-    return 0;
+    return token_number(lx, lx->tok, out, err);
 }
 
 static int add_joint(ikd_bvh *b, size_t max_joints, int parent, const char *name, size_t line, ikd_error *err)
@@ -247,12 +250,7 @@ static int labelled(bvh_lex *lx, const char *label, double *out, ikd_error *err)
     size_t n = strlen(label);
     if (!next(lx)) return fail(err, lx->line, IKD_E_INVALID, "the file ends where %s was expected", label);
     if (strncasecmp(lx->tok, label, n) != 0) return fail(err, lx->tok_line, IKD_E_INVALID, "%s was expected", label);
-    if (!lx->tok[n]) return number(lx, out, err);
-    char *e;
-    double v = strtod(lx->tok + n, &e);
-    if (lx->tok_long || *e || !isfinite(v)) return fail(err, lx->tok_line, IKD_E_INVALID, "'%.40s' is not a finite number", lx->tok + n);
-    *out = v;
-    return 0;
+    return lx->tok[n] ? token_number(lx, lx->tok + n, out, err) : number(lx, out, err);
 }
 
 /* MOTION, Frames: n, Frame Time: t, then the values. A Frame Time of 0 or
@@ -284,10 +282,7 @@ static int motion(bvh_lex *lx, ikd_bvh *b, double scale, size_t max_frames, ikd_
         double v;
         if (!next(lx)) break;
         if (b->channels == 0) return fail(err, lx->tok_line, IKD_E_INVALID, "values, but no joint has channels%s", NULL);
-        char *e;
-        v = strtod(lx->tok, &e);
-        if (lx->tok_long || e == lx->tok || *e || !isfinite(v))
-            return fail(err, lx->tok_line, IKD_E_INVALID, "'%.40s' is not a finite number", lx->tok);
+        if ((rc = token_number(lx, lx->tok, &v, err)) != 0) return rc;
         if (nv / per >= max_frames) {
             b->too_large = 1;
             return fail(err, lx->tok_line, IKD_E_INVALID, "more frames than --max-frames allows%s", NULL);
