@@ -33,9 +33,12 @@
 #define MULTI_RANGE_FLOOR 0.05 /* the range metric's smallest column scale (a 9-degree range; a fixed
                                    axis would otherwise make its column's square 0 and the factor singular) */
 #define MULTI_POLE_BEND 0.05  /* a pole's pull is whole from this bend on (secondary) */
-#define MULTI_SWIVEL_ACROSS 0.5 /* a limb's end is a foot (a natural swivel: over the toes) when at least
-                                    this share of its children's mean offset lies across the limb (limb_swivel;
-                                    feet of the real rigs at hand 0.74-0.98, hands 0-0.16) */
+#define MULTI_SWIVEL_ACROSS 0.5 /* "across" for the natural swivels: a limb's end is a foot (over the toes)
+                                    when at least this share of its children's mean offset lies across the limb
+                                    (leg_swivel; feet of the real rigs at hand 0.74-0.98, hands 0-0.16); an arm
+                                    hangs beside its chest when its shoulder lies this share of its distance
+                                    across the trunk, and is no leg when its hand lies this share of its reach
+                                    above the lowest joint (arm_swivel) */
 #define MULTI_ROTATION_WEIGHT 0.35 /* what one radian of a rotation or aim row weighs, in skeleton sizes (1:
                                    full 6dof+aim 10.7 iterations, 6R arms 16.5; 0.35: 10.3 and 14.9) */
 #define MULTI_FAR_REFINE 8    /* far_refine's iterations at most */
@@ -69,8 +72,11 @@ typedef struct multi_ws {
     ikd_vec3 *tpos;     /* [g] position targets (ground goals resolved) */
     ikd_quat *trot;     /* [g] rotation targets */
     ikd_vec3 *aim_local;/* [g] aim axes in the joint's rest frame */
-    ikd_vec3 *swivel;   /* [g] a leg's natural swivel (limb_swivel): the side of its hip-to-foot line
-                           the toes lie on, in the foot's rest frame (want bit 64; else none) */
+    ikd_vec3 *swivel;   /* [g] a limb's natural swivel (want bit 64; else none): the side of its line
+                           its middle joint goes to, in the rest frame of joint swfrom (leg_swivel,
+                           arm_swivel: ikd__multi_swivel_side) */
+    int *swfrom;        /* [g] ... -1: the goal's own (a leg's toes, turned with the foot's target);
+                           else an arm's trunk joint (turned with its pose) */
     unsigned char *want;/* [g] bit 1 position, 2 rotation, 4 aim, 8 stretching (aimed into the limb's reach),
                            16 softened with a free root (the target itself, and soft_penalty's row),
                            32 inside its bones (aimed at their fold: limb_target; unreachable),
@@ -223,6 +229,7 @@ ikd_vec3 ikd__multi_rot_vec(ikd_quat q);
 double ikd__multi_rot_scale(double s, double c);
 void ikd__multi_snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local);
 void ikd__multi_prebend(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd_pose_joint *pose);
+ikd_vec3 ikd__multi_swivel_side(const multi_ws *w, const ikd_pose_joint *pose, size_t i);
 
 /* columns and rows (multi_rows.c); each is described where it is defined */
 void ikd__multi_joint_frames(multi_ws *w, const ikd_skeleton *s, const ikd_quat *local, const ikd_pose_joint *pose);

@@ -84,7 +84,7 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->gidx = (int *)m, m += g * w->cols * sizeof(int);
     w->gpath = (int *)m, m += g * n * sizeof(int);
     w->pre = (int *)m, m += g * g * sizeof(int);
-    m += g * sizeof(int); /* the spare int of the size's count */
+    w->swfrom = (int *)m, m += g * sizeof(int);
     m = (char *)align8((size_t)m);
     w->locked = (unsigned char *)m, m += 3 * n + 3;
     m = (char *)align8((size_t)m);
@@ -196,25 +196,41 @@ void ikd__multi_setup_preferred(multi_ws *w, const ikd_multi_problem *p)
     }
 }
 
-/* Goal i's natural swivel (w->swivel, want bit 64; limb_turn,
- * multi_step.c): for a limb whose swivel no hinge sets (a rotation goal
- * on a 3-DoF joint c, its parent m 3-DoF too: no limit, or a ball or euler
- * box such as a recording's; a 3-DoF grandparent u; no pole asked, no
- * options.preferred: there the pull to the animation decides it; the
- * limits still bind) and whose end is a foot (the mean of c's children's rest
- * offsets, the toes, lies at least MULTI_SWIVEL_ACROSS of its length
- * across the line u-c; a hand's fingers lie along the arm), the toes' side
- * of the line, kept in c's rest frame: the knee goes over the toes, turned
- * with the foot's target. A rest knee bent to the other side (by at least
- * MULTI_POLE_BEND) vetoes it. */
-static void limb_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i)
+/* Goal i's limb, if its swivel is free for a natural swivel (want bit 64;
+ * limb_turn, multi_step.c): a rotation goal on a 3-DoF joint c whose
+ * parent m (the middle joint) and grandparent u are 3-DoF too (no limit,
+ * or a ball or euler box such as a recording's; a hinge sets its own
+ * swivel), no pole asked, no options.preferred (there the pull to the
+ * animation decides it; the limits still bind). */
+static int free_limb(const multi_ws *w, const ikd_multi_problem *p, size_t i, long *m, long *u)
+{
+    const ikd_goal *g = &p->goals[i];
+    return !p->preferred && !g->has_pole && (w->want[i] & 2) && ikd__multi_limb_of(w, p, i, m, u) && *u != 0 &&
+           w->dof[*u] == 3 && w->dof[g->joint] == 3 && w->dof[*m] == 3;
+}
+
+/* Whether side d (world, rest pose) keeps the natural swivel: a rest limb
+ * bent (by at least MULTI_POLE_BEND) to the other side of its line vetoes
+ * it (the rest pull then keeps that bend). */
+static int rest_bend_agrees(const ikd_skeleton *s, long c, long m, long u, ikd_vec3 d)
+{
+    ikd_vec3 axis = ikd_vec3_norm_or(ikd_vec3_sub(s->joints[c].position, s->joints[u].position), ikd_vec3_make(0, 1, 0));
+    ikd_vec3 bend = ikd_vec3_reject(ikd_vec3_sub(s->joints[m].position, s->joints[u].position), axis);
+    return !(ikd_vec3_len(bend) >= MULTI_POLE_BEND * ikd_vec3_len(s->joints[m].offset) && ikd_vec3_dot(bend, d) < 0);
+}
+
+/* A leg's natural swivel: where goal i's free limb ends in a foot (the mean
+ * of c's children's rest offsets, the toes, lies at least
+ * MULTI_SWIVEL_ACROSS of its length across the line u-c; a hand's fingers
+ * lie along the arm), the toes' side of the line, kept in c's rest frame
+ * and turned with the foot's target (w->swfrom -1): the knee goes over
+ * the toes. */
+static void leg_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i)
 {
     const ikd_skeleton *s = p->skeleton;
     const ikd_goal *g = &p->goals[i];
     long m, u;
-    if (p->preferred || g->has_pole || !(w->want[i] & 2) || !ikd__multi_limb_of(w, p, i, &m, &u) || u == 0 ||
-        w->dof[u] != 3 || w->dof[g->joint] != 3 || w->dof[m] != 3)
-        return;
+    if (!free_limb(w, p, i, &m, &u)) return;
     const ikd_skeleton_joint *jc = &s->joints[g->joint];
     ikd_vec3 axis = ikd_vec3_sub(jc->position, s->joints[u].position), toes = ikd_vec3_make(0, 0, 0);
     if (!(ikd_vec3_len(axis) > 0)) return;
@@ -223,10 +239,59 @@ static void limb_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i)
         if (s->joints[k].parent == (long)g->joint) toes = ikd_vec3_add(toes, ikd_vec3_sub(s->joints[k].position, jc->position));
     ikd_vec3 d = ikd_vec3_reject(toes, axis);
     if (!(ikd_vec3_len(d) > 0) || ikd_vec3_len(d) < MULTI_SWIVEL_ACROSS * ikd_vec3_len(toes)) return;
-    ikd_vec3 bend = ikd_vec3_reject(ikd_vec3_sub(s->joints[m].position, s->joints[u].position), axis);
-    if (ikd_vec3_len(bend) >= MULTI_POLE_BEND * ikd_vec3_len(s->joints[m].offset) && ikd_vec3_dot(bend, d) < 0) return;
+    if (!rest_bend_agrees(s, (long)g->joint, m, u, d)) return;
     d = ikd_vec3_scale(d, 1 / ikd_vec3_len(d));
-    w->swivel[i] = ikd_quat_rotate(ikd_quat_conj(jc->rotation), d), w->want[i] |= 64;
+    w->swivel[i] = ikd_quat_rotate(ikd_quat_conj(jc->rotation), d), w->swfrom[i] = -1, w->want[i] |= 64;
+}
+
+/* An arm's natural swivel: goal i's free limb with no limits on its upper
+ * and middle joints (a recording's box or a hinge already says where the
+ * elbow goes) that is no leg (its end lies at least MULTI_SWIVEL_ACROSS of
+ * the limb's reach above the skeleton's lowest joint along `down`), hung
+ * from a trunk joint t (u's nearest ancestor with more than one child, not
+ * the root: a chest) beside it (u lies at least MULTI_SWIVEL_ACROSS of its
+ * distance from t across `down`, the line from t to the trunk's foot: t's
+ * nearest ancestor with more than one child, or the root). The elbow goes
+ * down, out (toward u's side) and back (away from the toes of the
+ * request's legs under a natural swivel, `fwd`; none without such legs),
+ * the three mixed as down + (out + back) / 2, kept in t's rest frame and
+ * turned with t's pose (w->swfrom t). On Debian's three mocap clips and
+ * the mannequin's animations the recorded elbows' sides are 14-27 degrees
+ * from it on average, where the rest pull's were 23-52
+ * (docs/solvers.md, "Natural swivel"). */
+static void arm_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i, ikd_vec3 fwd)
+{
+    const int *kids = w->need; /* each joint's children (setup_targets; setup_paths sets need after) */
+    const ikd_skeleton *s = p->skeleton;
+    long m, u, c = (long)p->goals[i].joint, t;
+    if ((w->want[i] & 64) || !free_limb(w, p, i, &m, &u) || s->joints[u].limit.type != IKD_LIMIT_NONE ||
+        s->joints[m].limit.type != IKD_LIMIT_NONE)
+        return;
+    for (t = s->joints[u].parent; t > 0 && kids[t] < 2;) t = s->joints[t].parent;
+    if (t <= 0) return;
+    long b = s->joints[t].parent; /* the trunk's foot: t's nearest ancestor with more than one child (hips), or the root */
+    while (b > 0 && kids[b] < 2) b = s->joints[b].parent;
+    ikd_vec3 down = ikd_vec3_sub(s->joints[b].position, s->joints[t].position);
+    ikd_vec3 beside = ikd_vec3_sub(s->joints[u].position, s->joints[t].position);
+    if (!(ikd_vec3_len(down) > 0)) return;
+    down = ikd_vec3_scale(down, 1 / ikd_vec3_len(down));
+    double lowest = -INFINITY, reach = ikd_vec3_len(s->joints[m].offset) + ikd_vec3_len(s->joints[c].offset);
+    for (size_t k = 0; k < s->count; k++) lowest = fmax(lowest, ikd_vec3_dot(s->joints[k].position, down));
+    if (ikd_vec3_dot(s->joints[c].position, down) > lowest - MULTI_SWIVEL_ACROSS * reach) return; /* a leg without toes */
+    ikd_vec3 out = ikd_vec3_reject(beside, down), back = ikd_vec3_reject(fwd, down);
+    if (!(ikd_vec3_len(out) > 0) || ikd_vec3_len(out) < MULTI_SWIVEL_ACROSS * ikd_vec3_len(beside)) return;
+    ikd_vec3 side = ikd_vec3_add(down, ikd_vec3_scale(out, 0.5 / ikd_vec3_len(out)));
+    if (ikd_vec3_len(back) > 1e-9) side = ikd_vec3_sub(side, ikd_vec3_scale(back, 0.5 / ikd_vec3_len(back)));
+    if (!rest_bend_agrees(s, c, m, u, ikd_vec3_reject(side, ikd_vec3_norm_or(ikd_vec3_sub(s->joints[c].position, s->joints[u].position), down))))
+        return;
+    w->swivel[i] = ikd_quat_rotate(ikd_quat_conj(s->joints[t].rotation), side), w->swfrom[i] = (int)t, w->want[i] |= 64;
+}
+
+/* Where goal i's natural swivel points now (world): its side turned with
+ * the foot's target, or with the arm's trunk joint as pose has it. */
+ikd_vec3 ikd__multi_swivel_side(const multi_ws *w, const ikd_pose_joint *pose, size_t i)
+{
+    return ikd_quat_rotate(w->swfrom[i] < 0 ? w->trot[i] : pose[w->swfrom[i]].rotation, w->swivel[i]);
 }
 
 /* A straight knee under a natural swivel (w->swivel) whose foot's target
@@ -254,7 +319,7 @@ void ikd__multi_prebend(const multi_ws *w, const ikd_multi_problem *p, ikd_quat 
         double cosk = (a * a + b * b - d * d) / (2 * a * b); /* the knee's inner angle */
         if (!(cosk > -1 + 1e-9)) continue;                   /* as far as the leg reaches: straight is right */
         double bend = M_PI - acos(fmin(1, cosk));
-        ikd_vec3 cue = ikd_vec3_reject(ikd_quat_rotate(w->trot[i], w->swivel[i]), line);
+        ikd_vec3 cue = ikd_vec3_reject(ikd__multi_swivel_side(w, pose, i), line);
         ikd_vec3 axis = ikd_vec3_cross(cue, ikd_vec3_scale(shin, 1 / b)); /* the shin swings away from the toes' side */
         if (!(ikd_vec3_len(axis) > 1e-9)) continue;
         axis = ikd_vec3_scale(axis, 1 / ikd_vec3_len(axis));
@@ -290,8 +355,14 @@ void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd
         if (ikd__multi_inside_bones(w, p, i)) w->want[i] |= 32;
         if (g->has_aim)
             w->aim_local[i] = ikd_quat_rotate(ikd_quat_conj(p->skeleton->joints[g->joint].rotation), g->aim_axis);
-        limb_swivel(w, p, i);
+        leg_swivel(w, p, i);
     }
+    ikd_vec3 fwd = ikd_vec3_make(0, 0, 0); /* the legs' toes' side, for the arms' back */
+    for (size_t i = 0; i < w->g; i++)
+        if (w->want[i] & 64) fwd = ikd_vec3_add(fwd, ikd_quat_rotate(p->skeleton->joints[p->goals[i].joint].rotation, w->swivel[i]));
+    for (size_t k = 0; k < w->n; k++) w->need[k] = 0; /* scratch until setup_paths: children per joint */
+    for (size_t k = 1; k < w->n; k++) w->need[p->skeleton->joints[k].parent]++;
+    for (size_t i = 0; i < w->g; i++) arm_swivel(w, p, i, fwd);
     w->anchored = p->root_free && n > 0;
     if (n) w->anchor = ikd_vec3_add(p->skeleton->joints[0].position, ikd_vec3_scale(ikd_vec3_sub(at, rest), 1.0 / n));
     /* over the legs' columns' mean scale: under the range metric the

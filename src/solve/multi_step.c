@@ -41,9 +41,13 @@ static void to_columns(multi_ws *w, const ikd_skeleton *s, size_t k, ikd_vec3 v)
  * the goal's position and rotation) by the same half angle toward the
  * toes' side, so the rest pull, which says nothing about where a
  * straight-at-rest leg bends, no longer decides it (docs/solvers.md,
- * "Natural swivel"). Both fade in over the first MULTI_POLE_BEND of the
+ * "Natural swivel"). An arm's (down, out and back from its chest) adds
+ * twice the angle along the same swivel to the pull's own: replacing it
+ * moved the chest (the pull's swivel at the shoulder and hand is also part
+ * of the trunk's twist), and the rest pull then holds the elbow about a
+ * third of the way short. Both fade in over the first MULTI_POLE_BEND of the
  * limb's bend (a straight limb has no bend to turn); the swivel also over
- * how far across the line the toes' side lies. */
+ * how far across the line the natural side lies. */
 static void limb_turn(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *pose, size_t i)
 {
     const ikd_skeleton *s = p->skeleton;
@@ -52,7 +56,7 @@ static void limb_turn(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
     if (!(g->has_pole || (w->want[i] & 64)) || up < 0 || w->dof[up] != 3) return;
     ikd_vec3 axis = ikd_vec3_norm_or(ikd_vec3_sub(pose[g->joint].position, pose[up].position), ikd_vec3_make(0, 1, 0));
     ikd_vec3 have = ikd_vec3_reject(ikd_vec3_sub(pose[mid].position, pose[up].position), axis);
-    ikd_vec3 toward = g->has_pole ? ikd_vec3_sub(g->pole, pose[up].position) : ikd_quat_rotate(w->trot[i], w->swivel[i]);
+    ikd_vec3 toward = g->has_pole ? ikd_vec3_sub(g->pole, pose[up].position) : ikd__multi_swivel_side(w, pose, i);
     ikd_vec3 want = ikd_vec3_reject(toward, axis);
     if (ikd_vec3_len(have) < 1e-9 * s->size || ikd_vec3_len(want) < 1e-9 * s->size) return;
     /* the middle joint's distance from the limb's line, over the upper bone */
@@ -62,6 +66,11 @@ static void limb_turn(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
         fade *= fmin(1, ikd_vec3_len(want) / ikd_vec3_len(toward) / MULTI_SWIVEL_ACROSS);
     if (g->has_pole) {
         w->zw[up] = ikd_vec3_mad(w->zw[up], axis, half * fade);
+        return;
+    }
+    if (w->swfrom[i] >= 0) { /* an arm: twice the angle, added to the pull's own (docs/solvers.md) */
+        w->zw[up] = ikd_vec3_mad(w->zw[up], axis, 4 * half * fade);
+        w->zw[g->joint] = ikd_vec3_mad(w->zw[g->joint], axis, -4 * half * fade);
         return;
     }
     double own = 0.5 * (ikd_vec3_dot(w->zw[up], axis) - ikd_vec3_dot(w->zw[g->joint], axis)); /* the pull's swivel */
