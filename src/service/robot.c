@@ -121,7 +121,9 @@ static int build_tree(const ikd_urdf *u, robot_tree *t, ikd_error *err)
  * set already): a side left out is 0, the URDF spec's default and
  * urdfdom's (warning limit_missing); neither, unlimited (a joint locked at
  * 0 would surprise more than a free one; warning limit_missing); lower
- * above upper swapped (warning limit_swapped); a whole turn or more,
+ * above upper swapped (warning limit_swapped); lower equal to upper kept,
+ * the joint locked (warning limit_empty: SolidWorks' exporter writes
+ * lower="0" upper="0" where it has no limits); a whole turn or more,
  * unlimited; a range past +-180 degrees (Kinova JACO's joint 2,
  * [47, 313]; the Panda's joint 6, [-1, 215]) kept as it is, moved by whole
  * turns where its middle lies past +-180 (a hinge's range lies within
@@ -145,6 +147,11 @@ static void revolute_range(const ikd_urdf_joint *j, ikd_limit *l, ikd_urdf *warn
         lower = upper, upper = t;
         snprintf(msg, sizeof msg, "joint %.60s has lower above upper: swapped to [%g, %g] rad", j->name, lower, upper);
         ikd_file_warn(&warn_to->warnings, "limit_swapped", field, msg);
+    }
+    if (lower == upper) { /* kept (the URDF says so), but said: exporters write it for "no limits" */
+        snprintf(msg, sizeof msg, "joint %.60s's range is [%g, %g] rad: it cannot move (?limits=none frees every joint)",
+                 j->name, lower, upper);
+        ikd_file_warn(&warn_to->warnings, "limit_empty", field, msg);
     }
     if (upper - lower >= 2 * IKD_PI) return; /* a whole turn or more: free */
     double turns = 2 * IKD_PI * round(0.5 * (lower + upper) / (2 * IKD_PI)); /* the middle within +-180 */

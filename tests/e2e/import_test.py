@@ -836,6 +836,11 @@ def test_bad_urdf():
         c = r["skeleton"]["joints"][1]["constraint"]
         assert s == 200 and (round(c["min_deg"], 9), round(c["max_deg"], 9)) == (round(math.degrees(1), 9), round(math.degrees(2), 9)), r
         assert [(w["code"], w["field"]) for w in r["warnings"]] == [("limit_swapped", "robot.joint[elbow].limit")], r
+        # lower equal to upper (SolidWorks' exporter, for "no limits") is kept, locked, and said
+        s, r = d.post("/v1/import", arm.replace('lower="-1" upper="1"', 'lower="0" upper="0"').encode())
+        c = r["skeleton"]["joints"][1]["constraint"]
+        assert s == 200 and (c["min_deg"], c["max_deg"]) == (0, 0), r
+        assert [(w["code"], w["field"]) for w in r["warnings"]] == [("limit_empty", "robot.joint[elbow].limit")], r
         cases = [
             (arm.replace('upper="1"', 'upper="one"'), "robot.joint[elbow].limit"),
             (arm.replace('<axis xyz="0 0 1"/>', '<axis xyz="0 0 0"/>'), "robot.joint[elbow].axis"),
