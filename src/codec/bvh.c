@@ -255,11 +255,18 @@ static int labelled(bvh_lex *lx, const char *label, double *out, ikd_error *err)
 
 /* MOTION, Frames: n, Frame Time: t, then the values. A Frame Time of 0 or
  * less (written by some tools for a single pose) is taken as 1/30 s, with a
- * warning. */
+ * warning. A file that ends after its hierarchy (a rig exported without
+ * motion) has no frames, with a warning. */
 static int motion(bvh_lex *lx, ikd_bvh *b, double scale, size_t max_frames, ikd_error *err)
 {
     int rc;
     double declared, ft;
+    bvh_lex peek = *lx;
+    if (!next(&peek)) {
+        ikd_file_warn(&b->warnings, "no_motion", "MOTION", "the file ends after its hierarchy: no frames");
+        b->frame_time = 1.0 / 30;
+        return 0;
+    }
     if ((rc = expect(lx, "MOTION", err)) != 0) return rc;
     if ((rc = labelled(lx, "Frames:", &declared, err)) != 0) return rc;
     size_t frames_line = lx->tok_line;

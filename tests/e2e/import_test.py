@@ -296,7 +296,8 @@ def test_bvh_several_roots():
 def test_bvh_untidy_header():
     """Header quirks of real writers import to the tidy file's clip: `Frames:12` and `Time:0.03`
     written together with their numbers, an End Site with `CHANNELS 0`; a Frame Time of 0 or less
-    is taken as 1/30 s with a frame_time warning on its line."""
+    is taken as 1/30 s with a frame_time warning on its line; a file that ends after its hierarchy
+    imports its skeleton with no clips and a no_motion warning."""
     d = Daemon()
     try:
         rng = random.Random(31)
@@ -320,6 +321,10 @@ def test_bvh_untidy_header():
                 s, r = d.post("/v1/import", v.encode())
                 assert s == 200 and r["clips"] == want["clips"] and r["warnings"] == want["warnings"], (case, r)
                 tried += 1
+            # a rig exported without motion: its skeleton, no clips, a no_motion warning
+            s, r = d.post("/v1/import", head.encode())
+            assert s == 200 and r["skeleton"] == want["skeleton"] and r["clips"] == [], (case, r)
+            assert [(w["code"], w["field"]) for w in r["warnings"]] == [("no_motion", "MOTION")], r["warnings"]
             ft_line = next(i for i, l in enumerate(lines) if l.startswith("Frame Time"))
             for zero in ("0", "-0.1", "0.0e0"):
                 text = head + "MOTION" + "\n".join(lines[:ft_line] + ["Frame Time: " + zero] + lines[ft_line + 1:])
