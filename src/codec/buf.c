@@ -105,6 +105,14 @@ int ikd_utf8_valid(const char *s, size_t n)
     return 1;
 }
 
+size_t ikd_utf8_prefix(const char *s, size_t max)
+{
+    size_t n = strnlen(s, max);
+    if (s[n] == '\0') return n;
+    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) n--; /* s[n] continues a character: cut before it */
+    return n;
+}
+
 void ikd_buf_json_string(ikd_buf *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";

@@ -50,6 +50,9 @@ static inline void ikd_buf_putc(ikd_buf *b, char c)
 /* 1 when s[0..n) is well-formed UTF-8 (no overlongs, surrogates or code
  * points beyond U+10FFFF); NUL bytes count as valid. */
 int ikd_utf8_valid(const char *s, size_t n);
+/* The longest prefix of s, at most max bytes, that ends on a character's
+ * boundary (a name cut there stays UTF-8). */
+size_t ikd_utf8_prefix(const char *s, size_t max);
 /* A JSON string literal, quotes included, escaping what JSON requires. */
 void ikd_buf_json_string(ikd_buf *b, const char *s);
 /* A finite double in the shortest decimal that reads back as the same double

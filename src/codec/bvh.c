@@ -156,7 +156,7 @@ static int read_joint_name(bvh_lex *lx, char *name, int *brace, ikd_error *err)
     for (;;) {
         size_t len = strlen(lx->tok);
         if (lx->tok_long || n + (n > 0) + len >= IKD_BVH_NAME_MAX)
-            return fail(err, line, IKD_E_INVALID, "a joint's name is longer than 63 bytes%s", NULL);
+            return fail(err, line, IKD_E_INVALID, "a joint's name is longer than 256 bytes%s", NULL);
         if (n) name[n++] = ' ';
         memcpy(name + n, lx->tok, len + 1);
         n += len;
@@ -220,7 +220,10 @@ static int hierarchy(bvh_lex *lx, ikd_bvh *b, double scale, size_t max_joints, i
         char name[IKD_BVH_NAME_MAX];
         int brace = 0; /* the '{' read already (on the name's line) */
         int parent = depth ? stack[depth - 1] : -1;
-        if (end_site) snprintf(name, sizeof name, "%.50s_End", parent >= 0 ? b->joints[parent].name : "root");
+        if (end_site) {
+            const char *pn = parent >= 0 ? b->joints[parent].name : "root";
+            snprintf(name, sizeof name, "%.*s_End", (int)ikd_utf8_prefix(pn, 50), pn);
+        }
         else if ((rc = read_joint_name(lx, name, &brace, err)) != 0) return rc;
         if ((rc = add_joint(b, max_joints, parent, name, line, err)) != 0) return rc;
         b->joints[b->count - 1].end_site = end_site;
@@ -394,7 +397,8 @@ static void joint_name(ikd_buf *out, char *const *names, size_t j)
 }
 
 /* 1 when leaf k, the only child of j, is named as this importer names an
- * End Site ("<parent>_End", the parent's name cut at 50 bytes): written
+ * End Site ("<parent>_End", the parent's name cut at 50 bytes, on a
+ * character's boundary): written
  * back as j's End Site, so that a BVH imported and written again keeps its
  * joints (a leaf's rotation moves no joint). */
 static int end_site_of(const ikd_skeleton *s, char *const *names, size_t j, size_t k)
@@ -402,7 +406,7 @@ static int end_site_of(const ikd_skeleton *s, char *const *names, size_t j, size
     if (!names || !names[j] || !names[k]) return 0;
     for (size_t c = k + 1; c < s->count; c++)
         if (s->joints[c].parent == (long)k) return 0;
-    size_t n = strnlen(names[j], 50);
+    size_t n = ikd_utf8_prefix(names[j], 50);
     return strlen(names[k]) == n + 4 && strncmp(names[k], names[j], n) == 0 && strcmp(names[k] + n, "_End") == 0;
 }
 

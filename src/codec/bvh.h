@@ -13,7 +13,8 @@
  * the joint's parent-frame axes. */
 typedef enum { IKD_BVH_XPOS, IKD_BVH_YPOS, IKD_BVH_ZPOS, IKD_BVH_XROT, IKD_BVH_YROT, IKD_BVH_ZROT } ikd_bvh_channel;
 
-#define IKD_BVH_NAME_MAX 64   /* longest joint name kept, NUL included (longer: 400) */
+#define IKD_BVH_NAME_MAX 257  /* longest joint name kept, NUL included (a skeleton's longest, 256 bytes;
+                                 longer: 400) */
 
 typedef struct ikd_bvh_joint {
     char name[IKD_BVH_NAME_MAX];

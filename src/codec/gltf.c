@@ -390,7 +390,7 @@ void ikd__gltf_world_all(const gltf_model *m, const ikd_vec3 *t, const ikd_quat 
 static void node_name(const gltf_model *m, long node, char *out, size_t n)
 {
     const char *name = json_string_value(json_object_get(json_array_get(json_object_get(m->root, "nodes"), (size_t)node), "name"));
-    if (name && *name) snprintf(out, n, "%s", name);
+    if (name && *name) snprintf(out, n, "%.*s", (int)ikd_utf8_prefix(name, n - 1), name);
     else snprintf(out, n, "node%ld", node);
     for (char *p = out; *p; p++)
         if ((unsigned char)*p < 0x20) *p = '_';
@@ -507,7 +507,7 @@ static int build_skeleton(ikd_gltf *g, const ikd_gltf_opts *o, ikd_error *err)
         }
         r->parent = -1, r->node = anc >= 0 ? anc : -1;
         char msg[160];
-        snprintf(msg, sizeof msg, "the skin's joints form %zu trees: joined under %s", tops, r->name);
+        snprintf(msg, sizeof msg, "the skin's joints form %zu trees: joined under %.60s", tops, r->name);
         ikd_file_warn(&g->warnings, "skin_trees", "skins", msg);
     }
     for (size_t oi = 0; oi < m->nnodes; oi++) { /* parents before children */
@@ -529,10 +529,8 @@ static int build_skeleton(ikd_gltf *g, const ikd_gltf_opts *o, ikd_error *err)
             size_t b = 0;
             while (b < a && strcmp(g->joints[b].name, g->joints[a].name)) b++;
             if (b == a) break;
-            char base[IKD_GLTF_NAME_MAX - 8];
-            memcpy(base, g->joints[b].name, sizeof base - 1);
-            base[sizeof base - 1] = 0;
-            snprintf(g->joints[a].name, sizeof g->joints[a].name, "%s_%d", base, k);
+            const char *base = g->joints[b].name; /* cut to leave room for the suffix */
+            snprintf(g->joints[a].name, sizeof g->joints[a].name, "%.*s_%d", (int)ikd_utf8_prefix(base, IKD_GLTF_NAME_MAX - 8), base, k);
         }
     m->size = 0;
     for (size_t k = 0; k < count; k++) m->size = fmax(m->size, ikd_vec3_dist(g->joints[k].position, g->joints[0].position));

@@ -9,7 +9,8 @@
 #include "ikd/error.h"
 #include "ikd/math.h"
 
-#define IKD_GLTF_NAME_MAX 64
+#define IKD_GLTF_NAME_MAX 257 /* longest joint name kept, NUL included (a skeleton's longest, 256 bytes; a
+                                 longer node name is cut on a character's boundary) */
 
 /* A joint of the imported skeleton: parents first; joint 0 is the root
  * (the skin's one top joint, or one made for a skin whose joints form

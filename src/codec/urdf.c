@@ -76,7 +76,7 @@ static void start_joint(urdf_parse *p, const XML_Char **a)
     char field[IKD_URDF_NAME_MAX + 32];
     snprintf(field, sizeof field, "robot.joint[%zu]", u->joint_count);
     if (!name || !*name) return fail_at(p, IKD_E_INVALID, field, "a joint needs a name%s", NULL);
-    if (strlen(name) >= IKD_URDF_NAME_MAX) return fail_at(p, IKD_E_INVALID, field, "a joint's name is longer than 95 bytes%s", NULL);
+    if (strlen(name) >= IKD_URDF_NAME_MAX) return fail_at(p, IKD_E_INVALID, field, "a joint's name is longer than 256 bytes%s", NULL);
     if (u->joint_count >= p->max_joints) {
         u->too_large = 1;
         return fail_at(p, IKD_E_INVALID, field, "more joints than --max-joints allows%s", NULL);
@@ -140,7 +140,7 @@ static void start_link(urdf_parse *p, const XML_Char **a)
     const char *name = attr(a, "name");
     char field[64];
     snprintf(field, sizeof field, "robot.link[%zu]", u->link_count);
-    if (!name || !*name || strlen(name) >= IKD_URDF_NAME_MAX) return fail_at(p, IKD_E_INVALID, field, "a link needs a name (up to 95 bytes)%s", NULL);
+    if (!name || !*name || strlen(name) >= IKD_URDF_NAME_MAX) return fail_at(p, IKD_E_INVALID, field, "a link needs a name (up to 256 bytes)%s", NULL);
     if (u->link_count >= 4 * p->max_joints + 4) return fail_at(p, IKD_E_INVALID, field, "too many links%s", NULL);
     char (*ls)[IKD_URDF_NAME_MAX] = realloc(u->links, (u->link_count + 1) * sizeof *ls);
     if (!ls) return fail_at(p, IKD_E_NOMEM, field, "out of memory%s", NULL);

@@ -8,7 +8,8 @@
 #include "ikd/error.h"
 #include "ikd/math.h"
 
-#define IKD_URDF_NAME_MAX 96 /* longest link or joint name kept, NUL included (longer: 400) */
+#define IKD_URDF_NAME_MAX 257 /* longest link or joint name kept, NUL included (a skeleton's longest, 256
+                                 bytes; longer: 400) */
 
 typedef enum { IKD_URDF_REVOLUTE, IKD_URDF_CONTINUOUS, IKD_URDF_PRISMATIC, IKD_URDF_FIXED, IKD_URDF_FLOATING,
                IKD_URDF_PLANAR } ikd_urdf_type;

@@ -157,10 +157,8 @@ static void unique_names(ikd_bvh *b)
             size_t i = 0;
             while (i < j && strcmp(b->joints[i].name, b->joints[j].name) != 0) i++;
             if (i == j) break;
-            char base[IKD_BVH_NAME_MAX - 8];
-            memcpy(base, b->joints[i].name, sizeof base - 1);
-            base[sizeof base - 1] = '\0';
-            snprintf(b->joints[j].name, sizeof b->joints[j].name, "%s_%d", base, n);
+            const char *base = b->joints[i].name; /* cut to leave room for the suffix */
+            snprintf(b->joints[j].name, sizeof b->joints[j].name, "%.*s_%d", (int)ikd_utf8_prefix(base, IKD_BVH_NAME_MAX - 8), base, n);
         }
 }
 

@@ -379,7 +379,7 @@ def test_bad_files_name_the_line():
             (good.replace(b"0.0333\n0 0 0\n", b"0.0333\n0 0 x\n"), 400, "line 14"),
             (good.replace(b"Frame Time: 0.0333", b"Frame Time: zero"), 400, "line 13"),
             (b"HIERARCHY\r\nROOT A\r\n{\r\n OFFSET 0 0 0\r\n CHANNELS 7 Xrotation\r\n", 400, "line 5"),
-            (good.replace(b"ROOT Hips", b"ROOT " + b"Bip01 " * 12), 400, "line 2"),  # a name with blanks, 71 bytes
+            (good.replace(b"ROOT Hips", b"ROOT " + b"Bip01 " * 43), 400, "line 2"),  # a name with blanks, 257 bytes
             (good.replace(b"MOTION", b"ROOT Prop\n{\n OFFSET 0 oops 0\nMOTION"), 400, "line 13"),  # a second ROOT, broken
         ]
         for body, status, field in cases:
@@ -1851,6 +1851,43 @@ def meshopt_variant(lib, doc, binary, filters, bad=None):
     if bad:
         bad(doc, out)
     return glb_file(doc, out)
+
+
+def test_long_names():
+    """Names as long as a skeleton takes (256 bytes) import from every format; a glTF node's longer
+    name is cut there on a character's boundary (the reply stays UTF-8, and the cut names stay
+    unique); a longer BVH or URDF name is a 400 naming its place. Names of 64-256 bytes were a
+    400 (BVH) or cut at 63 bytes mid-character (glTF) until 2026-11-27."""
+    d = Daemon()
+    try:
+        long_name = "Scene:Character:" + "\u00e9" * 100 + "_LeftUpLeg"  # 16 + 200 + 10 = 226 bytes
+        assert len(long_name.encode()) == 226
+        bvh = ("HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+               "JOINT %s\n{\nOFFSET 0 -1 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd Site\n{\nOFFSET 0 -1 0\n}\n}\n}\n"
+               "MOTION\nFrames: 1\nFrame Time: 0.1\n0 1 0 0 0 0 10 0 0\n")
+        s, r = d.post("/v1/import", (bvh % long_name).encode())
+        names = [j["name"] for j in r["skeleton"]["joints"]]
+        assert s == 200 and names[1] == long_name and names[2].endswith("_End"), (s, names)
+        assert len(names[2].encode()) <= 54, names[2]  # the parent's name cut at 50 bytes, on a boundary
+        s, r = d.post("/v1/import", (bvh % ("x" * 257)).encode())
+        assert s == 400 and r["error"]["field"] == "line 6", r
+        urdf = ('<robot name="a"><link name="base"/><link name="%s"/><joint name="%s" type="revolute">'
+                '<parent link="base"/><child link="%s"/><axis xyz="0 0 1"/><limit lower="-1" upper="1"/></joint></robot>')
+        s, r = d.post("/v1/import", (urdf % (long_name, long_name, long_name)).encode())
+        assert s == 200 and r["skeleton"]["joints"][1]["name"] == long_name and r["links"][long_name] == long_name, r
+        s, r = d.post("/v1/import", (urdf % ("l", "j" * 257, "l")).encode())
+        assert s == 400 and r["error"]["field"].startswith("robot.joint"), r
+        body, doc, binary = make_gltf(random.Random(5))
+        doc["nodes"][2]["name"] = long_name
+        doc["nodes"][3]["name"] = "\u65e5" * 120  # 360 bytes: cut to 85 characters (255 bytes)
+        doc["nodes"][4]["name"] = "\u65e5" * 121
+        s, r = d.post("/v1/import", glb_file(doc, binary))
+        names = [j["name"] for j in r["skeleton"]["joints"]]
+        assert s == 200 and long_name in names, names
+        cut = [n for n in names if n.startswith("\u65e5")]
+        assert cut == ["\u65e5" * 85, "\u65e5" * 83 + "_2"], cut  # the second cut name made unique
+    finally:
+        d.stop()
 
 
 def test_meshopt_gltf():
