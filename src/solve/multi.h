@@ -33,6 +33,9 @@
 #define MULTI_RANGE_FLOOR 0.05 /* the range metric's smallest column scale (a 9-degree range; a fixed
                                    axis would otherwise make its column's square 0 and the factor singular) */
 #define MULTI_POLE_BEND 0.05  /* a pole's pull is whole from this bend on (secondary) */
+#define MULTI_FLIP_BEND 0.15  /* a knee under a natural swivel bent less than this (its distance from the
+                                 hip-foot line over the thigh) to the other side is straightened and bent
+                                 over the toes at a solve's start (ikd__multi_prebend) */
 #define MULTI_SWIVEL_ACROSS 0.5 /* "across" for the natural swivels: a limb's end is a foot (over the toes)
                                     when at least this share of its children's mean offset lies across the limb
                                     (leg_swivel; feet of the real rigs at hand 0.74-0.98, hands 0-0.16); an arm

@@ -301,7 +301,12 @@ ikd_vec3 ikd__multi_swivel_side(const multi_ws *w, const ikd_pose_joint *pose, s
  * for a step to follow (the distance's derivative is 0 there), so the
  * first steps bent it whichever way the other goals' rows leaned: a leg
  * straight in one frame (a T-pose) and bent in the next bent backward
- * against its bound and came forward frames later (a flip). */
+ * against its bound and came forward frames later (a flip). A knee (not an
+ * elbow) bent less than MULTI_FLIP_BEND the other way is straightened first
+ * and bent so too: a clip's predicted start carried a nearly straight knee's side
+ * across the line (the mannequin's run, after three frames out of reach),
+ * and the pull, at most pull_max_deg a frame, would have taken 45 frames to
+ * turn it back. */
 void ikd__multi_prebend(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd_pose_joint *pose)
 {
     const ikd_skeleton *s = p->skeleton;
@@ -315,7 +320,21 @@ void ikd__multi_prebend(const multi_ws *w, const ikd_multi_problem *p, ikd_quat 
         ikd_vec3 thigh = ikd_vec3_sub(pose[m].position, pose[u].position), shin = ikd_vec3_sub(pose[c].position, pose[m].position);
         double a = ikd_vec3_len(thigh), b = ikd_vec3_len(shin), d = ikd_vec3_dist(w->tpos[i], pose[u].position);
         ikd_vec3 line = ikd_vec3_norm_or(ikd_vec3_sub(pose[c].position, pose[u].position), ikd_vec3_make(0, 1, 0));
-        if (!(a > 0 && b > 0) || ikd_vec3_len(ikd_vec3_reject(thigh, line)) >= MULTI_POLE_BEND * a) continue; /* bent */
+        ikd_vec3 off = ikd_vec3_reject(thigh, line);
+        if (!(a > 0 && b > 0)) continue;
+        if (ikd_vec3_len(off) >= MULTI_POLE_BEND * a) { /* bent: the toes' way, or well bent the other, it stays */
+            if (w->swfrom[i] >= 0 || ikd_vec3_len(off) >= MULTI_FLIP_BEND * a ||
+                ikd_vec3_dot(off, ikd__multi_swivel_side(w, pose, i)) >= 0)
+                continue; /* (an elbow may point anywhere: only a knee is turned so) */
+            ikd_vec3 to = ikd_vec3_cross(shin, thigh); /* nearly straight the other way: straightened first */
+            if (!(ikd_vec3_len(to) > 0)) continue;
+            double ang = atan2(ikd_vec3_len(to), ikd_vec3_dot(shin, thigh));
+            ikd_vec3 al = ikd_quat_rotate(ikd_quat_conj(pose[u].rotation), ikd_vec3_scale(to, 1 / ikd_vec3_len(to)));
+            local[m] = ikd__multi_within_limit(s, m, ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(al, ang), local[m])));
+            ikd_skeleton_fk(s, p->root, local, pose);
+            thigh = ikd_vec3_sub(pose[m].position, pose[u].position), shin = ikd_vec3_sub(pose[c].position, pose[m].position);
+            line = ikd_vec3_norm_or(ikd_vec3_sub(pose[c].position, pose[u].position), ikd_vec3_make(0, 1, 0));
+        }
         double cosk = (a * a + b * b - d * d) / (2 * a * b); /* the knee's inner angle */
         if (!(cosk > -1 + 1e-9)) continue;                   /* as far as the leg reaches: straight is right */
         double bend = M_PI - acos(fmin(1, cosk));
