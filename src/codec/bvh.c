@@ -113,7 +113,9 @@ static int end_site_channels(bvh_lex *lx, ikd_error *err)
     return 0;
 }
 
-/* OFFSET x y z, then (not for an End Site) CHANNELS n c1 .. cn. */
+/* OFFSET x y z, then (not for an End Site) CHANNELS n c1 .. cn; a joint
+ * whose OFFSET is followed by JOINT, End Site or its '}' (a joint the writer
+ * left without a CHANNELS line: a fixed one) has none, as CHANNELS 0. */
 static int joint_body(bvh_lex *lx, ikd_bvh *b, double scale, ikd_error *err)
 {
     ikd_bvh_joint *j = &b->joints[b->count - 1];
@@ -124,6 +126,11 @@ static int joint_body(bvh_lex *lx, ikd_bvh *b, double scale, ikd_error *err)
         if ((rc = number(lx, &o[i], err)) != 0) return rc;
     j->offset = ikd_vec3_make(o[0] * scale, o[1] * scale, o[2] * scale);
     if (j->end_site) return end_site_channels(lx, err);
+    bvh_lex at = *lx;
+    if (next(&at) && (strcasecmp(at.tok, "JOINT") == 0 || strcasecmp(at.tok, "End") == 0 || strcmp(at.tok, "}") == 0)) {
+        j->nchan = 0, j->chan_at = b->channels; /* the token is left for the caller */
+        return 0;
+    }
     if ((rc = expect(lx, "CHANNELS", err)) != 0) return rc;
     double n;
     if ((rc = number(lx, &n, err)) != 0) return rc;

@@ -297,7 +297,8 @@ def test_bvh_untidy_header():
     """Header quirks of real writers import to the tidy file's clip: `Frames:12` and `Time:0.03`
     written together with their numbers, an End Site with `CHANNELS 0`; a Frame Time of 0 or less
     is taken as 1/30 s with a frame_time warning on its line; a file that ends after its hierarchy
-    imports its skeleton with no clips and a no_motion warning."""
+    imports its skeleton with no clips and a no_motion warning; a joint without a CHANNELS line
+    is read as CHANNELS 0."""
     d = Daemon()
     try:
         rng = random.Random(31)
@@ -333,6 +334,16 @@ def test_bvh_untidy_header():
                 assert s == 200 and r["clips"][0]["poses"] == want["clips"][0]["poses"], (case, zero, r)
                 assert ("frame_time", "line %d" % line) in [(w["code"], w["field"]) for w in r["warnings"]], r["warnings"]
         assert tried > 10, tried  # the End Site variant ran too
+        # a joint left without a CHANNELS line (a fixed one) is read as CHANNELS 0
+        fixed = ("HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+                 "JOINT Fixed\n{\nOFFSET 0 5 0\nCHANNELS 0\nJOINT Chest\n{\nOFFSET 0 10 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n"
+                 "End Site\n{\nOFFSET 0 10 0\n}\n}\n}\n}\nMOTION\nFrames: 2\nFrame Time: 0.04\n0 90 0 0 0 0 10 0 0\n0 91 0 5 0 0 12 0 0\n")
+        s, want = d.post("/v1/import", fixed.encode())
+        assert s == 200 and len(want["skeleton"]["joints"]) == 4, want
+        s, r = d.post("/v1/import", fixed.replace("CHANNELS 0\n", "").encode())
+        assert s == 200 and r == want, r
+        s, r = d.post("/v1/import", fixed.replace("CHANNELS 0\n", "ROTATION 0\n").encode())
+        assert s == 400 and r["error"]["field"] == "line 9", r
         # an End Site keeps no channels but 0
         bad = "HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd Site\n{\nOFFSET 0 1 0\nCHANNELS 3\n}\n}\nMOTION\nFrames: 1\nFrame Time: 0.1\n0 0 0\n"
         s, r = d.post("/v1/import?format=bvh", bad.encode())
