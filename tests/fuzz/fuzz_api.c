@@ -17,9 +17,12 @@
 #include "service/reply.h"
 #include "service/route.h"
 
+/* The statuses an API call may answer; 409: a skeleton by id (`"skeleton":
+ * "..."`), which these calls, given no skeleton store, refuse as
+ * unknown_skeleton. */
 static int known_status(int s)
 {
-    return s == 200 || s == 400 || s == 413 || s == 500 || s == 503;
+    return s == 200 || s == 400 || s == 409 || s == 413 || s == 500 || s == 503;
 }
 
 static int all_finite(const msgpack_object *o)
