@@ -282,8 +282,7 @@ static void arm_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i, ikd_ve
     if (!(ikd_vec3_len(out) > 0) || ikd_vec3_len(out) < MULTI_SWIVEL_ACROSS * ikd_vec3_len(beside)) return;
     ikd_vec3 side = ikd_vec3_add(down, ikd_vec3_scale(out, 0.5 / ikd_vec3_len(out)));
     if (ikd_vec3_len(back) > 1e-9) side = ikd_vec3_sub(side, ikd_vec3_scale(back, 0.5 / ikd_vec3_len(back)));
-    if (!rest_bend_agrees(s, c, m, u, ikd_vec3_reject(side, ikd_vec3_norm_or(ikd_vec3_sub(s->joints[c].position, s->joints[u].position), down))))
-        return;
+    if (!rest_bend_agrees(s, c, m, u, side)) return; /* (it takes the bend across the line: side's part along it adds nothing) */
     w->swivel[i] = ikd_quat_rotate(ikd_quat_conj(s->joints[t].rotation), side), w->swfrom[i] = (int)t, w->want[i] |= 64;
 }
 
