@@ -114,6 +114,9 @@ typedef struct ikd_skeleton_joint {
     /* Set by ikd_skeleton_validate: */
     ikd_vec3 offset;      /* position relative to the parent, in the parent's rest frame */
     ikd_quat rest_local;  /* rest rotation relative to the parent's */
+    ikd_quat neutral_local; /* where the skeleton solver's rest pull takes the joint (local, unit):
+                               rest_local where its limit allows rest, else rest_local turned to
+                               the middle of each range that excludes rest */
     long first_child;     /* -1 when none */
 } ikd_skeleton_joint;
 

@@ -24,6 +24,12 @@ double ikd__wrap_pi(double a);
  * [47, 313]: its angles are continuous across 180). */
 double ikd__hinge_angle(const ikd_limit *l, double a);
 
+/* The deviation the rest pull takes a joint to: identity (its rest)
+ * where the limit allows it, else each range that excludes rest at its
+ * middle (a hinge's angle, a ball's twist, each euler angle; a ball's
+ * swing cone always holds rest). */
+ikd_quat ikd__limit_neutral(const ikd_limit *l);
+
 /* 1 when an euler order's axes are an even permutation of (x, y, z) (the
  * sign of its angles' matrix entries and of its middle gimbal axis). */
 int ikd__euler_even(ikd_euler_order order);

@@ -165,10 +165,12 @@ static inline ikd_vec3 multi_root_move(const multi_ws *w, ikd_vec3 up, ikd_vec3 
     return ikd_vec3_add(ikd_vec3_scale(ikd_vec3_mad(du, up, -v), 1 / w->anchor_w), ikd_vec3_scale(up, v));
 }
 
-/* Where the pull takes joint k: options.preferred's rotation, else its rest. */
+/* Where the pull takes joint k: options.preferred's rotation, else its
+ * rest, or where its limit excludes rest the middle of those ranges
+ * (neutral_local: docs/solvers.md, "Where the pull goes"). */
 static inline ikd_quat multi_pull_to(const ikd_multi_problem *p, size_t k)
 {
-    return p->preferred ? p->preferred[k] : p->skeleton->joints[k].rest_local;
+    return p->preferred ? p->preferred[k] : p->skeleton->joints[k].neutral_local;
 }
 
 /* Restarts' fixed pseudo-random sequence (xorshift64): restart r's state,

@@ -180,15 +180,15 @@ void ikd__multi_goal_weights(multi_ws *w, const ikd_multi_problem *p, int by_pri
     }
 }
 
-/* The angle the pull takes each hinge back to (w->pang): 0 (rest), or
- * options.preferred's about its axis. */
+/* The angle the pull takes each hinge back to (w->pang): multi_pull_to's
+ * about its axis (0 at rest). */
 void ikd__multi_setup_preferred(multi_ws *w, const ikd_multi_problem *p)
 {
     const ikd_skeleton *s = p->skeleton;
     for (size_t k = 0; k < w->n; k++) {
         w->pang[k] = 0;
-        if (!p->preferred || s->joints[k].limit.type != IKD_LIMIT_HINGE) continue;
-        ikd_quat d = ikd_quat_mul(ikd_quat_conj(s->joints[k].rest_local), p->preferred[k]);
+        if (s->joints[k].limit.type != IKD_LIMIT_HINGE) continue;
+        ikd_quat d = ikd_quat_mul(ikd_quat_conj(s->joints[k].rest_local), multi_pull_to(p, k));
         double a = 2 * atan2(ikd_vec3_dot(ikd_vec3_make(d.x, d.y, d.z), s->joints[k].limit.local_axis), d.w);
         if (a > M_PI) a -= 2 * M_PI;
         if (a < -M_PI) a += 2 * M_PI;

@@ -130,12 +130,14 @@ ikd_code ikd_skeleton_validate(ikd_skeleton *s, ikd_error *err)
         if (i == 0) {
             j->offset = ikd_vec3_make(0, 0, 0);
             j->rest_local = j->rotation;
+            j->neutral_local = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd__limit_neutral(&j->limit)));
             continue;
         }
         const ikd_skeleton_joint *p = &s->joints[j->parent];
         ikd_quat pinv = ikd_quat_conj(p->rotation);
         j->offset = ikd_quat_rotate(pinv, ikd_vec3_sub(j->position, p->position));
         j->rest_local = ikd_quat_norm(ikd_quat_mul(pinv, j->rotation));
+        j->neutral_local = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd__limit_neutral(&j->limit)));
     }
     /* the skeleton's size: the longest path from the root through the bones */
     for (size_t i = 1; i < s->count; i++) {

@@ -1,0 +1,247 @@
+"""mocap.py - real motion solved back: six-point tracking and IK layered on the recording (issue 42's measures).
+
+    python3 tests/bench/mocap.py IKD_BIN FILE...   (make bench runs it on Debian's BVH clips and ../shared/samples' GLBs)
+
+Each humanoid file is imported at 30 fps (POST /v1/import?fps=30, limits as given by --limits:
+`humanoid`, the default preset; `none`; `recording`: euler limits that every frame of the file
+keeps, plus 10 degrees, in the order whose middle angle varies least; `recording-channels`: the
+same in each joint's own BVH channel order), and each clip is solved through /v1/solve/clip by the
+skeleton's id with the root free:
+- tracking: the hips, head, hands and feet given position and rotation from the recording's own
+  forward kinematics, each frame from the last (ikd's clip rule);
+- tracking, equal: the same with options.stiffness "equal" (a clip's default is "range": joints with
+  narrow limits move least);
+- layered: the same goals with frames[k].preferred = the recording (the animation back);
+- lifted: the feet's goals 4 cm higher (on a 1.7 m figure), preferred = the recording: how far the
+  joints above the hips move.
+Reported per file and mode: frames reached, flips (a joint turning over 30 degrees in one frame
+where the recording turns it under 10), mean and worst joint position error against the recording
+in mm on a 1.7 m figure (lifted: the largest move of a joint above the hips), median and p99 solve
+time per frame (the replies' solve_us). `tracking*`: a clip whose joint offsets are animated (a hips
+bone translating under a ground-level root): frames without `preferred` keep the request pose's
+translations (frame 0's), so the recording is not a solution of the later frames there.
+"""
+import json
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+import pyharness  # noqa: E402
+from rom import euler, qconj, qmul, qrot  # noqa: E402
+
+SIX = ["hips", "head", "hand_l", "hand_r", "foot_l", "foot_r"]
+
+
+def fk(js, parent, rest_off, pose):
+    """World positions and rotations of every joint for a pose (root, rotations, translations)."""
+    n = len(js)
+    wp, wq = [None] * n, [None] * n
+    trans = pose.get("translations")
+    for i in range(n):
+        q = pose["rotations"][i]
+        p = parent[i]
+        if p < 0:
+            wp[i], wq[i] = list(pose["root"]), q
+            continue
+        off = trans[i] if trans and trans[i] is not None else rest_off[i]
+        wp[i] = [a + b for a, b in zip(wp[p], qrot(wq[p], off))]
+        wq[i] = qmul(wq[p], q)
+    return wp, wq
+
+
+def angle_between(a, b):
+    d = abs(sum(x * y for x, y in zip(a, b)))
+    return 2 * math.degrees(math.acos(min(1.0, d)))
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")
+
+
+def run_clip(d, ref, body_extra, frames, timeout=600):
+    body = dict(body_extra, skeleton=ref, root="free", frames=frames)
+    c = d.conn(timeout)
+    c.request("POST", "/v1/solve/clip", body=json.dumps(body), headers={"Content-Type": "application/json"})
+    r = c.getresponse()
+    data = json.loads(r.read())
+    c.close()
+    if r.status != 200:
+        raise RuntimeError("clip: %d %s" % (r.status, data))
+    return data["frames"]
+
+
+def bvh_orders(path):
+    """Each joint's rotation channel order in a BVH file ("zyx" for Zrotation Yrotation Xrotation)."""
+    orders, name = {}, None
+    with open(path, errors="replace") as f:
+        for line in f:
+            t = line.split()
+            if t and t[0] in ("ROOT", "JOINT"):
+                name = t[1]
+            elif t and t[0] == "CHANNELS" and name:
+                orders[name] = "".join(c[0].lower() for c in t[2:] if c.lower().endswith("rotation"))
+            elif t and t[0] == "MOTION":
+                break
+    return orders
+
+
+def recording_limits(js, poses, orders=None):
+    """Euler limits every pose keeps, plus 10 degrees: per joint but the root, the order whose middle
+    angle varies least (with `orders`, a BVH's: each joint's own channel order, its middle angle's
+    range cut to +-89.9 degrees), each angle's range over the recording widened by 10 (whole turns
+    where an angle wraps)."""
+    index = {j["name"]: i for i, j in enumerate(js)}
+    world = [j.get("rotation", [0, 0, 0, 1]) for j in js]
+    rest_local = [world[i] if "parent" not in j else qmul(qconj(world[index[j["parent"]]]), world[i]) for i, j in enumerate(js)]
+    for i, j in enumerate(js):
+        if "parent" not in j:
+            continue
+        devs = [qmul(qconj(rest_local[i]), p["rotations"][i]) for p in poses]
+        best = None
+        own = orders.get(j["name"]) if orders is not None else None
+        for order in [own] if own and len(own) == 3 else ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx"):
+            e = [euler(q, order) for q in devs]
+            lo = [min(a[t] for a in e) - 10 for t in range(3)]
+            hi = [max(a[t] for a in e) + 10 for t in range(3)]
+            if own:
+                lo[1], hi[1] = max(lo[1], -89.9), min(hi[1], 89.9)
+            elif hi[1] >= 89 or lo[1] <= -89:
+                continue
+            if best is None or hi[1] - lo[1] < best[0]:
+                best = (hi[1] - lo[1], order, lo, hi)
+        if best is None:
+            continue
+        _, order, lo, hi = best
+        for t in (0, 2):
+            if hi[t] - lo[t] > 300:  # wraps: the whole turn
+                lo[t], hi[t] = -180, 180
+            lo[t], hi[t] = max(lo[t], -180), min(hi[t], 180)
+        j["constraint"] = {"type": "euler", "order": order, "min_deg": lo, "max_deg": hi}
+
+
+def measure(d, path, limits):
+    with open(path, "rb") as f:
+        s, imp = d.post("/v1/import?fps=30&limits=" + ("none" if limits.startswith("recording") else limits), f.read())
+    if s != 200 or not imp["humanoid"]:
+        return None
+    sk = imp["skeleton"]
+    js = sk["joints"]
+    if limits.startswith("recording"):
+        orders = bvh_orders(path) if limits == "recording-channels" and path.lower().endswith(".bvh") else None
+        recording_limits(js, [p for c in imp["clips"] for p in c["poses"]], orders)
+        s, reg = d.post("/v1/skeletons", json.dumps({"skeleton": sk}), "application/json")
+        if s != 200:
+            raise RuntimeError("register: %s" % reg)
+        imp["id"] = reg["id"]
+    index = {j["name"]: i for i, j in enumerate(js)}
+    parent = [index[j["parent"]] if "parent" in j else -1 for j in js]
+    world = [j.get("rotation", [0, 0, 0, 1]) for j in js]
+    rest_off = [None if parent[i] < 0 else qrot(qconj(world[parent[i]]), [a - b for a, b in zip(j["position"], js[parent[i]]["position"])])
+                for i, j in enumerate(js)]
+    ps = [j["position"] for j in js]
+    roles = imp["humanoid"]
+    hips, head = index[roles["hips"]], index[roles["head"]]
+    stature = math.dist(ps[hips], ps[head]) * 1.7 / 0.75 or 1.0  # hips to head is about 0.75 of 1.7 m
+    mm = 1700.0 / stature
+    six = [index[roles[r]] for r in SIX if r in roles]
+    legs = {index[roles[r]] for r in roles if r.endswith(("leg_l", "leg_r", "foot_l", "foot_r", "toes_l", "toes_r"))}
+    above = [i for i in range(len(js)) if i not in legs and i != hips and any(
+        parent[k] == hips or k == hips for k in _ancestors(parent, i)) and not _below_legs(parent, legs, i)]
+    rows = []
+    for clip in imp["clips"]:
+        poses = clip["poses"]
+        if len(poses) < 2:
+            continue
+        rec = [fk(js, parent, rest_off, p) for p in poses]
+        up = [0, 1, 0]
+        lift = 0.04 * stature / 1.7
+        for mode in ("tracking", "tracking, equal", "layered", "lifted"):
+            frames = []
+            for k, pose in enumerate(poses):
+                wp, wq = rec[k]
+                goals = []
+                for j in six:
+                    pos = wp[j]
+                    if mode == "lifted" and j in legs:
+                        pos = [a + lift * u for a, u in zip(pos, up)]
+                    goals.append({"joint": j, "position": pos, "rotation": wq[j]})
+                fr = {"goals": goals}
+                if not mode.startswith("tracking"):
+                    fr["preferred"] = {"root": pose["root"], "rotations": pose["rotations"]}
+                    if pose.get("translations"):
+                        fr["preferred"]["translations"] = pose["translations"]
+                frames.append(fr)
+            extra = {"pose": {"root": poses[0]["root"], "rotations": poses[0]["rotations"]}}
+            if any(p.get("translations") for p in poses):
+                extra["pose"]["translations"] = poses[0].get("translations")
+            if os.environ.get("NOPOSE"):
+                extra = {}
+            if mode == "tracking, equal":
+                extra["options"] = {"stiffness": "equal"}
+            out = run_clip(d, imp["id"], extra, frames)
+            reached = sum(f["status"] == "reached" for f in out)
+            if mode == "tracking":
+                for k, f in enumerate(out):
+                    if f["status"] != "reached" or 805 <= k <= 830: 0 and print("FRAME", k, f["status"], f.get("iterations"), round(f["solve_us"]), [ (g["status"][:3], round(g["error"]*1000/stature*1.7,1)) for g in f["goals"]], file=sys.stderr)
+            flips, errs, worst, us = 0, [], 0.0, []
+            for k, f in enumerate(out):
+                got_p, _ = fk(js, parent, rest_off, dict(f["pose"], translations=poses[k].get("translations")))
+                if mode == "lifted":
+                    e = max(math.dist(got_p[i], rec[k][0][i]) for i in above) * mm if above else 0
+                    errs.append(e)
+                else:
+                    es = [math.dist(a, b) * mm for a, b in zip(got_p, rec[k][0])]
+                    errs.append(sum(es) / len(es))
+                    worst = max(worst, max(es))
+                us.append(f["solve_us"])
+                if k:
+                    for i in range(len(js)):
+                        if angle_between(f["pose"]["rotations"][i], out[k - 1]["pose"]["rotations"][i]) > 30 and \
+                                angle_between(poses[k]["rotations"][i], poses[k - 1]["rotations"][i]) < 10:
+                            flips += 1; print("FLIP", mode, k, js[i]["name"], round(angle_between(f["pose"]["rotations"][i], out[k - 1]["pose"]["rotations"][i])), file=sys.stderr)
+            moving = any(p.get("translations") != poses[0].get("translations") for p in poses)
+            label = mode + ("*" if mode.startswith("tracking") and moving else "")
+            rows.append((os.path.basename(path), clip["name"], label, len(out), reached, flips,
+                         sum(errs) / len(errs), max(errs) if mode == "lifted" else worst, pct(us, 0.5), pct(us, 0.99)))
+    return rows
+
+
+def _ancestors(parent, i):
+    out = []
+    while i >= 0:
+        out.append(i)
+        i = parent[i]
+    return out
+
+
+def _below_legs(parent, legs, i):
+    return any(k in legs for k in _ancestors(parent, i))
+
+
+def main():
+    args = sys.argv[1:]
+    limits = "humanoid"
+    if args and args[0].startswith("--limits="):
+        limits = args.pop(0).split("=", 1)[1]
+    d = pyharness.Daemon(args[0], "--max-import-body", "67108864", "--memory-budget", "1073741824",
+                         "--max-clip-body", "268435456", "--deadline-ms", "600000", "--max-frames", "100000")
+    try:
+        print("limits=%s" % limits)
+        print("| file | clip | mode | frames | reached | flips | mean mm | worst mm | median us | p99 us |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for path in args[1:]:
+            rows = measure(d, path, limits)
+            if rows is None:
+                print("| %s | - | not a humanoid | | | | | | | |" % os.path.basename(path))
+                continue
+            for r in rows:
+                print("| %s | %s | %s | %d | %d | %d | %.1f | %.1f | %.0f | %.0f |" % r)
+            sys.stdout.flush()
+    finally:
+        d.stop()
+
+
+if __name__ == "__main__":
+    main()
