@@ -25,8 +25,9 @@
  * limb lies straight: the Panda's joint4, [-176, -4] degrees, rests at 0,
  * and from its bound 38% of first descents stalled, 11% from the middle).
  * Once met, where hinges outnumber rows (a 7R arm under a 6-DoF goal, any
- * arm under a position goal) the settle moves the angles toward rest:
- * steps along the goal's null space toward z = -theta, d = z + J^T (J
+ * arm under a position goal) the settle moves the angles toward rest (a
+ * hinge whose range excludes rest: toward its middle, m, as the general
+ * solver's pull): steps along the goal's null space toward z = m - theta, d = z + J^T (J
  * J^T)^-1 (e - J z) with the same bounds, scaled by Barzilai and Borwein's
  * estimate of the curvature along the way (at most SERIAL_BB_MAX), each
  * followed by Gauss-Newton back onto the goal and kept when it lowers
@@ -62,6 +63,8 @@ typedef struct serial {
     size_t path[SERIAL_PATH];
     int hinge[SERIAL_PATH];           /* the path joint's hinge, -1 when it is fixed */
     double lo[SERIAL_HINGES], hi[SERIAL_HINGES]; /* ranges, radians */
+    double mid[SERIAL_HINGES];        /* where the settle takes each hinge: 0 (rest), or the middle of a
+                                         range that excludes rest (as neutral_local) */
     int wrap[SERIAL_HINGES];          /* 1: a full circle */
     double wr;                        /* a rotation row's weight: MULTI_ROTATION_WEIGHT x size */
     double tol, rtol;                 /* met: skeleton units, radians */
@@ -112,6 +115,7 @@ static int serial_setup(serial *sv, const ikd_multi_problem *p)
         if (j->limit.type != IKD_LIMIT_HINGE || n == SERIAL_HINGES) return 0;
         sv->lo[n] = j->limit.min_deg * IKD_DEG2RAD, sv->hi[n] = j->limit.max_deg * IKD_DEG2RAD;
         sv->wrap[n] = j->limit.max_deg - j->limit.min_deg >= 360 - 1e-9;
+        sv->mid[n] = sv->wrap[n] || (sv->lo[n] <= 0 && 0 <= sv->hi[n]) ? 0 : 0.5 * (sv->lo[n] + sv->hi[n]);
         sv->off[n] = at, sv->rot[n] = q, sv->axis[n] = j->limit.local_axis;
         at = ikd_vec3_make(0, 0, 0), q = ikd_quat_identity();
         sv->hinge[t] = n++;
@@ -335,7 +339,7 @@ static int serial_pull_step(const serial *sv, const serial_at *x, double *d)
     double z[SERIAL_HINGES], e[6], A[36], rhs[6], y[6], L = sv->p->skeleton->size;
     for (int r = 0; r < m; r++) e[r] = x->e[r];
     for (int k = 0; k < n; k++) {
-        z[k] = sv->wrap[k] ? serial_wrap(-x->th[k]) : -x->th[k], d[k] = 0;
+        z[k] = sv->wrap[k] ? serial_wrap(-x->th[k]) : sv->mid[k] - x->th[k], d[k] = 0;
         if (!serial_held(sv, x, k, z[k])) fr[nf++] = k;
     }
     for (int round = 0; round < 4 && nf > 0; round++) {
@@ -365,12 +369,13 @@ static int serial_pull_step(const serial *sv, const serial_at *x, double *d)
     return 0;
 }
 
-/* What the pull minimises: the squared angles from rest (a full circle's the short way). */
+/* What the pull minimises: the squared angles from rest (a full circle's the short way; a range that
+ * excludes rest: from its middle). */
 static double serial_rest_sq(const serial *sv, const serial_at *x)
 {
     double v = 0;
     for (int k = 0; k < sv->n; k++) {
-        double t = sv->wrap[k] ? serial_wrap(x->th[k]) : x->th[k];
+        double t = sv->wrap[k] ? serial_wrap(x->th[k]) : x->th[k] - sv->mid[k];
         v += t * t;
     }
     return v;
@@ -438,8 +443,8 @@ static void serial_write(const serial *sv, const serial_at *a, ikd_quat *local)
                              : ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_quat_axis_angle(j->limit.local_axis, a->th[h])));
         } else if (j->limit.type == IKD_LIMIT_FIXED) {
             local[k] = j->rest_local;
-        } else { /* a rest outside a joint's limits: its nearest allowed */
-            local[k] = ikd__multi_within_limit(s, k, p->rest_pull > 0 || !p->start ? j->rest_local : ikd_quat_norm(p->start[k]));
+        } else { /* where the pull takes it (a rest outside its limits: the middle of those ranges) */
+            local[k] = ikd__multi_within_limit(s, k, p->rest_pull > 0 || !p->start ? j->neutral_local : ikd_quat_norm(p->start[k]));
         }
     }
 }

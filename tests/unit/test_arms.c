@@ -136,10 +136,11 @@ static void gauss(double a[8][8], double *b, int n, double *x)
     }
 }
 
-/* The freedom a 6-DoF goal leaves a 7R arm goes to rest: at a met pose,
- * with every hinge more than 0.06 degrees inside its range (nearer, the
- * settle may have stopped against the bound, 1e-4 rad off it), the pose's angles (their offset from
- * rest, which the pull undoes) have no part in the goal's null space, as
+/* The freedom a 6-DoF goal leaves a 7R arm goes to rest (a hinge whose
+ * range excludes rest: to its middle): at a met pose, with every hinge more
+ * than 0.06 degrees inside its range (nearer, the settle may have stopped
+ * against the bound, 1e-4 rad off it), the pose's angles (their offset from
+ * where the pull takes them) have no part in the goal's null space, as
  * a finite-difference Jacobian of this file's forward kinematics gives it:
  * that part is under 2e-3 rad (the settle stops when a step turns under
  * 2e-4), over 300 arms; without the pull the angles are the descent's and
@@ -166,7 +167,9 @@ START_TEST(a_seven_joint_arm_settles_its_freedom_toward_rest)
                 if (s->joints[i].limit.type != IKD_LIMIT_HINGE) continue;
                 double a = angle_of(&s->joints[i], o.local[i]) * IKD_RAD2DEG;
                 inside &= a > s->joints[i].limit.min_deg + 0.06 && a < s->joints[i].limit.max_deg - 0.06; /* degrees */
-                th[n] = a * IKD_DEG2RAD, hj[n++] = i;
+                const ikd_limit *l = &s->joints[i].limit; /* the pull's aim: rest, or the middle of a range without it */
+                double mid = l->min_deg <= 0 && 0 <= l->max_deg ? 0 : 0.5 * (l->min_deg + l->max_deg);
+                th[n] = (a - mid) * IKD_DEG2RAD, hj[n++] = i;
             }
             if (!inside || n != 7) continue;
             double J[6][8];
