@@ -223,6 +223,12 @@ static inline int multi_joint_axes(const multi_ws *w, size_t k, ikd_vec3 ax[3])
 void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g);
 void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s, int ranged);
 void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start);
+/* The natural swivels (want bit 64, w->swivel) of the free limbs that have
+ * none yet, read from the geometry of ref (NULL: the rest pose; else a
+ * pose's forward kinematics); returns how many limbs have one. Missing:
+ * how many free limbs (no pole, no preferred, 3-DoF joints) have none. */
+int ikd__multi_setup_swivels(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *ref);
+int ikd__multi_swivels_missing(const multi_ws *w, const ikd_multi_problem *p);
 void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p);
 void ikd__multi_layout_rows(multi_ws *w);
 void ikd__multi_setup_preferred(multi_ws *w, const ikd_multi_problem *p);

@@ -209,13 +209,27 @@ static int free_limb(const multi_ws *w, const ikd_multi_problem *p, size_t i, lo
            w->dof[*u] == 3 && w->dof[g->joint] == 3 && w->dof[*m] == 3;
 }
 
-/* Whether side d (world, rest pose) keeps the natural swivel: a rest limb
- * bent (by at least MULTI_POLE_BEND) to the other side of its line vetoes
- * it (the rest pull then keeps that bend). */
-static int rest_bend_agrees(const ikd_skeleton *s, long c, long m, long u, ikd_vec3 d)
+/* The natural swivels read a pose's geometry: the rest pose's (ref NULL),
+ * or where that is no standing pose the start pose's (ref: its forward
+ * kinematics; ikd__multi_setup_swivels_from). Joint k's world position
+ * and rotation there. */
+static ikd_vec3 ref_pos(const ikd_skeleton *s, const ikd_pose_joint *ref, long k)
 {
-    ikd_vec3 axis = ikd_vec3_norm_or(ikd_vec3_sub(s->joints[c].position, s->joints[u].position), ikd_vec3_make(0, 1, 0));
-    ikd_vec3 bend = ikd_vec3_reject(ikd_vec3_sub(s->joints[m].position, s->joints[u].position), axis);
+    return ref ? ref[k].position : s->joints[k].position;
+}
+
+static ikd_quat ref_rot(const ikd_skeleton *s, const ikd_pose_joint *ref, long k)
+{
+    return ref ? ref[k].rotation : s->joints[k].rotation;
+}
+
+/* Whether side d (world, in ref) keeps the natural swivel: a limb bent
+ * there (by at least MULTI_POLE_BEND) to the other side of its line
+ * vetoes it (the rest pull then keeps that bend). */
+static int rest_bend_agrees(const ikd_skeleton *s, const ikd_pose_joint *ref, long c, long m, long u, ikd_vec3 d)
+{
+    ikd_vec3 axis = ikd_vec3_norm_or(ikd_vec3_sub(ref_pos(s, ref, c), ref_pos(s, ref, u)), ikd_vec3_make(0, 1, 0));
+    ikd_vec3 bend = ikd_vec3_reject(ikd_vec3_sub(ref_pos(s, ref, m), ref_pos(s, ref, u)), axis);
     return !(ikd_vec3_len(bend) >= MULTI_POLE_BEND * ikd_vec3_len(s->joints[m].offset) && ikd_vec3_dot(bend, d) < 0);
 }
 
@@ -225,23 +239,22 @@ static int rest_bend_agrees(const ikd_skeleton *s, long c, long m, long u, ikd_v
  * lie along the arm), the toes' side of the line, kept in c's rest frame
  * and turned with the foot's target (w->swfrom -1): the knee goes over
  * the toes. */
-static void leg_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i)
+static void leg_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i, const ikd_pose_joint *ref)
 {
     const ikd_skeleton *s = p->skeleton;
     const ikd_goal *g = &p->goals[i];
-    long m, u;
+    long m, u, c = (long)g->joint;
     if (!free_limb(w, p, i, &m, &u)) return;
-    const ikd_skeleton_joint *jc = &s->joints[g->joint];
-    ikd_vec3 axis = ikd_vec3_sub(jc->position, s->joints[u].position), toes = ikd_vec3_make(0, 0, 0);
+    ikd_vec3 axis = ikd_vec3_sub(ref_pos(s, ref, c), ref_pos(s, ref, u)), toes = ikd_vec3_make(0, 0, 0);
     if (!(ikd_vec3_len(axis) > 0)) return;
     axis = ikd_vec3_scale(axis, 1 / ikd_vec3_len(axis));
     for (size_t k = g->joint + 1; k < s->count; k++)
-        if (s->joints[k].parent == (long)g->joint) toes = ikd_vec3_add(toes, ikd_vec3_sub(s->joints[k].position, jc->position));
+        if (s->joints[k].parent == c) toes = ikd_vec3_add(toes, ikd_vec3_sub(ref_pos(s, ref, (long)k), ref_pos(s, ref, c)));
     ikd_vec3 d = ikd_vec3_reject(toes, axis);
     if (!(ikd_vec3_len(d) > 0) || ikd_vec3_len(d) < MULTI_SWIVEL_ACROSS * ikd_vec3_len(toes)) return;
-    if (!rest_bend_agrees(s, (long)g->joint, m, u, d)) return;
+    if (!rest_bend_agrees(s, ref, c, m, u, d)) return;
     d = ikd_vec3_scale(d, 1 / ikd_vec3_len(d));
-    w->swivel[i] = ikd_quat_rotate(ikd_quat_conj(jc->rotation), d), w->swfrom[i] = -1, w->want[i] |= 64;
+    w->swivel[i] = ikd_quat_rotate(ikd_quat_conj(ref_rot(s, ref, c)), d), w->swfrom[i] = -1, w->want[i] |= 64;
 }
 
 /* An arm's natural swivel: goal i's free limb with no limits on its upper
@@ -259,7 +272,7 @@ static void leg_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i)
  * the mannequin's animations the recorded elbows' sides are 14-27 degrees
  * from it on average, where the rest pull's were 23-52
  * (docs/solvers.md, "Natural swivel"). */
-static void arm_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i, ikd_vec3 fwd)
+static void arm_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i, ikd_vec3 fwd, const ikd_pose_joint *ref)
 {
     const int *kids = w->need; /* each joint's children (setup_targets; setup_paths sets need after) */
     const ikd_skeleton *s = p->skeleton;
@@ -271,19 +284,19 @@ static void arm_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i, ikd_ve
     if (t <= 0) return;
     long b = s->joints[t].parent; /* the trunk's foot: t's nearest ancestor with more than one child (hips), or the root */
     while (b > 0 && kids[b] < 2) b = s->joints[b].parent;
-    ikd_vec3 down = ikd_vec3_sub(s->joints[b].position, s->joints[t].position);
-    ikd_vec3 beside = ikd_vec3_sub(s->joints[u].position, s->joints[t].position);
+    ikd_vec3 down = ikd_vec3_sub(ref_pos(s, ref, b), ref_pos(s, ref, t));
+    ikd_vec3 beside = ikd_vec3_sub(ref_pos(s, ref, u), ref_pos(s, ref, t));
     if (!(ikd_vec3_len(down) > 0)) return;
     down = ikd_vec3_scale(down, 1 / ikd_vec3_len(down));
     double lowest = -INFINITY, reach = ikd_vec3_len(s->joints[m].offset) + ikd_vec3_len(s->joints[c].offset);
-    for (size_t k = 0; k < s->count; k++) lowest = fmax(lowest, ikd_vec3_dot(s->joints[k].position, down));
-    if (ikd_vec3_dot(s->joints[c].position, down) > lowest - MULTI_SWIVEL_ACROSS * reach) return; /* a leg without toes */
+    for (size_t k = 0; k < s->count; k++) lowest = fmax(lowest, ikd_vec3_dot(ref_pos(s, ref, (long)k), down));
+    if (ikd_vec3_dot(ref_pos(s, ref, c), down) > lowest - MULTI_SWIVEL_ACROSS * reach) return; /* a leg without toes */
     ikd_vec3 out = ikd_vec3_reject(beside, down), back = ikd_vec3_reject(fwd, down);
     if (!(ikd_vec3_len(out) > 0) || ikd_vec3_len(out) < MULTI_SWIVEL_ACROSS * ikd_vec3_len(beside)) return;
     ikd_vec3 side = ikd_vec3_add(down, ikd_vec3_scale(out, 0.5 / ikd_vec3_len(out)));
     if (ikd_vec3_len(back) > 1e-9) side = ikd_vec3_sub(side, ikd_vec3_scale(back, 0.5 / ikd_vec3_len(back)));
-    if (!rest_bend_agrees(s, c, m, u, side)) return; /* (it takes the bend across the line: side's part along it adds nothing) */
-    w->swivel[i] = ikd_quat_rotate(ikd_quat_conj(s->joints[t].rotation), side), w->swfrom[i] = (int)t, w->want[i] |= 64;
+    if (!rest_bend_agrees(s, ref, c, m, u, side)) return; /* (it takes the bend across the line: side's part along it adds nothing) */
+    w->swivel[i] = ikd_quat_rotate(ikd_quat_conj(ref_rot(s, ref, t)), side), w->swfrom[i] = (int)t, w->want[i] |= 64;
 }
 
 /* Where goal i's natural swivel points now (world): its side turned with
@@ -347,6 +360,32 @@ void ikd__multi_prebend(const multi_ws *w, const ikd_multi_problem *p, ikd_quat 
     }
 }
 
+int ikd__multi_setup_swivels(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *ref)
+{
+    const ikd_skeleton *s = p->skeleton;
+    int set = 0;
+    for (size_t i = 0; i < w->g; i++)
+        if (!(w->want[i] & 64)) leg_swivel(w, p, i, ref);
+    ikd_vec3 fwd = ikd_vec3_make(0, 0, 0); /* the legs' toes' side, for the arms' back */
+    for (size_t i = 0; i < w->g; i++)
+        if (w->want[i] & 64) fwd = ikd_vec3_add(fwd, ikd_quat_rotate(ref_rot(s, ref, (long)p->goals[i].joint), w->swivel[i]));
+    for (size_t k = 0; k < w->n; k++) w->need[k] = 0; /* scratch until setup_paths: children per joint */
+    for (size_t k = 1; k < w->n; k++) w->need[s->joints[k].parent]++;
+    for (size_t i = 0; i < w->g; i++) arm_swivel(w, p, i, fwd, ref);
+    for (size_t i = 0; i < w->g; i++) set += (w->want[i] & 64) != 0;
+    return set;
+}
+
+int ikd__multi_swivels_missing(const multi_ws *w, const ikd_multi_problem *p)
+{
+    int missing = 0;
+    for (size_t i = 0; i < w->g; i++) {
+        long m, u;
+        missing += !(w->want[i] & 64) && free_limb(w, p, i, &m, &u);
+    }
+    return missing;
+}
+
 void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start)
 {
     /* foot placement: a free root is drawn, along the ground, over its
@@ -373,14 +412,8 @@ void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd
         if (ikd__multi_inside_bones(w, p, i)) w->want[i] |= 32;
         if (g->has_aim)
             w->aim_local[i] = ikd_quat_rotate(ikd_quat_conj(p->skeleton->joints[g->joint].rotation), g->aim_axis);
-        leg_swivel(w, p, i);
     }
-    ikd_vec3 fwd = ikd_vec3_make(0, 0, 0); /* the legs' toes' side, for the arms' back */
-    for (size_t i = 0; i < w->g; i++)
-        if (w->want[i] & 64) fwd = ikd_vec3_add(fwd, ikd_quat_rotate(p->skeleton->joints[p->goals[i].joint].rotation, w->swivel[i]));
-    for (size_t k = 0; k < w->n; k++) w->need[k] = 0; /* scratch until setup_paths: children per joint */
-    for (size_t k = 1; k < w->n; k++) w->need[p->skeleton->joints[k].parent]++;
-    for (size_t i = 0; i < w->g; i++) arm_swivel(w, p, i, fwd);
+    ikd__multi_setup_swivels(w, p, NULL);
     w->anchored = p->root_free && n > 0;
     if (n) w->anchor = ikd_vec3_add(p->skeleton->joints[0].position, ikd_vec3_scale(ikd_vec3_sub(at, rest), 1.0 / n));
     /* over the legs' columns' mean scale: under the range metric the
