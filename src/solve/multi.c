@@ -538,14 +538,7 @@ static int start_solve(multi_ws *w, const ikd_multi_problem *p, void *work, ikd_
     if (ground) ikd_skeleton_fk(s, p->root, heading ? p->heading : local, pose);
     ikd__multi_setup_targets(w, p, pose);
     if (heading) ikd_skeleton_fk(s, p->root, local, pose);
-    /* a rest pose that says nothing of a free limb's swivel (a zero pose
-     * that is no standing pose: bones in one line, LaFAN1's and Maya's
-     * joint frames baked into the offsets): the start pose's geometry says
-     * it (docs/solvers.md, "Natural swivel") */
-    if (p->start && ikd__multi_swivels_missing(w, p)) {
-        if (!ground) ikd_skeleton_fk(s, p->root, local, pose); /* (with ground goals it holds it already) */
-        ikd__multi_setup_swivels(w, p, pose);
-    }
+    ikd__multi_swivels_from_start(w, p, local, pose, !ground); /* (with ground goals pose holds the start) */
     ikd__multi_setup_paths(w, p);
     if (hold && !hold_met(w, p, local, pose, gr)) return 0;
     ikd__multi_snap_idle(w, p, local);

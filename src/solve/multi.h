@@ -225,10 +225,15 @@ void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s, int ranged);
 void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start);
 /* The natural swivels (want bit 64, w->swivel) of the free limbs that have
  * none yet, read from the geometry of ref (NULL: the rest pose; else a
- * pose's forward kinematics); returns how many limbs have one. Missing:
- * how many free limbs (no pole, no preferred, 3-DoF joints) have none. */
+ * pose's forward kinematics); returns how many limbs have one. */
 int ikd__multi_setup_swivels(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *ref);
-int ikd__multi_swivels_missing(const multi_ws *w, const ikd_multi_problem *p);
+/* Where the rest pose gave a free limb (no pole, no preferred, 3-DoF
+ * joints) no natural swivel (a zero pose that is no standing pose: bones in
+ * one line, LaFAN1's and Maya's joint frames baked into the offsets), the
+ * start pose's geometry (local; pose its forward kinematics, computed here
+ * when `fk`) gives it (docs/solvers.md, "Natural swivel"). */
+void ikd__multi_swivels_from_start(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, ikd_pose_joint *pose,
+                                   int fk);
 void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p);
 void ikd__multi_layout_rows(multi_ws *w);
 void ikd__multi_setup_preferred(multi_ws *w, const ikd_multi_problem *p);

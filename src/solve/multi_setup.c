@@ -236,7 +236,9 @@ static int rest_bend_agrees(const ikd_skeleton *s, const ikd_pose_joint *ref, lo
 /* A leg's natural swivel: where goal i's free limb ends in a foot (the mean
  * of c's children's rest offsets, the toes, lies at least
  * MULTI_SWIVEL_ACROSS of its length across the line u-c; a hand's fingers
- * lie along the arm), the toes' side of the line, kept in c's rest frame
+ * lie along the arm; read from a start pose, c also lies within
+ * MULTI_SWIVEL_ACROSS of the limb's reach of the lowest joint along up:
+ * a posed wrist can bend the fingers across the arm's line), the toes' side of the line, kept in c's rest frame
  * and turned with the foot's target (w->swfrom -1): the knee goes over
  * the toes. */
 static void leg_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i, const ikd_pose_joint *ref)
@@ -252,6 +254,11 @@ static void leg_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i, const 
         if (s->joints[k].parent == c) toes = ikd_vec3_add(toes, ikd_vec3_sub(ref_pos(s, ref, (long)k), ref_pos(s, ref, c)));
     ikd_vec3 d = ikd_vec3_reject(toes, axis);
     if (!(ikd_vec3_len(d) > 0) || ikd_vec3_len(d) < MULTI_SWIVEL_ACROSS * ikd_vec3_len(toes)) return;
+    if (ref) { /* a posed hand's fingers may lie across its arm's line too: a foot is one of the lowest joints */
+        double lowest = INFINITY, reach = ikd_vec3_len(s->joints[m].offset) + ikd_vec3_len(s->joints[c].offset);
+        for (size_t k = 0; k < s->count; k++) lowest = fmin(lowest, ikd_vec3_dot(ref[k].position, p->up));
+        if (ikd_vec3_dot(ref[c].position, p->up) > lowest + MULTI_SWIVEL_ACROSS * reach) return;
+    }
     if (!rest_bend_agrees(s, ref, c, m, u, d)) return;
     d = ikd_vec3_scale(d, 1 / ikd_vec3_len(d));
     w->swivel[i] = ikd_quat_rotate(ikd_quat_conj(ref_rot(s, ref, c)), d), w->swfrom[i] = -1, w->want[i] |= 64;
@@ -376,14 +383,17 @@ int ikd__multi_setup_swivels(multi_ws *w, const ikd_multi_problem *p, const ikd_
     return set;
 }
 
-int ikd__multi_swivels_missing(const multi_ws *w, const ikd_multi_problem *p)
+void ikd__multi_swivels_from_start(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, ikd_pose_joint *pose,
+                                   int fk)
 {
     int missing = 0;
     for (size_t i = 0; i < w->g; i++) {
         long m, u;
         missing += !(w->want[i] & 64) && free_limb(w, p, i, &m, &u);
     }
-    return missing;
+    if (!p->start || !missing) return;
+    if (fk) ikd_skeleton_fk(p->skeleton, p->root, local, pose);
+    ikd__multi_setup_swivels(w, p, pose);
 }
 
 void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start)
