@@ -495,6 +495,8 @@ ikd_code ikd_multi_solve(const ikd_multi_problem *p, void *work, size_t work_siz
         return ikd_error_set(err, IKD_E_INVALID, "goals", "not validated (see ikd_multi_validate)");
     if (!work || work_size < ikd_multi_workspace_size(s->count, p->goal_count))
         return ikd_error_set(err, IKD_E_INTERNAL, "", "workspace too small (see ikd_multi_workspace_size)");
+    ikd_multi_problem moved;
+    if (ikd__multi_root_at_goal(p, &moved)) p = &moved;
     /* layered (options.preferred): first with the met goals' joints held
      * (hold_met); where that meets every goal it is the answer, else the
      * whole skeleton solves with the iterations left */
@@ -529,7 +531,8 @@ static int start_solve(multi_ws *w, const ikd_multi_problem *p, void *work, ikd_
     ikd__multi_setup_columns(w, s, p->stiffness == IKD_STIFFNESS_RANGE);
     memset(w->locked, 0, w->cols);
     if (p->start) memcpy(local, p->start, s->count * sizeof *local);
-    else ikd_skeleton_rest_pose(s, local);
+    else /* no start: rest, or where a limit excludes it the pull's aim (neutral_local), not the bound nearest rest */
+        for (size_t k = 0; k < s->count; k++) local[k] = s->joints[k].neutral_local;
     for (size_t k = 0; k < s->count; k++) local[k] = ikd__multi_within_limit(s, k, ikd_quat_norm(local[k])); /* the start pose */
     for (size_t k = 0; k < s->count; k++) w->eq[k] = ikd_quat_make(NAN, NAN, NAN, NAN); /* no angles kept yet */
     int ground = 0; /* ground goals' targets are set from the start pose ... */

@@ -227,6 +227,11 @@ void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd
  * none yet, read from the geometry of ref (NULL: the rest pose; else a
  * pose's forward kinematics); returns how many limbs have one. */
 int ikd__multi_setup_swivels(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *ref);
+/* A free root with a position goal of its own starts at that goal's
+ * target: 1 with *q p so moved, 0 when p has none. (From a rest pose a
+ * clip's hips goal can lie a body's height away: Boxing_Toes' frame 0 from
+ * rest stopped 97 units short after 300 iterations.) */
+int ikd__multi_root_at_goal(const ikd_multi_problem *p, ikd_multi_problem *q);
 /* Where the rest pose gave a free limb (no pole, no preferred, 3-DoF
  * joints) no natural swivel (a zero pose that is no standing pose: bones in
  * one line, LaFAN1's and Maya's joint frames baked into the offsets), the

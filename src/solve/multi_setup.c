@@ -543,3 +543,16 @@ void ikd__multi_snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_qua
         }
     }
 }
+
+int ikd__multi_root_at_goal(const ikd_multi_problem *p, ikd_multi_problem *q)
+{
+    if (!p->root_free) return 0;
+    for (size_t i = 0; i < p->goal_count; i++) {
+        const ikd_goal *g = &p->goals[i];
+        if (g->joint != 0 || !g->has_position || g->has_ground) continue;
+        *q = *p;
+        q->root = g->position;
+        return 1;
+    }
+    return 0;
+}

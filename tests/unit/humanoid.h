@@ -7,7 +7,7 @@
 #include "testutil.h"
 
 #define HUMANOID_JOINTS 25
-#define HUMANOID_MAX_GOALS 5
+#define HUMANOID_MAX_GOALS 6
 
 typedef enum {
     HSET_POSITIONS,   /* hands and feet: 4 position goals, fixed root */
