@@ -429,16 +429,12 @@ static int limit_segments(ikd_skeleton_joint *js, size_t n, const long role[IKD_
     return set;
 }
 
-int ikd_humanoid_limits(ikd_skeleton_joint *js, size_t n, const long role[IKD_ROLE__COUNT], ikd_file_warnings *ws)
+/* A rest pose whose feet are not below its hips by a quarter of the leg (a
+ * zero pose in one line) gives the table's axes and zeros no meaning: said
+ * (warning rest_not_standing), not guessed. */
+static void warn_not_standing(const ikd_skeleton_joint *js, const long role[IKD_ROLE__COUNT], ikd_vec3 up,
+                              ikd_file_warnings *ws)
 {
-    ikd_vec3 hips = js[role[IKD_ROLE_HIPS]].position;
-    ikd_vec3 up = ikd_vec3_norm_or(ikd_vec3_sub(js[role[IKD_ROLE_HEAD]].position, hips), ikd_vec3_make(0, 1, 0));
-    ikd_vec3 lr = ikd_vec3_sub(js[role[IKD_ROLE_UPPER_LEG_L]].position, js[role[IKD_ROLE_UPPER_LEG_R]].position);
-    if (ikd_vec3_len(ikd_vec3_reject(lr, up)) < 1e-9 * ikd_vec3_len(lr) || !(ikd_vec3_len(lr) > 0))
-        lr = ikd_vec3_sub(js[role[IKD_ROLE_UPPER_ARM_L]].position, js[role[IKD_ROLE_UPPER_ARM_R]].position);
-    ikd_vec3 left = ikd_vec3_norm_or(ikd_vec3_reject(lr, up), ikd_vec3_make(1, 0, 0));
-    /* a rest pose whose feet are not below its hips (a zero pose in one line, a lying root)
-     * gives the table's axes and zeros no meaning: said, not guessed */
     for (int sd = 0; sd < 2; sd++) {
         long f = role[sd ? IKD_ROLE_FOOT_R : IKD_ROLE_FOOT_L], hp = role[sd ? IKD_ROLE_UPPER_LEG_R : IKD_ROLE_UPPER_LEG_L];
         long kn = js[f].parent;
@@ -447,8 +443,19 @@ int ikd_humanoid_limits(ikd_skeleton_joint *js, size_t n, const long role[IKD_RO
         ikd_file_warn(ws, "rest_not_standing", "hips",
                       "the rest pose is no standing pose (its feet are not below its hips): the humanoid limits, "
                       "measured from it, may not fit; give limits of your own (a recording's) or ?limits=none");
-        break;
+        return;
     }
+}
+
+int ikd_humanoid_limits(ikd_skeleton_joint *js, size_t n, const long role[IKD_ROLE__COUNT], ikd_file_warnings *ws)
+{
+    ikd_vec3 hips = js[role[IKD_ROLE_HIPS]].position;
+    ikd_vec3 up = ikd_vec3_norm_or(ikd_vec3_sub(js[role[IKD_ROLE_HEAD]].position, hips), ikd_vec3_make(0, 1, 0));
+    ikd_vec3 lr = ikd_vec3_sub(js[role[IKD_ROLE_UPPER_LEG_L]].position, js[role[IKD_ROLE_UPPER_LEG_R]].position);
+    if (ikd_vec3_len(ikd_vec3_reject(lr, up)) < 1e-9 * ikd_vec3_len(lr) || !(ikd_vec3_len(lr) > 0))
+        lr = ikd_vec3_sub(js[role[IKD_ROLE_UPPER_ARM_L]].position, js[role[IKD_ROLE_UPPER_ARM_R]].position);
+    ikd_vec3 left = ikd_vec3_norm_or(ikd_vec3_reject(lr, up), ikd_vec3_make(1, 0, 0));
+    warn_not_standing(js, role, up, ws);
     /* forward: where the feet point (toward the toes), else where the rest
      * pose's knees bend out of the hip-ankle line; only where neither says
      * does it come from the names' sides (left x up): a rig's l and r may
