@@ -137,9 +137,7 @@ static double clamp_angle(double a, double lo, double hi)
 
 static ikd_quat positive(ikd_quat q) { return q.w < 0 ? ikd_quat_make(-q.x, -q.y, -q.z, -q.w) : q; }
 
-/* A range's angle the pull goes to (radians): 0 (rest) where the range
- * holds it, else the range's middle. */
-static double neutral_angle(double min_deg, double max_deg)
+double ikd__limit_neutral_angle(double min_deg, double max_deg)
 {
     return min_deg <= 0 && 0 <= max_deg ? 0 : 0.5 * (min_deg + max_deg) * IKD_DEG2RAD;
 }
@@ -147,11 +145,11 @@ static double neutral_angle(double min_deg, double max_deg)
 ikd_quat ikd__limit_neutral(const ikd_limit *l)
 {
     switch (l->type) {
-    case IKD_LIMIT_HINGE: return positive(ikd_quat_axis_angle(l->local_axis, neutral_angle(l->min_deg, l->max_deg)));
-    case IKD_LIMIT_BALL: return positive(ikd_quat_axis_angle(l->local_axis, neutral_angle(l->twist_min_deg, l->twist_max_deg)));
+    case IKD_LIMIT_HINGE: return positive(ikd_quat_axis_angle(l->local_axis, ikd__limit_neutral_angle(l->min_deg, l->max_deg)));
+    case IKD_LIMIT_BALL: return positive(ikd_quat_axis_angle(l->local_axis, ikd__limit_neutral_angle(l->twist_min_deg, l->twist_max_deg)));
     case IKD_LIMIT_EULER: {
         double a[3];
-        for (int i = 0; i < 3; i++) a[i] = neutral_angle(l->euler_min_deg[i], l->euler_max_deg[i]);
+        for (int i = 0; i < 3; i++) a[i] = ikd__limit_neutral_angle(l->euler_min_deg[i], l->euler_max_deg[i]);
         return positive(ikd_limit_euler_quat(l->order, a));
     }
     default: return ikd_quat_identity();

@@ -29,6 +29,9 @@ double ikd__hinge_angle(const ikd_limit *l, double a);
  * middle (a hinge's angle, a ball's twist, each euler angle; a ball's
  * swing cone always holds rest). */
 ikd_quat ikd__limit_neutral(const ikd_limit *l);
+/* One range's angle the pull goes to (radians; the range in degrees): 0
+ * (rest) where the range holds it, else the range's middle. */
+double ikd__limit_neutral_angle(double min_deg, double max_deg);
 
 /* 1 when an euler order's axes are an even permutation of (x, y, z) (the
  * sign of its angles' matrix entries and of its middle gimbal axis). */

@@ -225,8 +225,8 @@ void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s, int ranged);
 void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start);
 /* The natural swivels (want bit 64, w->swivel) of the free limbs that have
  * none yet, read from the geometry of ref (NULL: the rest pose; else a
- * pose's forward kinematics); returns how many limbs have one. */
-int ikd__multi_setup_swivels(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *ref);
+ * pose's forward kinematics). */
+void ikd__multi_setup_swivels(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *ref);
 /* A free root with a position goal of its own starts at that goal's
  * target: 1 with *q p so moved, 0 when p has none. (From a rest pose a
  * clip's hips goal can lie a body's height away: Boxing_Toes' frame 0 from

@@ -211,7 +211,7 @@ static int free_limb(const multi_ws *w, const ikd_multi_problem *p, size_t i, lo
 
 /* The natural swivels read a pose's geometry: the rest pose's (ref NULL),
  * or where that is no standing pose the start pose's (ref: its forward
- * kinematics; ikd__multi_setup_swivels_from). Joint k's world position
+ * kinematics; ikd__multi_swivels_from_start). Joint k's world position
  * and rotation there. */
 static ikd_vec3 ref_pos(const ikd_skeleton *s, const ikd_pose_joint *ref, long k)
 {
@@ -226,7 +226,7 @@ static ikd_quat ref_rot(const ikd_skeleton *s, const ikd_pose_joint *ref, long k
 /* Whether side d (world, in ref) keeps the natural swivel: a limb bent
  * there (by at least MULTI_POLE_BEND) to the other side of its line
  * vetoes it (the rest pull then keeps that bend). */
-static int rest_bend_agrees(const ikd_skeleton *s, const ikd_pose_joint *ref, long c, long m, long u, ikd_vec3 d)
+static int bend_agrees(const ikd_skeleton *s, const ikd_pose_joint *ref, long c, long m, long u, ikd_vec3 d)
 {
     ikd_vec3 axis = ikd_vec3_norm_or(ikd_vec3_sub(ref_pos(s, ref, c), ref_pos(s, ref, u)), ikd_vec3_make(0, 1, 0));
     ikd_vec3 bend = ikd_vec3_reject(ikd_vec3_sub(ref_pos(s, ref, m), ref_pos(s, ref, u)), axis);
@@ -238,9 +238,9 @@ static int rest_bend_agrees(const ikd_skeleton *s, const ikd_pose_joint *ref, lo
  * MULTI_SWIVEL_ACROSS of its length across the line u-c; a hand's fingers
  * lie along the arm; read from a start pose, c also lies within
  * MULTI_SWIVEL_ACROSS of the limb's reach of the lowest joint along up:
- * a posed wrist can bend the fingers across the arm's line), the toes' side of the line, kept in c's rest frame
- * and turned with the foot's target (w->swfrom -1): the knee goes over
- * the toes. */
+ * a posed wrist can bend the fingers across the arm's line), the toes'
+ * side of the line, kept in c's frame there and turned with the foot's
+ * target (w->swfrom -1): the knee goes over the toes. */
 static void leg_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i, const ikd_pose_joint *ref)
 {
     const ikd_skeleton *s = p->skeleton;
@@ -259,7 +259,7 @@ static void leg_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i, const 
         for (size_t k = 0; k < s->count; k++) lowest = fmin(lowest, ikd_vec3_dot(ref[k].position, p->up));
         if (ikd_vec3_dot(ref[c].position, p->up) > lowest + MULTI_SWIVEL_ACROSS * reach) return;
     }
-    if (!rest_bend_agrees(s, ref, c, m, u, d)) return;
+    if (!bend_agrees(s, ref, c, m, u, d)) return;
     d = ikd_vec3_scale(d, 1 / ikd_vec3_len(d));
     w->swivel[i] = ikd_quat_rotate(ikd_quat_conj(ref_rot(s, ref, c)), d), w->swfrom[i] = -1, w->want[i] |= 64;
 }
@@ -302,7 +302,7 @@ static void arm_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i, ikd_ve
     if (!(ikd_vec3_len(out) > 0) || ikd_vec3_len(out) < MULTI_SWIVEL_ACROSS * ikd_vec3_len(beside)) return;
     ikd_vec3 side = ikd_vec3_add(down, ikd_vec3_scale(out, 0.5 / ikd_vec3_len(out)));
     if (ikd_vec3_len(back) > 1e-9) side = ikd_vec3_sub(side, ikd_vec3_scale(back, 0.5 / ikd_vec3_len(back)));
-    if (!rest_bend_agrees(s, ref, c, m, u, side)) return; /* (it takes the bend across the line: side's part along it adds nothing) */
+    if (!bend_agrees(s, ref, c, m, u, side)) return; /* (it takes the bend across the line: side's part along it adds nothing) */
     w->swivel[i] = ikd_quat_rotate(ikd_quat_conj(ref_rot(s, ref, t)), side), w->swfrom[i] = (int)t, w->want[i] |= 64;
 }
 
@@ -367,10 +367,9 @@ void ikd__multi_prebend(const multi_ws *w, const ikd_multi_problem *p, ikd_quat 
     }
 }
 
-int ikd__multi_setup_swivels(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *ref)
+void ikd__multi_setup_swivels(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *ref)
 {
     const ikd_skeleton *s = p->skeleton;
-    int set = 0;
     for (size_t i = 0; i < w->g; i++)
         if (!(w->want[i] & 64)) leg_swivel(w, p, i, ref);
     ikd_vec3 fwd = ikd_vec3_make(0, 0, 0); /* the legs' toes' side, for the arms' back */
@@ -379,8 +378,6 @@ int ikd__multi_setup_swivels(multi_ws *w, const ikd_multi_problem *p, const ikd_
     for (size_t k = 0; k < w->n; k++) w->need[k] = 0; /* scratch until setup_paths: children per joint */
     for (size_t k = 1; k < w->n; k++) w->need[s->joints[k].parent]++;
     for (size_t i = 0; i < w->g; i++) arm_swivel(w, p, i, fwd, ref);
-    for (size_t i = 0; i < w->g; i++) set += (w->want[i] & 64) != 0;
-    return set;
 }
 
 void ikd__multi_swivels_from_start(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, ikd_pose_joint *pose,

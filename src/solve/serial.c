@@ -115,7 +115,7 @@ static int serial_setup(serial *sv, const ikd_multi_problem *p)
         if (j->limit.type != IKD_LIMIT_HINGE || n == SERIAL_HINGES) return 0;
         sv->lo[n] = j->limit.min_deg * IKD_DEG2RAD, sv->hi[n] = j->limit.max_deg * IKD_DEG2RAD;
         sv->wrap[n] = j->limit.max_deg - j->limit.min_deg >= 360 - 1e-9;
-        sv->mid[n] = sv->wrap[n] || (sv->lo[n] <= 0 && 0 <= sv->hi[n]) ? 0 : 0.5 * (sv->lo[n] + sv->hi[n]);
+        sv->mid[n] = sv->wrap[n] ? 0 : ikd__limit_neutral_angle(j->limit.min_deg, j->limit.max_deg);
         sv->off[n] = at, sv->rot[n] = q, sv->axis[n] = j->limit.local_axis;
         at = ikd_vec3_make(0, 0, 0), q = ikd_quat_identity();
         sv->hinge[t] = n++;
