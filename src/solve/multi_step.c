@@ -78,6 +78,28 @@ static void limb_turn(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
     w->zw[g->joint] = ikd_vec3_mad(w->zw[g->joint], axis, -fade * (half - own));
 }
 
+/* An euler-limited joint's pull back to neutral (no options.preferred), as
+ * a world rotation vector: straight along its own three angles, each to
+ * its neutral (0, or the middle of a range that excludes 0), the rates
+ * times the gimbal axes. Its box is convex in those angles, so from inside
+ * the pull's path stays inside. Along the shortest arc instead (as other
+ * joints are pulled), a box in other axes than the arc's was left on the
+ * way: the pull pressed the joint into a bound and slid it into a corner
+ * far from both start and rest (Debian's Boxing_Toes on a rig whose joint
+ * frames are turned up to 90 degrees, limits the recording keeps in channel
+ * order: frame 0 turned a shoulder 126 degrees off the recording that
+ * already met every goal; docs/solvers.md, "The pull of an euler box"). */
+static ikd_vec3 euler_pull(const multi_ws *w, const ikd_skeleton *s, size_t k)
+{
+    const ikd_limit *l = &s->joints[k].limit;
+    ikd_vec3 v = ikd_vec3_make(0, 0, 0);
+    for (int a = 0; a < 3; a++) {
+        double to = ikd__limit_neutral_angle(l->euler_min_deg[a], l->euler_max_deg[a]);
+        v = ikd_vec3_add(v, ikd_vec3_scale(w->axw[3 * k + a], to - w->cval[w->col[k] + a]));
+    }
+    return v;
+}
+
 /* The secondary task, in column space: each joint's deviation from rest
  * (options.preferred's pose when given) pulled back by rest_pull, a free
  * root toward the preferred root, and limbs toward their poles and
@@ -108,6 +130,8 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
         ikd_quat frame = ikd_quat_mul(k ? pose[j->parent].rotation : ikd_quat_identity(), multi_pull_to(p, k));
         w->zw[k] = ikd_quat_rotate(frame, ikd_vec3_scale(w->zw[k], hs[k])); /* the whole way back to rest (or preferred) */
     }
+    for (size_t k = 0; k < s->count; k++)
+        if (!(hs[k] < 0) && !p->preferred && s->joints[k].limit.type == IKD_LIMIT_EULER) w->zw[k] = euler_pull(w, s, k);
     for (size_t i = 0; i < w->g; i++) limb_turn(w, p, pose, i);
     if (w->anchored && p->rest_pull > 0 && !w->hold_root) { /* the root along the ground, the whole way */
         ikd_vec3 d = ikd_vec3_sub(w->anchor, pose[0].position);
@@ -119,6 +143,7 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
     }
     for (size_t k = 0; k < s->count; k++) {
         if (w->dof[k] == 3 && !w->idle[k]) to_columns(w, s, k, w->zw[k]); /* an idle joint has no column frame: its z stays 0 */
+
         if (w->dof[k] == 1 && !w->idle[k] && p->rest_pull > 0) w->z[w->col[k]] = w->pang[k] - w->cval[w->col[k]]; /* a hinge: back by its angle */
     }
 }
