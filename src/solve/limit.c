@@ -174,6 +174,12 @@ ikd_quat ikd_limit_project(const ikd_limit *l, ikd_quat d)
                                l->twist_max_deg * IKD_DEG2RAD);
         sw = positive(sw);
         double sa = 2 * atan2(sqrt(sw.x * sw.x + sw.y * sw.y + sw.z * sw.z), sw.w), max = l->max_deg * IKD_DEG2RAD;
+        /* a half-turn swing has no twist to read (swing_twist's identity),
+         * so where the twist range excludes 0 a swing is kept 1e-6 short of
+         * it: the twist stays readable and the projection projects onto
+         * itself (a fuzzed start at a half-turn swing ended 3 degrees out
+         * of a [3, 12] twist range) */
+        if (!(l->twist_min_deg <= 0 && 0 <= l->twist_max_deg) && max > IKD_PI - 1e-6) max = IKD_PI - 1e-6;
         if (sa > max) {
             ikd_vec3 sx = ikd_vec3_norm_or(ikd_vec3_make(sw.x, sw.y, sw.z), ikd_vec3_any_perp(l->local_axis));
             sw = ikd_quat_axis_angle(sx, max);
