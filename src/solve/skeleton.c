@@ -5,6 +5,7 @@
 #include "fk.h"
 #include "limit.h"
 
+#include <float.h>
 #include <stdio.h>
 
 
@@ -84,8 +85,8 @@ static ikd_code resolve_axis(ikd_skeleton *s, size_t i, ikd_error *err)
             return joint_error(err, i, "constraint.axis", "is required: the first child sits on the joint", 0, 0);
     } else if (!ikd__unit_dir(&w)) {
         return joint_error(err, i, "constraint.axis", "must be a finite, non-zero direction", 0, 0);
-    } else {
-        l->axis = w;
+    } else if (fabs(ikd_vec3_len(l->axis) - 1) > 4 * DBL_EPSILON) {
+        l->axis = w; /* normalised unless unit to rounding already (as a joint's rotation) */
     }
     l->local_axis = ikd_vec3_norm_or(ikd_quat_rotate(ikd_quat_conj(j->rotation), w), ikd_vec3_make(1, 0, 0));
     return IKD_E_OK;
@@ -113,7 +114,11 @@ ikd_code ikd_skeleton_validate(ikd_skeleton *s, ikd_error *err)
         double ql = ikd_quat_len(j->rotation);
         if (!ikd_quat_isfinite(j->rotation) || !(fabs(ql - 1) <= 1e-3))
             return joint_error(err, i, "rotation", "must be a unit quaternion [x, y, z, w]", 0, 0);
-        j->rotation = ikd_quat_norm(j->rotation);
+        /* normalised unless unit to rounding already: a skeleton validated
+         * and written out (an import's reply) comes back with the same bits,
+         * so registering it gives the import's id (normalising a unit
+         * quaternion again can move its last bit) */
+        if (fabs(ql - 1) > 4 * DBL_EPSILON) j->rotation = ikd_quat_norm(j->rotation);
         ikd_code rc = check_limit(&j->limit, i, err);
         if (rc) return rc;
         extent = fmax(extent, fmax(fabs(j->position.x), fmax(fabs(j->position.y), fabs(j->position.z))));

@@ -1297,6 +1297,9 @@ def test_humanoid_limits():
                 assert s == 200 and r["humanoid"] and r["id"], (conv, case, r.get("warnings"))
                 assert not any(w["code"] == "rest_not_standing" for w in r["warnings"]), (conv, case)
                 js = {j["name"]: j for j in r["skeleton"]["joints"]}
+                if case == 0:  # the skeleton as imported, registered again: the same id
+                    s2, reg = d.post("/v1/skeletons", json.dumps({"skeleton": r["skeleton"]}), "application/json")
+                    assert s2 == 200 and reg["id"] == r["id"], (conv, reg, r["id"])
                 up, fwd, left = (qrot(turn, v) for v in ([0, 1, 0], [0, 0, 1], [1, 0, 0]))
                 roles = r["humanoid"]
 
@@ -1669,6 +1672,9 @@ def test_generated_gltf():
                           "model/gltf-binary" if glb and case % 4 == 0 else None)
             assert s == 200, (case, r)
             assert r["format"] == ("glb" if glb else "gltf") and r["id"], r
+            # the skeleton as imported (rotations from float data, made unit), registered: the same id
+            s, reg = d.post("/v1/skeletons", json.dumps({"skeleton": r["skeleton"]}), "application/json")
+            assert s == 200 and reg["id"] == r["id"], (case, reg, r["id"])
             names = [j["name"] for j in r["skeleton"]["joints"]]
             assert names[0] == "Armature" and set(names) == {"Armature", "hips", "thigh", "shin", "foot", "foot_ik"}, names
             codes = {w["code"] for w in r["warnings"]}
