@@ -72,6 +72,15 @@ typedef struct ikd_limit {
      * range must lie inside (-90, 90). */
     ikd_euler_order order;
     double euler_min_deg[3], euler_max_deg[3];
+    /* Euler: where the skeleton solver's rest pull takes the joint, each
+     * angle in degrees within its range (JSON `neutral_deg`), when
+     * has_neutral is 1. Default (has_neutral 0): the middle of each range,
+     * the middle of the motion the box allows (for a box a recording keeps,
+     * the middle of what the performer did; a symmetric box's middle is
+     * rest). Other limit types have no such field: a hinge or a ball is
+     * pulled to rest, or to the middle of a range that excludes it. */
+    double euler_neutral_deg[3];
+    int has_neutral;
     /* Set by ikd_skeleton_validate: the axis in the joint's rest frame
      * (hinge axis, ball twist axis), unit. */
     ikd_vec3 local_axis;
@@ -115,8 +124,9 @@ typedef struct ikd_skeleton_joint {
     ikd_vec3 offset;      /* position relative to the parent, in the parent's rest frame */
     ikd_quat rest_local;  /* rest rotation relative to the parent's */
     ikd_quat neutral_local; /* where the skeleton solver's rest pull takes the joint (local, unit):
-                               rest_local where its limit allows rest, else rest_local turned to
-                               the middle of each range that excludes rest */
+                               an euler limit's neutral (its neutral_deg, else the middle of each
+                               range); otherwise rest_local where its limit allows rest, else
+                               rest_local turned to the middle of each range that excludes rest */
     long first_child;     /* -1 when none */
 } ikd_skeleton_joint;
 

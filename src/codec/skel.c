@@ -48,9 +48,9 @@ static int parse_range3(ikd_val x, const ikd_path *f, double out[3], ikd_error *
 static int parse_limit(ikd_val v, const ikd_path *f, ikd_limit *l, ikd_error *err)
 {
     static const ikd_field keys[] = {FIELD("type"),          FIELD("axis"),          FIELD("min_deg"), FIELD("max_deg"),
-                                     FIELD("twist_min_deg"), FIELD("twist_max_deg"), FIELD("order")};
-    enum { TYPE, AXIS, MIN, MAX, TMIN, TMAX, ORDER };
-    ikd_val m[7];
+                                     FIELD("twist_min_deg"), FIELD("twist_max_deg"), FIELD("order"),   FIELD("neutral_deg")};
+    enum { TYPE, AXIS, MIN, MAX, TMIN, TMAX, ORDER, NEUTRAL };
+    ikd_val m[8];
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, f, "must be an object");
     int rc = GATHER(v, f, keys, m, err);
     if (rc) return rc;
@@ -83,6 +83,12 @@ static int parse_limit(ikd_val v, const ikd_path *f, ikd_limit *l, ikd_error *er
         ikd_path ftw = ikd_field_key(f, keys[k].name);
         if (!ball) return ikd_field_bad(err, &ftw, "only a ball takes a twist range");
         if ((rc = ikd_field_number(m[k], &ftw, k == TMIN ? &l->twist_min_deg : &l->twist_max_deg, err))) return rc;
+    }
+    if (m[NEUTRAL].v) {
+        ikd_path fn = ikd_field_key(f, "neutral_deg");
+        if (!euler) return ikd_field_bad(err, &fn, "only an euler limit takes neutral_deg");
+        if ((rc = parse_range3(m[NEUTRAL], &fn, l->euler_neutral_deg, err))) return rc;
+        l->has_neutral = 1;
     }
     if (m[ORDER].v || euler) {
         if (!euler) return ikd_field_bad(err, &fo, "only an euler limit takes an order");

@@ -369,7 +369,7 @@ static ikd_vec3 hinge_axis(ikd_vec3 upper, ikd_vec3 lower, ikd_vec3 hint, double
 
 /* An euler limit on joint k whose anatomical axes a[0..3) (flexion, side,
  * twist: unit, orthogonal) each lie within 20 degrees of one of the joint's
- * own rest axes: order and ranges in those axes (a range turns over where
+ * own rest axes: order, ranges and neutral (rest) in those axes (a range turns over where
  * its axis is the joint's negated). 0 when they do not. */
 static int euler_in_own_axes(const ikd_skeleton_joint *j, const ikd_vec3 a[3], const double (*range)[2], ikd_limit *l)
 {
@@ -388,7 +388,13 @@ static int euler_in_own_axes(const ikd_skeleton_joint *j, const ikd_vec3 a[3], c
         used |= 1 << best, order[i] = letters[best];
         l->euler_min_deg[i] = d > 0 ? range[i][0] : -range[i][1];
         l->euler_max_deg[i] = d > 0 ? range[i][1] : -range[i][0];
+        /* the pull goes to the anatomical zero, the rest pose (the table's
+         * ranges are measured from it), not to the middle of the range: a
+         * spine flexed 12.5 degrees, clavicles raised 15 */
+        double lo = l->euler_min_deg[i], hi = l->euler_max_deg[i];
+        l->euler_neutral_deg[i] = lo <= 0 && 0 <= hi ? 0 : 0.5 * (lo + hi);
     }
+    l->has_neutral = 1;
     for (int o = 0; o <= IKD_EULER_ZYX; o++)
         if (!strcmp(ikd_limit_order_name((ikd_euler_order)o), order)) l->order = (ikd_euler_order)o;
     return 1;

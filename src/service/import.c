@@ -246,7 +246,7 @@ static void emit_constraint(ikd_emitter *e, const ikd_limit *l)
         IKD_EMIT_KEY(e, "twist_max_deg");
         ikd_emit_num(e, l->twist_max_deg);
     } else if (l->type == IKD_LIMIT_EULER) {
-        ikd_emit_map(e, 4);
+        ikd_emit_map(e, l->has_neutral ? 5 : 4);
         IKD_EMIT_KEY(e, "type");
         ikd_emit_str(e, "euler");
         IKD_EMIT_KEY(e, "order");
@@ -255,6 +255,10 @@ static void emit_constraint(ikd_emitter *e, const ikd_limit *l)
         ikd_emit_nums(e, l->euler_min_deg, 3);
         IKD_EMIT_KEY(e, "max_deg");
         ikd_emit_nums(e, l->euler_max_deg, 3);
+        if (l->has_neutral) {
+            IKD_EMIT_KEY(e, "neutral_deg");
+            ikd_emit_nums(e, l->euler_neutral_deg, 3);
+        }
     } else {
         ikd_emit_map(e, 1);
         IKD_EMIT_KEY(e, "type");

@@ -119,6 +119,8 @@ void ikd_skelstore_id(const ikd_skeleton *s, char *const *names, char id[IKD_SKE
         put_f64(&h, l->min_deg), put_f64(&h, l->max_deg), put_f64(&h, l->twist_min_deg), put_f64(&h, l->twist_max_deg);
         put_i64(&h, l->order);
         for (int k = 0; k < 3; k++) put_f64(&h, l->euler_min_deg[k]), put_f64(&h, l->euler_max_deg[k]);
+        if (l->has_neutral) /* (only then: the ids of skeletons without it stay as they were) */
+            for (int k = 0; k < 3; k++) put_f64(&h, l->euler_neutral_deg[k]);
         const char *name = names && names[i] ? names[i] : NULL;
         put_i64(&h, name ? (long long)strlen(name) : -1);
         if (name) ikd_sha256_update(&h, name, strlen(name));

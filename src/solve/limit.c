@@ -142,6 +142,12 @@ double ikd__limit_neutral_angle(double min_deg, double max_deg)
     return min_deg <= 0 && 0 <= max_deg ? 0 : 0.5 * (min_deg + max_deg) * IKD_DEG2RAD;
 }
 
+void ikd__limit_euler_neutral(const ikd_limit *l, double a[3])
+{
+    for (int i = 0; i < 3; i++)
+        a[i] = (l->has_neutral ? l->euler_neutral_deg[i] : 0.5 * (l->euler_min_deg[i] + l->euler_max_deg[i])) * IKD_DEG2RAD;
+}
+
 ikd_quat ikd__limit_neutral(const ikd_limit *l)
 {
     switch (l->type) {
@@ -149,7 +155,7 @@ ikd_quat ikd__limit_neutral(const ikd_limit *l)
     case IKD_LIMIT_BALL: return positive(ikd_quat_axis_angle(l->local_axis, ikd__limit_neutral_angle(l->twist_min_deg, l->twist_max_deg)));
     case IKD_LIMIT_EULER: {
         double a[3];
-        for (int i = 0; i < 3; i++) a[i] = ikd__limit_neutral_angle(l->euler_min_deg[i], l->euler_max_deg[i]);
+        ikd__limit_euler_neutral(l, a);
         return positive(ikd_limit_euler_quat(l->order, a));
     }
     default: return ikd_quat_identity();

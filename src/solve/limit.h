@@ -24,14 +24,17 @@ double ikd__wrap_pi(double a);
  * [47, 313]: its angles are continuous across 180). */
 double ikd__hinge_angle(const ikd_limit *l, double a);
 
-/* The deviation the rest pull takes a joint to: identity (its rest)
- * where the limit allows it, else each range that excludes rest at its
- * middle (a hinge's angle, a ball's twist, each euler angle; a ball's
- * swing cone always holds rest). */
+/* The deviation the rest pull takes a joint to: an euler limit's neutral
+ * (ikd__limit_euler_neutral); else identity (its rest) where the limit
+ * allows it, else each range that excludes rest at its middle (a hinge's
+ * angle, a ball's twist; a ball's swing cone always holds rest). */
 ikd_quat ikd__limit_neutral(const ikd_limit *l);
 /* One range's angle the pull goes to (radians; the range in degrees): 0
  * (rest) where the range holds it, else the range's middle. */
 double ikd__limit_neutral_angle(double min_deg, double max_deg);
+/* An euler limit's neutral angles (radians, in its order): its
+ * neutral_deg when given, else the middle of each range. */
+void ikd__limit_euler_neutral(const ikd_limit *l, double a[3]);
 
 /* 1 when an euler order's axes are an even permutation of (x, y, z) (the
  * sign of its angles' matrix entries and of its middle gimbal axis). */

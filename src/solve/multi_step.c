@@ -80,23 +80,22 @@ static void limb_turn(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
 
 /* An euler-limited joint's pull back to neutral (no options.preferred), as
  * a world rotation vector: straight along its own three angles, each to
- * its neutral (0, or the middle of a range that excludes 0), the rates
- * times the gimbal axes. Its box is convex in those angles, so from inside
- * the pull's path stays inside. Along the shortest arc instead (as other
- * joints are pulled), a box in other axes than the arc's was left on the
- * way: the pull pressed the joint into a bound and slid it into a corner
- * far from both start and rest (Debian's Boxing_Toes on a rig whose joint
- * frames are turned up to 90 degrees, limits the recording keeps in channel
- * order: frame 0 turned a shoulder 126 degrees off the recording that
- * already met every goal; docs/solvers.md, "The pull of an euler box"). */
+ * its neutral (neutral_deg, else the middle of its range:
+ * ikd__limit_euler_neutral), the rates times the gimbal axes. Its box is
+ * convex in those angles, so from inside the pull's path stays inside.
+ * Along the shortest arc instead (as other joints are pulled), a box in
+ * other axes than the arc's was left on the way: the pull pressed the
+ * joint into a bound and slid it into a corner far from both start and
+ * rest (Debian's Boxing_Toes on a rig whose joint frames are turned up to
+ * 90 degrees, limits the recording keeps in channel order: frame 0 turned
+ * a shoulder 126 degrees off the recording that already met every goal;
+ * docs/solvers.md, "The pull of an euler box"). */
 static ikd_vec3 euler_pull(const multi_ws *w, const ikd_skeleton *s, size_t k)
 {
-    const ikd_limit *l = &s->joints[k].limit;
+    double to[3];
+    ikd__limit_euler_neutral(&s->joints[k].limit, to);
     ikd_vec3 v = ikd_vec3_make(0, 0, 0);
-    for (int a = 0; a < 3; a++) {
-        double to = ikd__limit_neutral_angle(l->euler_min_deg[a], l->euler_max_deg[a]);
-        v = ikd_vec3_add(v, ikd_vec3_scale(w->axw[3 * k + a], to - w->cval[w->col[k] + a]));
-    }
+    for (int a = 0; a < 3; a++) v = ikd_vec3_add(v, ikd_vec3_scale(w->axw[3 * k + a], to[a] - w->cval[w->col[k] + a]));
     return v;
 }
 

@@ -63,6 +63,8 @@ static ikd_code check_limit(ikd_limit *l, size_t i, ikd_error *err)
                                    0, 0);
             if (l->euler_min_deg[k] > l->euler_max_deg[k])
                 return joint_error(err, i, "constraint.min_deg", "each min must not be greater than its max", 0, 0);
+            if (l->has_neutral && !(l->euler_neutral_deg[k] >= l->euler_min_deg[k] && l->euler_neutral_deg[k] <= l->euler_max_deg[k]))
+                return joint_error(err, i, "constraint.neutral_deg", "each angle must lie within its range (min_deg to max_deg)", 0, 0);
         }
         return IKD_E_OK;
     default: return joint_error(err, i, "constraint.type", "must be none, fixed, hinge, ball or euler", 0, 0);

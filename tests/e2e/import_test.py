@@ -1297,6 +1297,11 @@ def test_humanoid_limits():
                 assert s == 200 and r["humanoid"] and r["id"], (conv, case, r.get("warnings"))
                 assert not any(w["code"] == "rest_not_standing" for w in r["warnings"]), (conv, case)
                 js = {j["name"]: j for j in r["skeleton"]["joints"]}
+                # the preset's euler boxes name their neutral: rest (its 0), not the middle of the range
+                for c in (j.get("constraint", {}) for j in r["skeleton"]["joints"]):
+                    if c.get("type") == "euler":
+                        assert all(lo <= n <= hi and (n == 0) == (lo <= 0 <= hi) for n, lo, hi in
+                                   zip(c["neutral_deg"], c["min_deg"], c["max_deg"])), (conv, case, c)
                 if case == 0:  # the skeleton as imported, registered again: the same id
                     s2, reg = d.post("/v1/skeletons", json.dumps({"skeleton": r["skeleton"]}), "application/json")
                     assert s2 == 200 and reg["id"] == r["id"], (conv, reg, r["id"])

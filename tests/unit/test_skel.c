@@ -103,6 +103,15 @@ const char *rest, *field;
 {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"euler\",\"order\":\"xyz\","
  "\"min_deg\":[20,0,0],\"max_deg\":[10,10,10]}},[0,2,0]]}",
  "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.min_deg"},
+{"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"euler\",\"order\":\"xyz\","
+ "\"min_deg\":[0,0,0],\"max_deg\":[10,10,10],\"neutral_deg\":[5,5,11]}},[0,2,0]]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.neutral_deg"},
+{"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"euler\",\"order\":\"xyz\","
+ "\"neutral_deg\":[5,5]}},[0,2,0]]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.neutral_deg"},
+{"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"hinge\",\"axis\":[1,0,0],"
+ "\"neutral_deg\":[0,0,0]}},[0,2,0]]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.neutral_deg"},
 {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"hinge\"}},[0,2,0]]}",
  "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.axis"},
 {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"hinge\",\"axis\":[0,0,0]}},[0,2,0]]}",
@@ -384,6 +393,7 @@ static json_t *problem_json(const humanoid_problem *hp)
             json_object_set_new(c, "order", json_string(ikd_limit_order_name(l->order)));
             json_object_set_new(c, "min_deg", vec(l->euler_min_deg, 3));
             json_object_set_new(c, "max_deg", vec(l->euler_max_deg, 3));
+            if (l->has_neutral) json_object_set_new(c, "neutral_deg", vec(l->euler_neutral_deg, 3));
         }
         json_t *o = json_pack("{s:o,s:o,s:o}", "position", vec(&j->position.x, 3), "rotation", vec(&j->rotation.x, 4),
                               "constraint", c);

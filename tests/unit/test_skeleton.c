@@ -231,6 +231,7 @@ START_TEST(validation_names_the_field)
         {4, "zero", "skeleton.joints[4].constraint.axis"}, {4, "minmax", "skeleton.joints[4].constraint.min_deg"},
         {4, "wide", "skeleton.joints[4].constraint.max_deg"}, {4, "past360", "skeleton.joints[4].constraint.min_deg"},
         {3, "rotation", "skeleton.joints[3].rotation"}, {3, "nan", "skeleton.joints[3].position"},
+        {2, "neutral", "skeleton.joints[2].constraint.neutral_deg"}, {2, "neutralnan", "skeleton.joints[2].constraint.neutral_deg"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         s.count = tree(j);
@@ -247,6 +248,13 @@ START_TEST(validation_names_the_field)
             ikd_limit_init(&x->limit, IKD_LIMIT_EULER);
             if (!strcmp(w, "euler")) x->limit.euler_min_deg[1] = -90;
             else x->limit.euler_max_deg[1] = 95;
+        }
+        if (!strcmp(w, "neutral") || !strcmp(w, "neutralnan")) { /* within its ranges: valid; outside or NaN: not */
+            ikd_limit_init(&x->limit, IKD_LIMIT_EULER);
+            x->limit.has_neutral = 1;
+            x->limit.euler_min_deg[2] = -10, x->limit.euler_max_deg[2] = 40, x->limit.euler_neutral_deg[2] = 40;
+            ck_assert_int_eq(ikd_skeleton_validate(&s, &err), IKD_E_OK);
+            x->limit.euler_neutral_deg[2] = !strcmp(w, "neutral") ? 40.5 : NAN;
         }
         if (!strcmp(w, "hinge")) ikd_limit_init(&x->limit, IKD_LIMIT_HINGE);
         if (!strcmp(w, "zero") || !strcmp(w, "minmax") || !strcmp(w, "wide") || !strcmp(w, "past360")) {
@@ -582,8 +590,9 @@ END_TEST
  * (where the pull takes them), and where they started without one, from
  * random start poses. */
 /* The deviation the rest pull takes a joint to, worked out here from the
- * rule (not the library's): rest where the limit allows it, else the
- * middle of each range that excludes rest. */
+ * rule (not the library's): an euler box's neutral_deg when given, else
+ * the middle of each of its ranges; a hinge or a ball to rest where the
+ * limit allows it, else the middle of each range that excludes rest. */
 static double neutral_deg(double lo, double hi) { return lo <= 0 && 0 <= hi ? 0 : 0.5 * (lo + hi); }
 
 static ikd_quat neutral_deviation(const ikd_limit *l)
@@ -594,7 +603,8 @@ static ikd_quat neutral_deviation(const ikd_limit *l)
         return ikd_quat_axis_angle(l->local_axis, neutral_deg(l->twist_min_deg, l->twist_max_deg) * IKD_DEG2RAD);
     case IKD_LIMIT_EULER: {
         double a[3];
-        for (int i = 0; i < 3; i++) a[i] = neutral_deg(l->euler_min_deg[i], l->euler_max_deg[i]) * IKD_DEG2RAD;
+        for (int i = 0; i < 3; i++)
+            a[i] = (l->has_neutral ? l->euler_neutral_deg[i] : 0.5 * (l->euler_min_deg[i] + l->euler_max_deg[i])) * IKD_DEG2RAD;
         return ikd_limit_euler_quat(l->order, a);
     }
     default: return ikd_quat_identity();
@@ -602,7 +612,9 @@ static ikd_quat neutral_deviation(const ikd_limit *l)
 }
 
 /* Moves limit l's ranges off rest (each range, by a coin's toss; a
- * recording's limits on a rig whose zero pose is not its pose at all). */
+ * recording's limits on a rig whose zero pose is not its pose at all); an
+ * euler range that keeps rest is made lopsided about it (its middle is not
+ * rest), and half the boxes get a neutral_deg inside them. */
 static void limit_off_rest(tu_rng *r, ikd_limit *l)
 {
     double from = tu_uniform(r, 5, 60) * (tu_uniform(r, 0, 1) < 0.5 ? -1 : 1), span = tu_uniform(r, 5, 25);
@@ -611,19 +623,25 @@ static void limit_off_rest(tu_rng *r, ikd_limit *l)
     case IKD_LIMIT_BALL: l->twist_min_deg = from > 0 ? from : from - span, l->twist_max_deg = l->twist_min_deg + span; break;
     case IKD_LIMIT_EULER:
         for (int i = 0; i < 3; i++) {
-            if (tu_uniform(r, 0, 1) < 0.5) continue;
+            if (tu_uniform(r, 0, 1) < 0.5) {
+                l->euler_max_deg[i] = fmin(l->euler_max_deg[i], tu_uniform(r, 2, 20)); /* rest kept, off the middle */
+                continue;
+            }
             double f = i == 1 ? fmax(-60, fmin(60, from)) : from;
             l->euler_min_deg[i] = f > 0 ? f : f - span, l->euler_max_deg[i] = l->euler_min_deg[i] + span;
         }
+        l->has_neutral = tu_uniform(r, 0, 1) < 0.5;
+        for (int i = 0; i < 3; i++) l->euler_neutral_deg[i] = tu_uniform(r, l->euler_min_deg[i], l->euler_max_deg[i]);
         break;
     default: break;
     }
 }
 
-/* Joints on no goal's path go, with a rest pull, to rest where their limit
- * allows it and else to the middle of each range that excludes rest (a
- * quarter of the problems move such joints' ranges off rest); without a
- * pull they stay as they start. */
+/* Joints on no goal's path go, with a rest pull, where neutral_deviation
+ * says: an euler box to its neutral_deg or its middle, a hinge or a ball
+ * to rest where its limit allows it and else to the middle of each range
+ * that excludes rest (a quarter of the problems move such joints' ranges
+ * off rest); without a pull they stay as they start. */
 START_TEST(joints_that_move_no_goal_rest_or_stay)
 {
     static humanoid_problem hp;
