@@ -94,6 +94,15 @@ static ikd_code resolve_axis(ikd_skeleton *s, size_t i, ikd_error *err)
     return IKD_E_OK;
 }
 
+/* Where the rest pull takes joint j (rest_local set): rest_local itself,
+ * to the bit, where its limit's neutral is rest (a start of "rest" is then
+ * the rest pose exactly), else rest_local turned to it. */
+static ikd_quat neutral_of(const ikd_skeleton_joint *j)
+{
+    ikd_quat d = ikd__limit_neutral(&j->limit);
+    return d.w == 1 ? j->rest_local : ikd_quat_norm(ikd_quat_mul(j->rest_local, d));
+}
+
 ikd_code ikd_skeleton_validate(ikd_skeleton *s, ikd_error *err)
 {
     ikd_error_clear(err);
@@ -137,14 +146,14 @@ ikd_code ikd_skeleton_validate(ikd_skeleton *s, ikd_error *err)
         if (i == 0) {
             j->offset = ikd_vec3_make(0, 0, 0);
             j->rest_local = j->rotation;
-            j->neutral_local = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd__limit_neutral(&j->limit)));
+            j->neutral_local = neutral_of(j);
             continue;
         }
         const ikd_skeleton_joint *p = &s->joints[j->parent];
         ikd_quat pinv = ikd_quat_conj(p->rotation);
         j->offset = ikd_quat_rotate(pinv, ikd_vec3_sub(j->position, p->position));
         j->rest_local = ikd_quat_norm(ikd_quat_mul(pinv, j->rotation));
-        j->neutral_local = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd__limit_neutral(&j->limit)));
+        j->neutral_local = neutral_of(j);
     }
     /* the skeleton's size: the longest path from the root through the bones */
     for (size_t i = 1; i < s->count; i++) {
