@@ -11,6 +11,7 @@
 
 #include "../codec/bvh.h"
 #include "../codec/gltf.h"
+#include "reclimits.h"
 #include "robot.h"
 #include "reply.h"
 #include "wire.h"
@@ -44,7 +45,7 @@ int ikd_import_opts_parse(ikd_import_opts *o, const char *const args[IKD_IMPORT_
 {
     static const char *const formats[] = {"bvh", "glb", "gltf", "urdf", NULL};
     static const char *const humanoid[] = {"auto", "off", NULL};
-    static const char *const limits[] = {"file", "humanoid", "none", NULL};
+    static const char *const limits[] = {"file", "humanoid", "none", "recording", NULL};
     memset(o, 0, sizeof *o);
     o->scale = 1;
     snprintf(o->humanoid, sizeof o->humanoid, "auto");
@@ -68,7 +69,7 @@ int ikd_import_opts_parse(ikd_import_opts *o, const char *const args[IKD_IMPORT_
         snprintf(o->humanoid, sizeof o->humanoid, "%s", v);
     }
     if ((v = args[IKD_IMPORT_LIMITS])) {
-        if (!one_of(v, limits)) return bad_arg(err, IKD_IMPORT_LIMITS, "must be file, humanoid or none");
+        if (!one_of(v, limits)) return bad_arg(err, IKD_IMPORT_LIMITS, "must be file, humanoid, none or recording");
         snprintf(o->limits, sizeof o->limits, "%s", v);
     }
     return IKD_E_OK;
@@ -397,7 +398,8 @@ static int bvh_reply(const ikd_api_limits *lim, ikd_bvh *b, const ikd_import_opt
     ikd_emit_map(&e, 7);
     IKD_EMIT_KEY(&e, "format");
     ikd_emit_str(&e, "bvh");
-    ikd_import_skeleton(&e, lim, js, names, b->count, 0, ikd_import_humanoid_flags(o), NULL, &b->warnings);
+    int recording = !strcmp(o->limits, "recording") && ikd_reclimits_bvh(b, js) > 0; /* the take's own limits */
+    ikd_import_skeleton(&e, lim, js, names, b->count, recording, ikd_import_humanoid_flags(o), NULL, &b->warnings);
     IKD_EMIT_KEY(&e, "clips");
     ikd_emit_array(&e, b->frames ? 1 : 0);
     if (b->frames) {
@@ -497,6 +499,11 @@ int ikd_api_import(const ikd_api_limits *lim, const ikd_import_opts *o, const ch
                                 "the file's format is not known: send ?format=bvh|glb|gltf|urdf, a Content-Type "
                                 "(application/x-bvh, model/gltf-binary, model/gltf+json, application/xml), or a "
                                 "BVH, glTF or URDF file");
+    }
+    if (!strcmp(o->limits, "recording") && strcmp(format, "bvh") != 0) {
+        *error = IKD_E_INVALID;
+        return ikd_reply_errorf(out, out_enc, IKD_E_INVALID, "query.limits",
+                                "limits=recording reads a BVH take's channels: this file is %s", format);
     }
     if (strcmp(format, "urdf") == 0) return import_urdf(lim, o, out_enc, body, len, out, error);
     if (strcmp(format, "glb") == 0 || strcmp(format, "gltf") == 0) return import_gltf(lim, o, out_enc, body, len, out, error);

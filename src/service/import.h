@@ -18,7 +18,7 @@ typedef struct ikd_import_opts {
     double fps;       /* clips sampled at this rate, frames per second; 0 (default) = the file's own */
     long skin;        /* glTF skin index; default 0 */
     char humanoid[8]; /* "auto" (default) or "off" */
-    char limits[12];  /* "file", "humanoid", "none"; "" = the format's default */
+    char limits[12];  /* "file", "humanoid", "none", "recording" (BVH); "" = the format's default */
 } ikd_import_opts;
 
 /* The query's names, for the transport ("format", "scale", ...). */

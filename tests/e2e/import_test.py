@@ -1272,6 +1272,63 @@ def axis_angle(axis, deg):
     return [axis[0] / n * math.sin(h), axis[1] / n * math.sin(h), axis[2] / n * math.sin(h), math.cos(h)]
 
 
+def test_recording_limits():
+    """limits=recording on generated takes (random channel orders, rotations up to 170 degrees, a
+    fifth of the joints with fewer rotation channels, some with none): every joint but the root and
+    the End Sites gets an euler box in its own channel order (the axes without a channel after, in
+    x, y, z order) that every frame of the take keeps, by rom.py's reading of DESIGN.md's rule,
+    and a neutral_deg inside it; a joint without rotation channels is fixed. A glTF or a URDF with
+    limits=recording: 400 on query.limits."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+    import rom
+    d = Daemon()
+    try:
+        rng = random.Random(33)
+        checked = fixed = 0
+        for case in range(20):
+            joints = random_skeleton(rng)
+            for j in joints[1:]:
+                if not j[4] and rng.random() < 0.2:
+                    keep = rng.randint(0, 2)
+                    rots = [c for c in j[3] if c.endswith("rotation")][:keep]
+                    j[3] = [c for c in j[3] if c.endswith("position")] + rots
+            body = write_bvh(rng, joints, random_frames(rng, joints, 40), 1 / 30, False, False)
+            s, r = d.post("/v1/import?limits=recording", body, "application/x-bvh")
+            assert s == 200, (case, r)
+            gen = {j[0]: j for j in joints}
+            poses = r["clips"][0]["poses"]
+            assert len(poses) == 40, len(poses)
+            for i, j in enumerate(r["skeleton"]["joints"]):
+                c = j.get("constraint", {"type": "none"})
+                g = gen.get(j["name"])
+                if g is None or g[4] or "parent" not in j:  # End Sites and the root: free
+                    assert c["type"] == "none", (case, j["name"], c)
+                    continue
+                rots = [ch[0].lower() for ch in g[3] if ch.endswith("rotation")]
+                if not rots:
+                    assert c["type"] == "fixed", (case, j["name"], c)
+                    fixed += 1
+                    continue
+                order = "".join(rots + [a for a in "xyz" if a not in rots])
+                assert c["type"] == "euler" and c["order"] == order, (case, j["name"], g[3], c)
+                assert all(lo <= n <= hi for n, lo, hi in zip(c["neutral_deg"], c["min_deg"], c["max_deg"])), c
+                assert -89.9 - 1e-9 <= c["min_deg"][1] and c["max_deg"][1] <= 89.9 + 1e-9, c
+                for k, p in enumerate(poses):
+                    # kept, but where the middle angle passed +-89.9 (the box's own bound)
+                    e = rom.euler(p["rotations"][i], order)
+                    if abs(e[1]) <= 89.9:
+                        assert rom.inside(c, p["rotations"][i], [0, 0, 0, 1], 1e-6), (case, j["name"], k, e, c)
+                        checked += 1
+        assert checked > 5000 and fixed > 0, (checked, fixed)
+        body, _, _ = make_gltf(rng, True, True)
+        links, rjoints = random_robot(rng, arms=1)
+        for b, ct in ((body, "model/gltf-binary"), (write_urdf(links, rjoints), "application/xml")):
+            s, e = d.post("/v1/import?limits=recording", b, ct)
+            assert s == 400 and e["error"]["field"] == "query.limits", (s, e)
+    finally:
+        d.stop()
+
+
 def test_humanoid_limits():
     """limits=humanoid on people of random proportions, T- and A-posed, turned anyhow (Z-up among
     them), in every naming convention: each role's limit lets the body's motions through and stops
