@@ -142,7 +142,6 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
     }
     for (size_t k = 0; k < s->count; k++) {
         if (w->dof[k] == 3 && !w->idle[k]) to_columns(w, s, k, w->zw[k]); /* an idle joint has no column frame: its z stays 0 */
-
         if (w->dof[k] == 1 && !w->idle[k] && p->rest_pull > 0) w->z[w->col[k]] = w->pang[k] - w->cval[w->col[k]]; /* a hinge: back by its angle */
     }
 }
