@@ -448,7 +448,7 @@ static void warn_not_standing(const ikd_skeleton_joint *js, const long role[IKD_
         if (ikd_vec3_dot(ikd_vec3_sub(js[f].position, js[hp].position), up) < -0.25 * leg) continue;
         ikd_file_warn(ws, "rest_not_standing", "hips",
                       "the rest pose is no standing pose (its feet are not below its hips): the humanoid limits, "
-                      "measured from it, may not fit; give limits of your own (a recording's) or ?limits=none");
+                      "measured from it, may not fit; ?limits=recording (a BVH take's own), limits of your own or ?limits=none");
         return;
     }
 }
