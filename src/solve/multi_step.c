@@ -111,11 +111,16 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
      * vector of its deviation's inverse (ikd__multi_rot_vec's arithmetic),
      * in three passes so that the joints' atan2 calls follow one another
      * (independent: each need not wait for the last joint's finish); the
-     * scratch zc holds each half angle's sine (-1: no pull) and cosine */
+     * scratch zc holds each half angle's sine (-1: no pull; -2: an euler
+     * box's, along its own angles: euler_pull) and cosine */
     double *hs = w->zc, *hc = w->zc + s->count;
     for (size_t k = 0; k < s->count; k++) {
         w->zw[k] = ikd_vec3_make(0, 0, 0), hs[k] = -1;
         if (!w->dof[k] || w->idle[k] || p->rest_pull <= 0 || w->dof[k] == 1) continue; /* hinges: below */
+        if (!p->preferred && s->joints[k].limit.type == IKD_LIMIT_EULER) {
+            hs[k] = -2;
+            continue;
+        }
         ikd_quat q = ikd_quat_conj(ikd_quat_mul(ikd_quat_conj(multi_pull_to(p, k)), local[k])); /* the deviation's inverse */
         if (q.w < 0) q = ikd_quat_make(-q.x, -q.y, -q.z, -q.w);
         w->zw[k] = ikd_vec3_make(q.x, q.y, q.z);
@@ -130,7 +135,7 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
         w->zw[k] = ikd_quat_rotate(frame, ikd_vec3_scale(w->zw[k], hs[k])); /* the whole way back to rest (or preferred) */
     }
     for (size_t k = 0; k < s->count; k++)
-        if (!(hs[k] < 0) && !p->preferred && s->joints[k].limit.type == IKD_LIMIT_EULER) w->zw[k] = euler_pull(w, s, k);
+        if (hs[k] == -2) w->zw[k] = euler_pull(w, s, k);
     for (size_t i = 0; i < w->g; i++) limb_turn(w, p, pose, i);
     if (w->anchored && p->rest_pull > 0 && !w->hold_root) { /* the root along the ground, the whole way */
         ikd_vec3 d = ikd_vec3_sub(w->anchor, pose[0].position);
