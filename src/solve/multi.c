@@ -280,10 +280,12 @@ static double score_best(multi_ws *w, const ikd_multi_problem *p, ikd_vec3 root,
 /* Restart r's start pose: every joint that moves a goal somewhere inside
  * its limits (deterministic: a fixed sequence of pseudo-random numbers);
  * the others stay (snap_idle). With `near` (a clip frame's or a drag's
- * start: options.pull_max_deg set), halfway from it to there: a frame's
- * job is the nearest good pose to the last one, and restarts spread over
- * the whole joint space landed on other branches (docs/solvers.md,
- * "Restarts in a clip"). */
+ * start: options.pull_max_deg set), part of the way from it to there, the
+ * first restart a quarter (MULTI_RESTART_NEAR_FIRST), the others halfway:
+ * a frame's job is the nearest good pose to the last one, restarts spread
+ * over the whole joint space landed on other branches, and the nearer
+ * first restart met stalled frames on their own branch more often
+ * (docs/solvers.md, "Restarts in a clip"). */
 static void restart_pose(const ikd_skeleton *s, const int *idle, int r, const ikd_quat *near, ikd_quat *local)
 {
     unsigned long long x = multi_restart_seed(r);
@@ -300,9 +302,10 @@ static void restart_pose(const ikd_skeleton *s, const int *idle, int r, const ik
         }
         if (idle[k]) continue;
         local[k] = ikd_quat_norm(ikd_quat_mul(s->joints[k].rest_local, d));
-        if (near) { /* halfway (normalised mean of the two, the shorter way) */
+        if (near) { /* (1 - t) near + t there, normalised, the shorter way */
             ikd_quat a = near[k], b = local[k];
-            double sg = a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w < 0 ? -1 : 1;
+            double t = r == 1 ? MULTI_RESTART_NEAR_FIRST : 0.5;
+            double sg = (a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w < 0 ? -1 : 1) * t / (1 - t);
             ikd_quat m = ikd_quat_make(a.x + sg * b.x, a.y + sg * b.y, a.z + sg * b.z, a.w + sg * b.w);
             local[k] = ikd__multi_within_limit(s, k, ikd_quat_norm(m));
         }

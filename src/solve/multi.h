@@ -21,6 +21,10 @@
 #define MULTI_RESTARTS 8      /* descents from spread-out poses after the first, while goals stay unmet:
                                  this many, or max_iterations / (2 x MULTI_RESTART_ITERATIONS) when more */
 #define MULTI_RESTART_ITERATIONS 40 /* iterations of each restart at most */
+#define MULTI_RESTART_NEAR_FIRST 0.25 /* with a near start (a clip frame's), how far the first restart goes toward its
+                                         spread pose (the others: halfway). Over the 18-rig family in channel
+                                         order, flips 15 at 0.5, 14 at 0.1, 13 at 0.2, 10 at 0.25, 12 at 0.3; with
+                                         the take's own limits 26, 23, 17, 14, 13; frames reached unchanged */
 #define MULTI_PROGRESS 0.01  /* an unmet descent progresses while its error falls by this share ... */
 #define MULTI_STALL 8         /* ... in fewer iterations than these (a local minimum crawls: restart) */
 #define MULTI_SETTLED 2e-4        /* radians a settling pose may still be from where it converges (the
