@@ -22,8 +22,6 @@ static int channel_order(const ikd_bvh_joint *bj, ikd_euler_order *order)
     return ikd_limit_order_from_name(name, order) == 0 ? rotations : -1;
 }
 
-static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
-
 size_t ikd_reclimits_bvh(const ikd_bvh *b, ikd_skeleton_joint *js)
 {
     size_t limited = 0;
@@ -58,13 +56,11 @@ size_t ikd_reclimits_bvh(const ikd_bvh *b, ikd_skeleton_joint *js)
         l->order = order;
         for (int x = 0; x < 3; x++) {
             double bound = x == 1 ? IKD_RECLIMITS_MIDDLE_DEG : 180, mid = 0.5 * (lo[x] + hi[x]);
-            if (x != 1 && hi[x] - lo[x] > 300) { /* it wraps across +-180: the whole turn, aimed at its mean */
-                lo[x] = -180 + IKD_RECLIMITS_MARGIN_DEG, hi[x] = 180 - IKD_RECLIMITS_MARGIN_DEG;
-                mid = atan2(sn[x], cs[x]) * IKD_RAD2DEG;
-            }
-            l->euler_min_deg[x] = clampd(lo[x] - IKD_RECLIMITS_MARGIN_DEG, -bound, bound);
-            l->euler_max_deg[x] = clampd(hi[x] + IKD_RECLIMITS_MARGIN_DEG, -bound, bound);
-            l->euler_neutral_deg[x] = clampd(mid, l->euler_min_deg[x], l->euler_max_deg[x]);
+            if (x != 1 && hi[x] - lo[x] > 300) /* it wraps across +-180: the whole turn, aimed at its mean */
+                lo[x] = -INFINITY, hi[x] = INFINITY, mid = atan2(sn[x], cs[x]) * IKD_RAD2DEG;
+            l->euler_min_deg[x] = fmax(lo[x] - IKD_RECLIMITS_MARGIN_DEG, -bound);
+            l->euler_max_deg[x] = fmin(hi[x] + IKD_RECLIMITS_MARGIN_DEG, bound);
+            l->euler_neutral_deg[x] = fmin(fmax(mid, l->euler_min_deg[x]), l->euler_max_deg[x]);
         }
         l->has_neutral = 1;
         limited++;
