@@ -713,6 +713,23 @@ static double swivel_apart_deg(ikd_vec3 a, ikd_vec3 c, ikd_vec3 b1, ikd_vec3 b2)
     return fabs(ikd_vec3_signed_angle(s1, s2, axis)) * IKD_RAD2DEG;
 }
 
+/* Bent knees counted, and how many lie within 30 and within 90 degrees of
+ * the witness's side: the humanoid's legs (thigh 17 and 21, then the calf,
+ * the knee, and the foot), `want` the witness's pose, `got` the solve's. */
+typedef struct knee_tally {
+    int bent, near, same_side;
+} knee_tally;
+
+static void tally_knees(const ikd_pose_joint *want, const ikd_pose_joint *got, knee_tally *t)
+{
+    for (size_t thigh = 17; thigh <= 21; thigh += 4) {
+        double d = swivel_apart_deg(want[thigh].position, want[thigh + 2].position, want[thigh + 1].position,
+                                    got[thigh + 1].position);
+        if (d < 0) continue;
+        t->bent++, t->near += d <= 30, t->same_side += d <= 90;
+    }
+}
+
 /* One of the humanoid family (HSET_FULL) with every limit taken off,
  * solved from rest: every goal met, the solution valid. */
 static void solve_family_unlimited(tu_rng *r, humanoid_problem *hp, solved *o)
@@ -743,26 +760,21 @@ START_TEST(knees_without_limits_bend_over_the_toes)
 {
     static humanoid_problem hp;
     static solved o;
-    int bent = 0, near = 0, same_side = 0;
+    knee_tally t = {0, 0, 0};
     tu_rng r;
     tu_seed(&r, 4242);
     for (int k = 0; k < 400; k++) {
         solve_family_unlimited(&r, &hp, &o);
         ikd_pose_joint truth[HUMANOID_JOINTS];
         ikd_skeleton_fk(&hp.skeleton, hp.root, hp.target, truth);
-        for (size_t thigh = 17; thigh <= 21; thigh += 4) { /* thigh, calf (the knee), foot */
-            double d = swivel_apart_deg(truth[thigh].position, truth[thigh + 2].position, truth[thigh + 1].position,
-                                        o.pose[thigh + 1].position);
-            if (d < 0) continue;
-            bent++, near += d <= 30, same_side += d <= 90;
-        }
+        tally_knees(truth, o.pose, &t);
     }
     if (getenv("IKD_DEBUG"))
-        fprintf(stderr, "knees without limits: %d bent, %d within 30 deg of the witness's side, %d within 90\n", bent, near,
-                same_side);
-    ck_assert_int_ge(bent, 450);
-    ck_assert_int_ge(near, 0.85 * bent);
-    ck_assert_int_ge(same_side, 0.96 * bent);
+        fprintf(stderr, "knees without limits: %d bent, %d within 30 deg of the witness's side, %d within 90\n", t.bent, t.near,
+                t.same_side);
+    ck_assert_int_ge(t.bent, 450);
+    ck_assert_int_ge(t.near, 0.85 * t.bent);
+    ck_assert_int_ge(t.same_side, 0.96 * t.bent);
 }
 END_TEST
 
@@ -822,7 +834,7 @@ START_TEST(knees_bend_over_the_toes_on_a_straight_line_rig)
 {
     static humanoid_problem hp, lr;
     static solved o;
-    int bent = 0, near = 0, same_side = 0;
+    knee_tally t = {0, 0, 0};
     tu_rng r;
     tu_seed(&r, 4243);
     for (int k = 0; k < 200; k++) {
@@ -840,19 +852,14 @@ START_TEST(knees_bend_over_the_toes_on_a_straight_line_rig)
         solve_hp(&lr, stand, hp.root, &o);
         ck_assert_int_eq(o.res.status, IKD_MULTI_REACHED);
         check_solution(&lr, &o);
-        for (size_t thigh = 17; thigh <= 21; thigh += 4) {
-            double d = swivel_apart_deg(truth[thigh].position, truth[thigh + 2].position, truth[thigh + 1].position,
-                                        o.pose[thigh + 1].position);
-            if (d < 0) continue;
-            bent++, near += d <= 30, same_side += d <= 90;
-        }
+        tally_knees(truth, o.pose, &t);
     }
     if (getenv("IKD_DEBUG"))
-        fprintf(stderr, "knees on a straight-line rig: %d bent, %d within 30 deg of the witness's side, %d within 90\n", bent,
-                near, same_side);
-    ck_assert_int_ge(bent, 200);
-    ck_assert_int_ge(near, 0.3 * bent);
-    ck_assert_int_ge(same_side, 0.63 * bent);
+        fprintf(stderr, "knees on a straight-line rig: %d bent, %d within 30 deg of the witness's side, %d within 90\n", t.bent,
+                t.near, t.same_side);
+    ck_assert_int_ge(t.bent, 200);
+    ck_assert_int_ge(t.near, 0.3 * t.bent);
+    ck_assert_int_ge(t.same_side, 0.63 * t.bent);
 }
 END_TEST
 
@@ -977,7 +984,7 @@ START_TEST(knees_passing_straight_in_clips_bend_forward)
     static humanoid_problem hp;
     tu_rng r;
     tu_seed(&r, 4343);
-    int bent = 0, near = 0, same_side = 0;
+    knee_tally t = {0, 0, 0};
     for (int c = 0; c < 24; c++) {
         humanoid_family_make(&r, HSET_FULL, &hp);
         const ikd_skeleton *s = &hp.skeleton;
@@ -1003,21 +1010,16 @@ START_TEST(knees_passing_straight_in_clips_bend_forward)
             ikd_motion_frame(&m, &p);
             ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, local, pose, gr, &res, &err), IKD_E_OK);
             ck_assert_msg(res.status == IKD_MULTI_REACHED, "clip %d frame %d not met", c, k);
-            for (size_t thigh = 17; thigh <= 21; thigh += 4) {
-                double d = swivel_apart_deg(want[thigh].position, want[thigh + 2].position, want[thigh + 1].position,
-                                            pose[thigh + 1].position);
-                if (d < 0) continue;
-                bent++, near += d <= 30, same_side += d <= 90;
-            }
+            tally_knees(want, pose, &t);
             ikd_motion_push(&m, local, res.root);
         }
     }
     if (getenv("IKD_DEBUG"))
         fprintf(stderr, "knees passing straight in clips: %d bent frames, %d within 30 deg of the witness's side, %d within 90\n",
-                bent, near, same_side);
-    ck_assert_int_ge(bent, 4000);
-    ck_assert_int_ge(same_side, 0.95 * bent);
-    ck_assert_int_ge(near, 0.9 * bent);
+                t.bent, t.near, t.same_side);
+    ck_assert_int_ge(t.bent, 4000);
+    ck_assert_int_ge(t.same_side, 0.95 * t.bent);
+    ck_assert_int_ge(t.near, 0.9 * t.bent);
 }
 END_TEST
 
