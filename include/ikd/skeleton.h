@@ -150,6 +150,11 @@ void ikd_skeleton_fk(const ikd_skeleton *s, ikd_vec3 root, const ikd_quat *local
 /* The rest pose's local rotations (rest_local of each joint). */
 void ikd_skeleton_rest_pose(const ikd_skeleton *s, ikd_quat *local);
 
+/* The pose the skeleton solver's rest pull aims at (neutral_local of each
+ * joint): rest where each limit allows it, an euler box's neutral; how a
+ * skeleton solve or a clip without a start pose starts. */
+void ikd_skeleton_neutral_pose(const ikd_skeleton *s, ikd_quat *local);
+
 /* The largest limit violation over the joints of a pose given by its local
  * rotations (radians). */
 double ikd_skeleton_max_violation(const ikd_skeleton *s, const ikd_quat *local);

@@ -25,7 +25,7 @@ void ikd_motion_init(ikd_motion *m, const ikd_skeleton *s, const ikd_quat *start
     memset(m->target_frame, 0, n * sizeof *m->target_frame);
     if (start) memcpy(m->last, start, n * sizeof *m->last);
     else /* rest, or where a limit excludes it the pull's aim, as a skeleton solve without a start */
-        for (size_t j = 0; j < n; j++) m->last[j] = s->joints[j].neutral_local;
+        ikd_skeleton_neutral_pose(s, m->last);
     m->root_last = m->root_before = root;
 }
 

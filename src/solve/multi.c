@@ -535,7 +535,7 @@ static int start_solve(multi_ws *w, const ikd_multi_problem *p, void *work, ikd_
     memset(w->locked, 0, w->cols);
     if (p->start) memcpy(local, p->start, s->count * sizeof *local);
     else /* no start: rest, or where a limit excludes it the pull's aim (neutral_local), not the bound nearest rest */
-        for (size_t k = 0; k < s->count; k++) local[k] = s->joints[k].neutral_local;
+        ikd_skeleton_neutral_pose(s, local);
     for (size_t k = 0; k < s->count; k++) local[k] = ikd__multi_within_limit(s, k, ikd_quat_norm(local[k])); /* the start pose */
     for (size_t k = 0; k < s->count; k++) w->eq[k] = ikd_quat_make(NAN, NAN, NAN, NAN); /* no angles kept yet */
     int ground = 0; /* ground goals' targets are set from the start pose ... */

@@ -173,6 +173,11 @@ void ikd_skeleton_rest_pose(const ikd_skeleton *s, ikd_quat *local)
     for (size_t i = 0; i < s->count; i++) local[i] = s->joints[i].rest_local;
 }
 
+void ikd_skeleton_neutral_pose(const ikd_skeleton *s, ikd_quat *local)
+{
+    for (size_t k = 0; k < s->count; k++) local[k] = s->joints[k].neutral_local;
+}
+
 void ikd_skeleton_predict(const ikd_skeleton *s, const ikd_quat *before, const ikd_quat *last, ikd_vec3 root_before,
                           ikd_vec3 root_last, double max_deg, ikd_quat *out, ikd_vec3 *root_out)
 {
