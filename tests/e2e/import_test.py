@@ -1272,19 +1272,38 @@ def axis_angle(axis, deg):
     return [axis[0] / n * math.sin(h), axis[1] / n * math.sin(h), axis[2] / n * math.sin(h), math.cos(h)]
 
 
+def _recording_box(es, margin=10.0, middle=89.9):
+    """DESIGN's rule for limits=recording in one order, from the frames' angles es (degrees):
+    (min_deg, max_deg, measure): each range widened by the margin, within [-180, 180], the middle
+    one within +-89.9 (measure infinite where a frame passes that), an angle spanning over 300
+    degrees the whole turn; the measure is the box's Haar measure (cos(middle) d1 d2 d3)."""
+    lo = [min(e[t] for e in es) for t in range(3)]
+    hi = [max(e[t] for e in es) for t in range(3)]
+    kept = max(-lo[1], hi[1]) <= middle
+    for t in range(3):
+        bound = middle if t == 1 else 180.0
+        if t != 1 and hi[t] - lo[t] > 300:
+            lo[t], hi[t] = -180.0, 180.0
+        lo[t], hi[t] = max(lo[t] - margin, -bound), min(hi[t] + margin, bound)
+    m = math.radians(hi[0] - lo[0]) * math.radians(hi[2] - lo[2]) * (
+        math.sin(math.radians(hi[1])) - math.sin(math.radians(lo[1])))
+    return lo, hi, (m if kept else math.inf)
+
+
 def test_recording_limits():
     """limits=recording on generated takes (random channel orders, rotations up to 170 degrees, a
     fifth of the joints with fewer rotation channels, some with none): every joint but the root and
-    the End Sites gets an euler box in its own channel order (the axes without a channel after, in
-    x, y, z order) that every frame of the take keeps, by rom.py's reading of DESIGN.md's rule,
-    and a neutral_deg inside it; a joint without rotation channels is fixed. A glTF or a URDF with
-    limits=recording: 400 on query.limits."""
+    the End Sites gets an euler box that every frame of the take keeps, in the order (of the six)
+    whose box by DESIGN.md's rule, computed here from the frames, covers the least of the rotation
+    group (the joint's own channel order, axes without a channel after in x, y, z order, where no
+    other covers less), and a neutral_deg inside it; a joint without rotation channels is fixed.
+    A glTF or a URDF with limits=recording: 400 on query.limits."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
     import rom
     d = Daemon()
     try:
         rng = random.Random(33)
-        checked = fixed = 0
+        checked = fixed = other = 0
         for case in range(20):
             joints = random_skeleton(rng)
             for j in joints[1:]:
@@ -1309,17 +1328,25 @@ def test_recording_limits():
                     assert c["type"] == "fixed", (case, j["name"], c)
                     fixed += 1
                     continue
-                order = "".join(rots + [a for a in "xyz" if a not in rots])
-                assert c["type"] == "euler" and c["order"] == order, (case, j["name"], g[3], c)
+                own = "".join(rots + [a for a in "xyz" if a not in rots])
+                boxes = {o: _recording_box([rom.euler(p["rotations"][i], o) for p in poses]) for o in
+                         ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx")}
+                least = min(b[2] for b in boxes.values())
+                assert c["type"] == "euler" and boxes[c["order"]][2] <= least * (1 + 1e-6), (case, j["name"], c, boxes)
+                if all(boxes[own][2] < b[2] * (1 - 1e-6) for o, b in boxes.items() if o != own):
+                    assert c["order"] == own, (case, j["name"], g[3], c, boxes)  # its own order where it is the least
+                other += c["order"] != own
+                lo, hi, _ = boxes[c["order"]]
+                assert all(abs(a - b) <= 1e-6 for a, b in zip(lo + hi, c["min_deg"] + c["max_deg"])), (c, lo, hi)
                 assert all(lo <= n <= hi for n, lo, hi in zip(c["neutral_deg"], c["min_deg"], c["max_deg"])), c
                 assert -89.9 - 1e-9 <= c["min_deg"][1] and c["max_deg"][1] <= 89.9 + 1e-9, c
                 for k, p in enumerate(poses):
                     # kept, but where the middle angle passed +-89.9 (the box's own bound)
-                    e = rom.euler(p["rotations"][i], order)
+                    e = rom.euler(p["rotations"][i], c["order"])
                     if abs(e[1]) <= 89.9:
                         assert rom.inside(c, p["rotations"][i], [0, 0, 0, 1], 1e-6), (case, j["name"], k, e, c)
                         checked += 1
-        assert checked > 5000 and fixed > 0, (checked, fixed)
+        assert checked > 5000 and fixed > 0 and other > 10, (checked, fixed, other)
         body, _, _ = make_gltf(rng, True, True)
         links, rjoints = random_robot(rng, arms=1)
         for b, ct in ((body, "model/gltf-binary"), (write_urdf(links, rjoints), "application/xml")):
