@@ -341,6 +341,7 @@ void ikd__multi_prebend(const multi_ws *w, const ikd_multi_problem *p, ikd_quat 
         ikd_vec3 line = ikd_vec3_norm_or(ikd_vec3_sub(pose[c].position, pose[u].position), ikd_vec3_make(0, 1, 0));
         ikd_vec3 off = ikd_vec3_reject(thigh, line);
         if (!(a > 0 && b > 0)) continue;
+        if (ikd_vec3_dist(pose[c].position, w->tpos[i]) <= p->tolerance) continue; /* at its goal already: as it is */
         if (ikd_vec3_len(off) >= MULTI_POLE_BEND * a) { /* bent: the toes' way, or well bent the other, it stays */
             if (w->swfrom[i] >= 0 || ikd_vec3_len(off) >= MULTI_FLIP_BEND * a ||
                 ikd_vec3_dot(off, ikd__multi_swivel_side(w, pose, i)) >= 0)

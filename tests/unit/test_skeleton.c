@@ -1053,6 +1053,59 @@ START_TEST(a_fed_back_pose_is_a_fixed_point)
 }
 END_TEST
 
+/* A start that meets every goal is a solution already: without a rest
+ * pull nothing should move it. Rigs of the humanoid family with every
+ * limit taken off (so the legs have natural swivels), hands and feet given
+ * position and rotation from forward kinematics of a pose whose knees are
+ * nearly straight, bent 0.5-8 degrees backward (as a standing mocap
+ * performer's often are), started at that pose with options.rest_pull 0:
+ * the goals are met and no joint turns over 1e-6 degrees. (Such a knee was
+ * straightened and bent the other way before the first step, and the solve
+ * had to meet its foot again: a clip's frame 0 started at Boxing_Toes' own
+ * first frame ended 300 iterations later not reached.) */
+START_TEST(a_start_at_its_goals_stays)
+{
+    static humanoid_problem hp;
+    static solved o;
+    static const size_t knees[] = {18, 22};
+    tu_rng r;
+    tu_seed(&r, 4200);
+    double worst = 0;
+    for (int k = 0; k < 200; k++) {
+        humanoid_family_make(&r, HSET_FULL, &hp);
+        ikd_error err;
+        for (size_t t = 0; t < 2; t++) { /* hyperextended: against the middle of the knee's range */
+            const ikd_skeleton_joint *j = &hp.joints[knees[t]];
+            ck_assert_int_eq(j->limit.type, IKD_LIMIT_HINGE);
+            double back = -(j->limit.min_deg + j->limit.max_deg > 0 ? 1 : -1) * tu_uniform(&r, 0.5, 8) * IKD_DEG2RAD;
+            hp.target[knees[t]] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd_quat_axis_angle(j->limit.local_axis, back)));
+        }
+        for (size_t j = 0; j < hp.skeleton.count; j++) ikd_limit_init(&hp.joints[j].limit, IKD_LIMIT_NONE);
+        ck_assert_int_eq(ikd_skeleton_validate(&hp.skeleton, &err), IKD_E_OK);
+        ikd_pose_joint at[HUMANOID_JOINTS];
+        ikd_skeleton_fk(&hp.skeleton, hp.root, hp.target, at);
+        ikd_goal goals[HUMANOID_MAX_GOALS];
+        size_t n = 0;
+        for (size_t g = 0; g < hp.goal_count; g++) {
+            if (!hp.goals[g].has_position) continue; /* (the head's aim left out) */
+            goals[n] = hp.goals[g];
+            goals[n].position = at[goals[n].joint].position;
+            goals[n].rotation = at[goals[n].joint].rotation, goals[n].has_rotation = 1;
+            n++;
+        }
+        ikd_multi_problem p;
+        ck_assert_int_eq(humanoid_setup(&p, &hp, goals, n, hp.target, hp.root, &err), IKD_E_OK);
+        p.rest_pull = 0;
+        ck_assert_int_eq(ikd_multi_solve(&p, work_mem, sizeof work_mem, o.local, o.pose, o.gr, &o.res, &err), IKD_E_OK);
+        ck_assert_msg(o.res.status == IKD_MULTI_REACHED, "problem %d: status %d", k, (int)o.res.status);
+        double most = most_turn_deg(hp.target, o.local, hp.skeleton.count);
+        ck_assert_msg(most <= 1e-6, "problem %d: a joint turned %g degrees", k, most);
+        worst = fmax(worst, most);
+    }
+    if (getenv("IKD_DEBUG")) fprintf(stderr, "a start at its goals: worst turn %g degrees\n", worst);
+}
+END_TEST
+
 /* DESIGN.md: "the same goals give the same pose from any nearby start
  * pose". Each limited set's problems (positions, 6-DoF+aim, free root; 60
  * each) solved, then solved again from that solution with every joint
@@ -2310,6 +2363,7 @@ int main(void)
     tcase_add_test(tc, humanoid_sets_keep_limits_and_meet_goals);
     tcase_add_test(tc, arms_meet_six_dof_goals);
     tcase_add_test(tc, a_fed_back_pose_is_a_fixed_point);
+    tcase_add_test(tc, a_start_at_its_goals_stays);
     tcase_add_test(tc, knees_without_limits_bend_over_the_toes);
     tcase_add_test(tc, knees_bend_over_the_toes_on_a_straight_line_rig);
     tcase_add_test(tc, a_free_root_starts_at_its_own_goal);
