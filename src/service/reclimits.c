@@ -64,27 +64,28 @@ static double take_box(double lo[3], double hi[3])
     return (hi[0] - lo[0]) * (hi[2] - lo[2]) * IKD_DEG2RAD * IKD_DEG2RAD * (sin(hi[1] * IKD_DEG2RAD) - sin(lo[1] * IKD_DEG2RAD));
 }
 
-/* neutral_deg of a box: the middle of what the take does (range: the
- * ranges before take_box), an angle with the whole turn aimed at its
- * circular mean over the frames. */
-static void take_neutral(const ikd_bvh *b, size_t j, const ikd_limit *l, const double range_mid[3], double mid[3])
+/* neutral_deg of joint j's box: the take's frame nearest its mean rotation
+ * (the chordal mean: the frames' quaternions summed on one hemisphere), a
+ * pose the performer held and so inside the box, in the box's angles. */
+static void take_neutral(const ikd_bvh *b, size_t j, const ikd_limit *l, double mid[3])
 {
-    double sn[3] = {0, 0, 0}, cs[3] = {0, 0, 0};
-    int wraps = 0;
-    for (int x = 0; x < 3; x++) wraps |= l->euler_max_deg[x] - l->euler_min_deg[x] >= 360;
-    for (size_t k = 0; wraps && k < b->frames; k++) {
-        ikd_quat q;
-        ikd_vec3 t;
-        int moved;
-        double a[3];
+    ikd_quat sum = {0, 0, 0, 0}, q, near = ikd_quat_identity();
+    ikd_vec3 t;
+    int moved;
+    for (size_t k = 0; k < b->frames; k++) {
         ikd_bvh_joint_at(b, j, k, &q, &t, &moved);
-        ikd_limit_euler_angles(l->order, q, a);
-        for (int x = 0; x < 3; x++) sn[x] += sin(a[x]), cs[x] += cos(a[x]);
+        double c = q.x * sum.x + q.y * sum.y + q.z * sum.z + q.w * sum.w, s = c < 0 ? -1 : 1;
+        sum = ikd_quat_make(sum.x + s * q.x, sum.y + s * q.y, sum.z + s * q.z, sum.w + s * q.w);
     }
-    for (int x = 0; x < 3; x++) {
-        mid[x] = l->euler_max_deg[x] - l->euler_min_deg[x] >= 360 ? atan2(sn[x], cs[x]) * IKD_RAD2DEG : range_mid[x];
-        mid[x] = fmin(fmax(mid[x], l->euler_min_deg[x]), l->euler_max_deg[x]);
+    double best = -1;
+    for (size_t k = 0; k < b->frames; k++) {
+        ikd_bvh_joint_at(b, j, k, &q, &t, &moved);
+        double c = fabs(q.x * sum.x + q.y * sum.y + q.z * sum.z + q.w * sum.w);
+        if (c > best) best = c, near = q;
     }
+    double a[3];
+    ikd_limit_euler_angles(l->order, near, a);
+    for (int x = 0; x < 3; x++) mid[x] = fmin(fmax(a[x] * IKD_RAD2DEG, l->euler_min_deg[x]), l->euler_max_deg[x]);
 }
 
 size_t ikd_reclimits_bvh(const ikd_bvh *b, ikd_skeleton_joint *js)
@@ -119,7 +120,7 @@ size_t ikd_reclimits_bvh(const ikd_bvh *b, ikd_skeleton_joint *js)
         l->order = (ikd_euler_order)order;
         memcpy(l->euler_min_deg, lo[order], sizeof l->euler_min_deg);
         memcpy(l->euler_max_deg, hi[order], sizeof l->euler_max_deg);
-        take_neutral(b, j, l, mid, l->euler_neutral_deg);
+        take_neutral(b, j, l, l->euler_neutral_deg);
         l->has_neutral = 1;
         limited++;
     }

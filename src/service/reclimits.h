@@ -19,9 +19,9 @@
  * joint gets the box with the least measure in the rotation group (the
  * order of its rotation channels, axes it has no channel for after in x,
  * y, z order, where none is less; near gimbal lock a box holds far more
- * than the take did). neutral_deg: the middle of what the take does (a
- * wrapping angle: its circular mean), so the rest pull aims at the middle
- * of the motion, not at the file's zero pose. A joint without rotation
+ * than the take did). neutral_deg: the joint's rotation in the frame
+ * nearest its mean rotation over the take (a pose the performer held), so
+ * the rest pull aims at the performance, not at the file's zero pose. A joint without rotation
  * channels is fixed. A take without frames changes nothing; returns the
  * joints limited. */
 size_t ikd_reclimits_bvh(const ikd_bvh *b, ikd_skeleton_joint *js);

@@ -1296,7 +1296,8 @@ def test_recording_limits():
     the End Sites gets an euler box that every frame of the take keeps, in the order (of the six)
     whose box by DESIGN.md's rule, computed here from the frames, covers the least of the rotation
     group (the joint's own channel order, axes without a channel after in x, y, z order, where no
-    other covers less), and a neutral_deg inside it; a joint without rotation channels is fixed.
+    other covers less), and as neutral_deg the angles of the frame nearest the take's mean rotation;
+    a joint without rotation channels is fixed.
     A glTF or a URDF with limits=recording: 400 on query.limits."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
     import rom
@@ -1339,6 +1340,13 @@ def test_recording_limits():
                 lo, hi, _ = boxes[c["order"]]
                 assert all(abs(a - b) <= 1e-6 for a, b in zip(lo + hi, c["min_deg"] + c["max_deg"])), (c, lo, hi)
                 assert all(lo <= n <= hi for n, lo, hi in zip(c["neutral_deg"], c["min_deg"], c["max_deg"])), c
+                # neutral: the frame nearest the chordal mean rotation, in the box's angles
+                qs, mean = [p["rotations"][i] for p in poses], [0.0, 0.0, 0.0, 0.0]
+                for q in qs:
+                    sg = -1 if sum(a * b for a, b in zip(q, mean)) < 0 else 1
+                    mean = [m + sg * a for m, a in zip(mean, q)]
+                near = max(qs, key=lambda q: abs(sum(a * b for a, b in zip(q, mean))))
+                assert all(abs(a - b) <= 1e-6 for a, b in zip(rom.euler(near, c["order"]), c["neutral_deg"])), (c, near)
                 assert -89.9 - 1e-9 <= c["min_deg"][1] and c["max_deg"][1] <= 89.9 + 1e-9, c
                 for k, p in enumerate(poses):
                     # kept, but where the middle angle passed +-89.9 (the box's own bound)
