@@ -1,7 +1,8 @@
 /* fuzz_import.c - libFuzzer harness over POST /v1/import (BVH, URDF and glTF readers, format detection, options).
  *
  * The first byte picks the format option (none: detected from the bytes,
- * bvh, urdf, gltf), a scale and an fps; the rest is the file. Every input must
+ * bvh, urdf, gltf), a scale, an fps and the limits (default, none, or
+ * recording: the take's own, BVH only); the rest is the file. Every input must
  * give 200 with a JSON reply whose skeleton, clips and warnings are there,
  * or a known error status with a JSON error body; never a crash, a leak or
  * a hang (the limits keep every input small: 64 joints, 64 frames). */
@@ -30,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *scales[4] = {NULL, "0.01", "2.5", NULL};
     static const char *fpss[4] = {NULL, "60", "7.5", NULL};
     const char *args[IKD_IMPORT__ARGS] = {formats[sel & 3], scales[(sel >> 2) & 3], fpss[(sel >> 4) & 3], NULL, NULL,
-                                          (sel & 64) ? "none" : NULL};
+                                          (sel & 64) ? (sel & 8) ? "recording" : "none" : NULL};
     ikd_import_opts o;
     ikd_error err;
     if (ikd_import_opts_parse(&o, args, &err) != IKD_E_OK) abort();

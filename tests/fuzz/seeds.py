@@ -193,7 +193,7 @@ bvh2 = bvh.split("MOTION")[0] + ("ROOT Prop\r\n{\r\n OFFSET 0 0 0\r\n CHANNELS 3
                                   "Frame Time: 0.0333333\r\n") + \
     "".join(" ".join(str((k * 7 + c) % 90 - 45) for c in range(18)) + "\r\n" for k in range(2))
 for sel, name, body in [(0, "bvh", bvh), (1 | 4 | 16, "bvh-scaled", bvh), (2, "urdf", urdf), (128 | 64, "urdf-nolimits", urdf),
-                        (0, "bvh-roots", bvh2)]:
+                        (0, "bvh-roots", bvh2), (1 | 64 | 8, "bvh-recording", bvh)]:
     with open(os.path.join(imp, "seed-" + name), "wb") as f:
         f.write(bytes([sel]) + body.encode())
 print(f"seeds: {len(os.listdir(api))} api inputs, {len(os.listdir(solvers))} solver inputs, {len(os.listdir(sk))} skeletons, "
