@@ -54,6 +54,12 @@ int ikd_gltf_read(const char *data, size_t len, const ikd_gltf_opts *o, ikd_gltf
  * of (poses do not carry scales). IKD_E_OK, or an error naming the
  * animation's field (the reply is then abandoned). */
 int ikd_gltf_emit_clips(ikd_gltf *g, const ikd_gltf_opts *o, ikd_emitter *e, ikd_error *err);
+/* Every frame of every animation, sampled as ikd_gltf_emit_clips samples
+ * them, as the joints' local rotations: *out (malloc'd, the caller frees
+ * it) holds frame k's joint j at [k * count + j], *frames the frames of all
+ * animations together (0 and NULL without animations). IKD_E_OK, or an
+ * error as ikd_gltf_emit_clips's. */
+int ikd_gltf_sample_rotations(ikd_gltf *g, const ikd_gltf_opts *o, ikd_quat **out, size_t *frames, ikd_error *err);
 /* The VRM humanoid extension's bone names (VRM 1.0's VRMC_vrm, else VRM
  * 0.x's VRM: "hips", "leftUpperArm", ...) of each joint, by its node, into
  * bones[0..count) (NULL where none; the strings live as long as g).

@@ -134,17 +134,30 @@ static void free_channels(gchan *c, size_t n)
     free(c);
 }
 
+/* Every joint's world position p and rotation r from the nodes' world
+ * matrices w (a made root's: the origin). */
+static void joints_at(const ikd_gltf *g, const double *w, ikd_vec3 *p, ikd_quat *r)
+{
+    for (size_t j = 0; j < g->count; j++) {
+        long node = g->joints[j].node;
+        if (node >= 0) ikd__gltf_decompose(w + (size_t)node * 16, &p[j], &r[j]);
+        else p[j] = ikd_vec3_make(0, 0, 0), r[j] = ikd_quat_identity();
+    }
+}
+
+/* Joint j's local rotation from the world rotations r (the root's: its world one). */
+static ikd_quat local_of(const ikd_gltf *g, const ikd_quat *r, size_t j)
+{
+    return j ? ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(r[g->joints[j].parent]), r[j])) : r[0];
+}
+
 /* One frame's pose from the world matrices. */
 static void emit_pose(ikd_gltf *g, const double *w, ikd_emitter *e, ikd_vec3 *p, ikd_quat *r, ikd_vec3 *tr, char *moved)
 {
     gltf_model *m = g->m;
     size_t n = g->count;
     int any = 0;
-    for (size_t j = 0; j < n; j++) {
-        long node = g->joints[j].node;
-        if (node >= 0) ikd__gltf_decompose(w + (size_t)node * 16, &p[j], &r[j]);
-        else p[j] = ikd_vec3_make(0, 0, 0), r[j] = ikd_quat_identity();
-    }
+    joints_at(g, w, p, r);
     for (size_t j = 1; j < n; j++) {
         long q = g->joints[j].parent;
         ikd_quat inv = ikd_quat_conj(r[q]), rinv = ikd_quat_conj(g->joints[q].rotation);
@@ -159,7 +172,7 @@ static void emit_pose(ikd_gltf *g, const double *w, ikd_emitter *e, ikd_vec3 *p,
     IKD_EMIT_KEY(e, "rotations");
     ikd_emit_array(e, n);
     for (size_t j = 0; j < n; j++) {
-        ikd_quat l = j ? ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(r[g->joints[j].parent]), r[j])) : r[0];
+        ikd_quat l = local_of(g, r, j);
         ikd_emit_nums(e, &l.x, 4);
     }
     ikd_emit_end(e);
@@ -175,6 +188,45 @@ static void emit_pose(ikd_gltf *g, const double *w, ikd_emitter *e, ikd_vec3 *p,
     ikd_emit_end(e);
 }
 
+/* Animation a's channels and its frames at the sampling rate (its first
+ * key's time in *t0); a count over o->max_frames is an error naming it. */
+static int anim_frames(ikd_gltf *g, const ikd_gltf_opts *o, size_t a, gchan **c, size_t *nc, double *t0, size_t *frames,
+                       ikd_error *err)
+{
+    double fps = o->fps > 0 ? o->fps : 30;
+    *c = NULL, *nc = 0, *frames = 0;
+    int rc = load_channels(g, o, a, c, nc, err);
+    double t1 = -INFINITY;
+    *t0 = INFINITY;
+    for (size_t i = 0; rc == IKD_E_OK && i < *nc; i++)
+        *t0 = fmin(*t0, (*c)[i].times[0]), t1 = fmax(t1, (*c)[i].times[(*c)[i].keys - 1]);
+    if (!*nc || rc != IKD_E_OK) *t0 = t1 = 0;
+    double span = (t1 - *t0) * fps;
+    if (rc == IKD_E_OK && span + 1 > (double)o->max_frames) {
+        g->too_large = 1;
+        char f[48];
+        snprintf(f, sizeof f, "animations[%zu]", a);
+        rc = ikd__gltf_fail(err, IKD_E_INVALID, f, "sampled at the fps asked for, the animation has more frames than --max-frames");
+    }
+    if (rc == IKD_E_OK) *frames = (size_t)floor(span + 1e-9) + 1;
+    return rc;
+}
+
+/* Every node's world matrix into w at `time` of the animation whose
+ * channels are c[0..nc) (t, r, s: scratch per node). */
+static void world_at(gltf_model *m, const gchan *c, size_t nc, double time, ikd_vec3 *t, ikd_quat *r, ikd_vec3 *s, double *w)
+{
+    for (size_t i = 0; i < m->nnodes; i++) t[i] = m->nodes[i].t, r[i] = m->nodes[i].r, s[i] = m->nodes[i].s;
+    for (size_t i = 0; i < nc; i++) {
+        double v[4];
+        sample(&c[i], time, v);
+        if (c[i].path == 0) t[c[i].node] = ikd_vec3_make(v[0], v[1], v[2]);
+        else if (c[i].path == 1) r[c[i].node] = ikd_quat_norm(ikd_quat_make(v[0], v[1], v[2], v[3]));
+        else s[c[i].node] = ikd_vec3_make(v[0], v[1], v[2]);
+    }
+    ikd__gltf_world_all(m, t, r, s, w);
+}
+
 int ikd_gltf_emit_clips(ikd_gltf *g, const ikd_gltf_opts *o, ikd_emitter *e, ikd_error *err)
 {
     gltf_model *m = g->m;
@@ -188,20 +240,10 @@ int ikd_gltf_emit_clips(ikd_gltf *g, const ikd_gltf_opts *o, ikd_emitter *e, ikd
     if (!t || !s || !p || !tr || !r || !wr || !w || !moved) rc = ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
     for (size_t a = 0; rc == IKD_E_OK && a < g->animations; a++) {
         gchan *c = NULL;
-        size_t nc = 0;
-        rc = load_channels(g, o, a, &c, &nc, err);
-        double t0 = INFINITY, t1 = -INFINITY;
-        for (size_t i = 0; rc == IKD_E_OK && i < nc; i++) t0 = fmin(t0, c[i].times[0]), t1 = fmax(t1, c[i].times[c[i].keys - 1]);
-        if (!nc || rc != IKD_E_OK) t0 = t1 = 0;
-        double span = (t1 - t0) * fps;
-        if (rc == IKD_E_OK && span + 1 > (double)o->max_frames) {
-            g->too_large = 1;
-            char f[48];
-            snprintf(f, sizeof f, "animations[%zu]", a);
-            rc = ikd__gltf_fail(err, IKD_E_INVALID, f, "sampled at the fps asked for, the animation has more frames than --max-frames");
-        }
+        size_t nc = 0, frames = 0;
+        double t0 = 0;
+        rc = anim_frames(g, o, a, &c, &nc, &t0, &frames, err);
         if (rc == IKD_E_OK) {
-            size_t frames = (size_t)floor(span + 1e-9) + 1;
             const char *name = json_string_value(json_object_get(json_array_get(json_object_get(m->root, "animations"), a), "name"));
             char fallback[32];
             snprintf(fallback, sizeof fallback, "animation%zu", a);
@@ -215,16 +257,7 @@ int ikd_gltf_emit_clips(ikd_gltf *g, const ikd_gltf_opts *o, ikd_emitter *e, ikd
             IKD_EMIT_KEY(e, "poses");
             ikd_emit_array(e, frames);
             for (size_t k = 0; k < frames; k++) {
-                double time = t0 + (double)k / fps;
-                for (size_t i = 0; i < nn; i++) t[i] = m->nodes[i].t, r[i] = m->nodes[i].r, s[i] = m->nodes[i].s;
-                for (size_t i = 0; i < nc; i++) {
-                    double v[4];
-                    sample(&c[i], time, v);
-                    if (c[i].path == 0) t[c[i].node] = ikd_vec3_make(v[0], v[1], v[2]);
-                    else if (c[i].path == 1) r[c[i].node] = ikd_quat_norm(ikd_quat_make(v[0], v[1], v[2], v[3]));
-                    else s[c[i].node] = ikd_vec3_make(v[0], v[1], v[2]);
-                }
-                ikd__gltf_world_all(m, t, r, s, w);
+                world_at(m, c, nc, t0 + (double)k / fps, t, r, s, w);
                 emit_pose(g, w, e, p, wr, tr, moved);
             }
             ikd_emit_end(e);
@@ -233,5 +266,36 @@ int ikd_gltf_emit_clips(ikd_gltf *g, const ikd_gltf_opts *o, ikd_emitter *e, ikd
         free_channels(c, nc);
     }
     free(t), free(s), free(p), free(tr), free(r), free(wr), free(w), free(moved);
+    return rc;
+}
+
+int ikd_gltf_sample_rotations(ikd_gltf *g, const ikd_gltf_opts *o, ikd_quat **out, size_t *frames, ikd_error *err)
+{
+    gltf_model *m = g->m;
+    double fps = o->fps > 0 ? o->fps : 30;
+    size_t nn = m->nnodes, n = g->count, total = 0;
+    ikd_vec3 *t = malloc(nn * sizeof *t), *s = malloc(nn * sizeof *s), *p = malloc(n * sizeof *p);
+    ikd_quat *r = malloc(nn * sizeof *r), *wr = malloc(n * sizeof *wr), *all = NULL;
+    double *w = malloc(nn * 16 * sizeof *w);
+    int rc = IKD_E_OK;
+    if (!t || !s || !p || !r || !wr || !w) rc = ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
+    for (size_t a = 0; rc == IKD_E_OK && a < g->animations; a++) {
+        gchan *c = NULL;
+        size_t nc = 0, fr = 0;
+        double t0 = 0;
+        rc = anim_frames(g, o, a, &c, &nc, &t0, &fr, err);
+        ikd_quat *grown = rc == IKD_E_OK && fr ? realloc(all, (total + fr) * n * sizeof *all) : all;
+        if (rc == IKD_E_OK && fr && !grown) rc = ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
+        else all = grown;
+        for (size_t k = 0; rc == IKD_E_OK && k < fr; k++, total++) {
+            world_at(m, c, nc, t0 + (double)k / fps, t, r, s, w);
+            joints_at(g, w, p, wr);
+            for (size_t j = 0; j < n; j++) all[total * n + j] = local_of(g, wr, j);
+        }
+        free_channels(c, nc);
+    }
+    free(t), free(s), free(p), free(r), free(wr), free(w);
+    if (rc != IKD_E_OK) free(all), all = NULL, total = 0;
+    *out = all, *frames = total;
     return rc;
 }

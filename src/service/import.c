@@ -433,6 +433,7 @@ static int import_gltf(const ikd_api_limits *lim, const ikd_import_opts *o, ikd_
     ikd_skeleton_joint *js = NULL;
     char **names = NULL;
     const char **vrm = NULL; /* the joints' VRM bone names */
+    int recording = 0;       /* limits=recording: the limits every frame of every animation keeps */
     if (rc == IKD_E_OK) {
         js = calloc(g.count, sizeof *js);
         names = calloc(g.count, sizeof *names);
@@ -447,13 +448,22 @@ static int import_gltf(const ikd_api_limits *lim, const ikd_import_opts *o, ikd_
             ikd_limit_init(&js[j].limit, IKD_LIMIT_NONE);
             names[j] = g.joints[j].name;
         }
+        if (!strcmp(o->limits, "recording")) {
+            ikd_quat *rot = NULL;
+            size_t frames = 0;
+            rc = ikd_gltf_sample_rotations(&g, &go, &rot, &frames, &err);
+            if (rc == IKD_E_OK) recording = ikd_reclimits_poses(rot, frames, js, g.count) > 0;
+            free(rot);
+        }
+    }
+    if (rc == IKD_E_OK) {
         ikd_emitter e;
         ikd_emit_reply(&e, out_enc, out);
         ikd_emit_map(&e, 7);
         IKD_EMIT_KEY(&e, "format");
         ikd_emit_str(&e, g.binary ? "glb" : "gltf");
-        ikd_import_skeleton(&e, lim, js, names, g.count, 0, ikd_import_humanoid_flags(o), ikd_gltf_vrm_bones(&g, vrm) ? vrm : NULL,
-                            &g.warnings);
+        ikd_import_skeleton(&e, lim, js, names, g.count, recording, ikd_import_humanoid_flags(o),
+                            ikd_gltf_vrm_bones(&g, vrm) ? vrm : NULL, &g.warnings);
         IKD_EMIT_KEY(&e, "clips");
         ikd_emit_array(&e, g.animations);
         rc = ikd_gltf_emit_clips(&g, &go, &e, &err);
@@ -500,10 +510,10 @@ int ikd_api_import(const ikd_api_limits *lim, const ikd_import_opts *o, const ch
                                 "(application/x-bvh, model/gltf-binary, model/gltf+json, application/xml), or a "
                                 "BVH, glTF or URDF file");
     }
-    if (!strcmp(o->limits, "recording") && strcmp(format, "bvh") != 0) {
+    if (!strcmp(o->limits, "recording") && !strcmp(format, "urdf")) {
         *error = IKD_E_INVALID;
         return ikd_reply_errorf(out, out_enc, IKD_E_INVALID, "query.limits",
-                                "limits=recording reads a BVH take's channels: this file is %s", format);
+                                "limits=recording reads a take's motion (BVH, glTF animations): a URDF has none");
     }
     if (strcmp(format, "urdf") == 0) return import_urdf(lim, o, out_enc, body, len, out, error);
     if (strcmp(format, "glb") == 0 || strcmp(format, "gltf") == 0) return import_gltf(lim, o, out_enc, body, len, out, error);

@@ -1,4 +1,4 @@
-/* reclimits.c - limits=recording: the euler limits every frame of a BVH take keeps, in the order that fits each joint tightest. */
+/* reclimits.c - limits=recording: the euler limits every frame of a take keeps (BVH, glTF), in the order that fits each joint tightest. */
 #include "reclimits.h"
 
 #include <math.h>
@@ -22,17 +22,38 @@ static int channel_order(const ikd_bvh_joint *bj, ikd_euler_order *order)
     return ikd_limit_order_from_name(name, order) == 0 ? rotations : -1;
 }
 
+/* Where a take's frames come from: joint j's rotation at frame k relative
+ * to its rest (what its limit measures), from a BVH's channels or from
+ * sampled local rotations. */
+typedef struct take {
+    const ikd_bvh *bvh;           /* a BVH take, or NULL: */
+    const ikd_quat *rot;          /* [frames x n] local rotations, frame k's joint j at k * n + j */
+    const ikd_skeleton_joint *js; /* their skeleton (world rest rotations) */
+    size_t n, frames;
+} take;
+
+static ikd_quat take_at(const take *t, size_t j, size_t k)
+{
+    if (t->bvh) {
+        ikd_quat q;
+        ikd_vec3 v;
+        int moved;
+        ikd_bvh_joint_at(t->bvh, j, k, &q, &v, &moved);
+        return q; /* a BVH joint's rest is the identity */
+    }
+    const ikd_skeleton_joint *jt = &t->js[j];
+    ikd_quat rest = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(t->js[jt->parent].rotation), jt->rotation));
+    return ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(rest), t->rot[k * t->n + j]));
+}
+
 /* What the take's frames do with joint j in each of the six euler orders:
  * lo[o][x], hi[o][x], each angle's least and greatest (degrees). */
-static void take_ranges(const ikd_bvh *b, size_t j, double lo[6][3], double hi[6][3])
+static void take_ranges(const take *t, size_t j, double lo[6][3], double hi[6][3])
 {
     for (int o = 0; o < 6; o++)
         for (int x = 0; x < 3; x++) lo[o][x] = INFINITY, hi[o][x] = -INFINITY;
-    for (size_t k = 0; k < b->frames; k++) {
-        ikd_quat q;
-        ikd_vec3 t;
-        int moved;
-        ikd_bvh_joint_at(b, j, k, &q, &t, &moved);
+    for (size_t k = 0; k < t->frames; k++) {
+        ikd_quat q = take_at(t, j, k);
         for (int o = 0; o < 6; o++) {
             double a[3];
             ikd_limit_euler_angles((ikd_euler_order)o, q, a);
@@ -67,19 +88,17 @@ static double take_box(double lo[3], double hi[3])
 /* neutral_deg of joint j's box: the take's frame nearest its mean rotation
  * (the chordal mean: the frames' quaternions summed on one hemisphere), a
  * pose the performer held and so inside the box, in the box's angles. */
-static void take_neutral(const ikd_bvh *b, size_t j, const ikd_limit *l, double mid[3])
+static void take_neutral(const take *t, size_t j, const ikd_limit *l, double mid[3])
 {
-    ikd_quat sum = {0, 0, 0, 0}, q, near = ikd_quat_identity();
-    ikd_vec3 t;
-    int moved;
-    for (size_t k = 0; k < b->frames; k++) {
-        ikd_bvh_joint_at(b, j, k, &q, &t, &moved);
+    ikd_quat sum = {0, 0, 0, 0}, near = ikd_quat_identity();
+    for (size_t k = 0; k < t->frames; k++) {
+        ikd_quat q = take_at(t, j, k);
         double c = q.x * sum.x + q.y * sum.y + q.z * sum.z + q.w * sum.w, s = c < 0 ? -1 : 1;
         sum = ikd_quat_make(sum.x + s * q.x, sum.y + s * q.y, sum.z + s * q.z, sum.w + s * q.w);
     }
     double best = -1;
-    for (size_t k = 0; k < b->frames; k++) {
-        ikd_bvh_joint_at(b, j, k, &q, &t, &moved);
+    for (size_t k = 0; k < t->frames; k++) {
+        ikd_quat q = take_at(t, j, k);
         double c = fabs(q.x * sum.x + q.y * sum.y + q.z * sum.z + q.w * sum.w);
         if (c > best) best = c, near = q;
     }
@@ -88,40 +107,57 @@ static void take_neutral(const ikd_bvh *b, size_t j, const ikd_limit *l, double 
     for (int x = 0; x < 3; x++) mid[x] = fmin(fmax(a[x] * IKD_RAD2DEG, l->euler_min_deg[x]), l->euler_max_deg[x]);
 }
 
+/* Joint j's limit from the take: the box in `own` order, or in another
+ * that covers less (take_box), and its neutral. */
+static void take_limit(const take *t, size_t j, ikd_euler_order own, ikd_limit *l)
+{
+    double lo[6][3], hi[6][3];
+    take_ranges(t, j, lo, hi);
+    int order = own;
+    double least = take_box(lo[own], hi[own]);
+    for (int o = 0; o < 6; o++) {
+        double m = o == (int)own ? INFINITY : take_box(lo[o], hi[o]);
+        if (m < least) least = m, order = o;
+    }
+    ikd_limit_init(l, IKD_LIMIT_EULER);
+    l->order = (ikd_euler_order)order;
+    memcpy(l->euler_min_deg, lo[order], sizeof l->euler_min_deg);
+    memcpy(l->euler_max_deg, hi[order], sizeof l->euler_max_deg);
+    take_neutral(t, j, l, l->euler_neutral_deg);
+    l->has_neutral = 1;
+}
+
 size_t ikd_reclimits_bvh(const ikd_bvh *b, ikd_skeleton_joint *js)
 {
     size_t limited = 0;
+    take t = {b, NULL, NULL, b->count, b->frames};
     if (!b->frames) return 0;
     for (size_t j = 1; j < b->count; j++) {
         const ikd_bvh_joint *bj = &b->joints[j];
         if (bj->end_site) continue;
-        ikd_limit *l = &js[j].limit;
         ikd_euler_order own;
         int rotations = channel_order(bj, &own);
         if (rotations < 0) continue;
-        if (rotations == 0) { /* the take never turns it */
-            ikd_limit_init(l, IKD_LIMIT_FIXED);
-            limited++;
-            continue;
+        if (rotations == 0) ikd_limit_init(&js[j].limit, IKD_LIMIT_FIXED); /* the take never turns it */
+        else take_limit(&t, j, own, &js[j].limit);
+        limited++;
+    }
+    return limited;
+}
+
+size_t ikd_reclimits_poses(const ikd_quat *rot, size_t frames, ikd_skeleton_joint *js, size_t n)
+{
+    size_t limited = 0;
+    take t = {NULL, rot, js, n, frames};
+    if (!frames) return 0;
+    for (size_t j = 1; j < n; j++) {
+        int turns = 0;
+        for (size_t k = 0; k < frames && !turns; k++) {
+            ikd_quat d = take_at(&t, j, k);
+            turns = 1 - fabs(d.w) > 1e-12;
         }
-        /* the channel order's box, or another order's that covers less */
-        double lo[6][3], hi[6][3], mid[3], least = INFINITY;
-        take_ranges(b, j, lo, hi);
-        int order = own;
-        for (int x = 0; x < 3; x++) mid[x] = 0.5 * (lo[own][x] + hi[own][x]);
-        least = take_box(lo[own], hi[own]);
-        for (int o = 0; o < 6; o++) {
-            double range_mid[3];
-            for (int x = 0; x < 3; x++) range_mid[x] = 0.5 * (lo[o][x] + hi[o][x]);
-            double m = o == (int)own ? INFINITY : take_box(lo[o], hi[o]);
-            if (m < least) least = m, order = o, memcpy(mid, range_mid, sizeof mid);
-        }
-        ikd_limit_init(l, IKD_LIMIT_EULER);
-        l->order = (ikd_euler_order)order;
-        memcpy(l->euler_min_deg, lo[order], sizeof l->euler_min_deg);
-        memcpy(l->euler_max_deg, hi[order], sizeof l->euler_max_deg);
-        take_neutral(b, j, l, l->euler_neutral_deg);
-        l->has_neutral = 1;
+        if (!turns) ikd_limit_init(&js[j].limit, IKD_LIMIT_FIXED); /* no frame turns it from its rest */
+        else take_limit(&t, j, IKD_EULER_XYZ, &js[j].limit);
         limited++;
     }
     return limited;

@@ -1,4 +1,4 @@
-/* reclimits.h - limits=recording: the euler limits every frame of a BVH take keeps, in the order that fits each joint tightest. */
+/* reclimits.h - limits=recording: the euler limits every frame of a take keeps (BVH, glTF), in the order that fits each joint tightest. */
 #ifndef IKD_RECLIMITS_H
 #define IKD_RECLIMITS_H
 
@@ -25,5 +25,13 @@
  * channels is fixed. A take without frames changes nothing; returns the
  * joints limited. */
 size_t ikd_reclimits_bvh(const ikd_bvh *b, ikd_skeleton_joint *js);
+
+/* The same for sampled poses (a glTF file's animations): rot holds frame
+ * k's local rotation of joint j at [k * n + j], js[0..n) the skeleton
+ * (parents, world rest rotations); each joint but the root gets the box
+ * of its rotations relative to its rest (rest_local^-1 local), its "own"
+ * order xyz, and a joint no frame turns from its rest is fixed. Returns
+ * the joints limited (0 without frames). */
+size_t ikd_reclimits_poses(const ikd_quat *rot, size_t frames, ikd_skeleton_joint *js, size_t n);
 
 #endif

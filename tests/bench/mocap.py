@@ -6,7 +6,7 @@ Each humanoid file is imported at 30 fps (POST /v1/import?fps=30, limits as give
 `humanoid`, the default preset; `none`; `recording`: euler limits that every frame of the file
 keeps, plus 10 degrees, in the order whose middle angle varies least; `recording-channels`: the
 same in each joint's own BVH channel order; `take`: the importer's own /v1/import?limits=recording,
-BVH files only, whose neutral_deg is the middle of the take), and each clip is solved through /v1/solve/clip by the
+boxes in the tightest order, neutral_deg the frame nearest the take's mean), and each clip is solved through /v1/solve/clip by the
 skeleton's id with the root free:
 - tracking: the hips, head, hands and feet given position and rotation from the recording's own
   forward kinematics, each frame from the last (ikd's clip rule);
@@ -131,8 +131,6 @@ def recording_limits(js, poses, orders=None):
 def measure(d, path, limits):
     with open(path, "rb") as f:
         query = "none" if limits.startswith("recording") else "recording" if limits == "take" else limits
-        if limits == "take" and not path.lower().endswith(".bvh"):
-            return None  # (the importer's limits=recording reads a BVH take's channels)
         s, imp = d.post("/v1/import?fps=30&limits=" + query, f.read())
     if s != 200 or not imp["humanoid"]:
         return None

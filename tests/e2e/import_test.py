@@ -1297,8 +1297,10 @@ def test_recording_limits():
     whose box by DESIGN.md's rule, computed here from the frames, covers the least of the rotation
     group (the joint's own channel order, axes without a channel after in x, y, z order, where no
     other covers less), and as neutral_deg the angles of the frame nearest the take's mean rotation;
-    a joint without rotation channels is fixed.
-    A glTF or a URDF with limits=recording: 400 on query.limits."""
+    a joint without rotation channels is fixed. Generated glTF files (LINEAR, STEP, CUBICSPLINE
+    rotations, at several fps): each joint's sampled rotations from its rest give the box the same
+    way, every sampled frame inside, a joint no frame turns fixed. A URDF with limits=recording:
+    400 on query.limits."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
     import rom
     d = Daemon()
@@ -1355,11 +1357,43 @@ def test_recording_limits():
                         assert rom.inside(c, p["rotations"][i], [0, 0, 0, 1], 1e-6), (case, j["name"], k, e, c)
                         checked += 1
         assert checked > 5000 and fixed > 0 and other > 10, (checked, fixed, other)
-        body, _, _ = make_gltf(rng, True, True)
+        # glTF: every frame of every animation (sampled at fps), each joint's rotation from its rest
+        gchecked = gfixed = 0
+        for case in range(12):
+            body, _, _ = make_gltf(rng, case % 2 == 0, True)
+            s, r = d.post("/v1/import?limits=recording&fps=%d" % (20 + 7 * case), body,
+                          "model/gltf-binary" if case % 2 == 0 else "model/gltf+json")
+            assert s == 200, (case, r)
+            js = r["skeleton"]["joints"]
+            index = {j["name"]: i for i, j in enumerate(js)}
+            world = [j.get("rotation", [0, 0, 0, 1]) for j in js]
+            poses = [p for c in r["clips"] for p in c["poses"]]
+            assert len(poses) > 10, len(poses)
+            for i, j in enumerate(js):
+                c = j.get("constraint", {"type": "none"})
+                if "parent" not in j:
+                    assert c["type"] == "none", (case, c)
+                    continue
+                rest = rom.qmul(rom.qconj(world[index[j["parent"]]]), world[i])
+                devs = [rom.qmul(rom.qconj(rest), p["rotations"][i]) for p in poses]
+                if all(abs(abs(q[3]) - 1) < 1e-12 for q in devs):  # no frame turns it
+                    assert c["type"] == "fixed", (case, j["name"], c)
+                    gfixed += 1
+                    continue
+                boxes = {o: _recording_box([rom.euler(q, o) for q in devs]) for o in
+                         ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx")}
+                least = min(b[2] for b in boxes.values())
+                assert c["type"] == "euler" and boxes[c["order"]][2] <= least * (1 + 1e-6), (case, j["name"], c, boxes)
+                lo, hi, _ = boxes[c["order"]]
+                assert all(abs(a - b) <= 1e-6 for a, b in zip(lo + hi, c["min_deg"] + c["max_deg"])), (c, lo, hi)
+                for q in devs:
+                    if abs(rom.euler(q, c["order"])[1]) <= 89.9:
+                        assert rom.inside(c, q, [0, 0, 0, 1], 1e-6), (case, j["name"], q, c)
+                        gchecked += 1
+        assert gchecked > 300 and gfixed > 0, (gchecked, gfixed)
         links, rjoints = random_robot(rng, arms=1)
-        for b, ct in ((body, "model/gltf-binary"), (write_urdf(links, rjoints), "application/xml")):
-            s, e = d.post("/v1/import?limits=recording", b, ct)
-            assert s == 400 and e["error"]["field"] == "query.limits", (s, e)
+        s, e = d.post("/v1/import?limits=recording", write_urdf(links, rjoints), "application/xml")
+        assert s == 400 and e["error"]["field"] == "query.limits", (s, e)
     finally:
         d.stop()
 

@@ -2,7 +2,7 @@
  *
  * The first byte picks the format option (none: detected from the bytes,
  * bvh, urdf, gltf), a scale, an fps and the limits (default, none, or
- * recording: the take's own, BVH only); the rest is the file. Every input must
+ * recording: the take's own); the rest is the file. Every input must
  * give 200 with a JSON reply whose skeleton, clips and warnings are there,
  * or a known error status with a JSON error body; never a crash, a leak or
  * a hang (the limits keep every input small: 64 joints, 64 frames). */
