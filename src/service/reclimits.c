@@ -24,11 +24,11 @@ static int channel_order(const ikd_bvh_joint *bj, ikd_euler_order *order)
 
 /* Where a take's frames come from: joint j's rotation at frame k relative
  * to its rest (what its limit measures), from a BVH's channels or from
- * sampled local rotations. */
+ * sampled local rotations (the joint being read's rest set in `rest`). */
 typedef struct take {
     const ikd_bvh *bvh;           /* a BVH take, or NULL: */
     const ikd_quat *rot;          /* [frames x n] local rotations, frame k's joint j at k * n + j */
-    const ikd_skeleton_joint *js; /* their skeleton (world rest rotations) */
+    ikd_quat rest;                /* with rot: the rest local rotation of the joint being read */
     size_t n, frames;
 } take;
 
@@ -41,9 +41,7 @@ static ikd_quat take_at(const take *t, size_t j, size_t k)
         ikd_bvh_joint_at(t->bvh, j, k, &q, &v, &moved);
         return q; /* a BVH joint's rest is the identity */
     }
-    const ikd_skeleton_joint *jt = &t->js[j];
-    ikd_quat rest = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(t->js[jt->parent].rotation), jt->rotation));
-    return ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(rest), t->rot[k * t->n + j]));
+    return ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(t->rest), t->rot[k * t->n + j]));
 }
 
 /* What the take's frames do with joint j in each of the six euler orders:
@@ -130,7 +128,7 @@ static void take_limit(const take *t, size_t j, ikd_euler_order own, ikd_limit *
 size_t ikd_reclimits_bvh(const ikd_bvh *b, ikd_skeleton_joint *js)
 {
     size_t limited = 0;
-    take t = {b, NULL, NULL, b->count, b->frames};
+    take t = {b, NULL, ikd_quat_identity(), b->count, b->frames};
     if (!b->frames) return 0;
     for (size_t j = 1; j < b->count; j++) {
         const ikd_bvh_joint *bj = &b->joints[j];
@@ -148,9 +146,10 @@ size_t ikd_reclimits_bvh(const ikd_bvh *b, ikd_skeleton_joint *js)
 size_t ikd_reclimits_poses(const ikd_quat *rot, size_t frames, ikd_skeleton_joint *js, size_t n)
 {
     size_t limited = 0;
-    take t = {NULL, rot, js, n, frames};
+    take t = {NULL, rot, ikd_quat_identity(), n, frames};
     if (!frames) return 0;
     for (size_t j = 1; j < n; j++) {
+        t.rest = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(js[js[j].parent].rotation), js[j].rotation));
         int turns = 0;
         for (size_t k = 0; k < frames && !turns; k++) {
             ikd_quat d = take_at(&t, j, k);
