@@ -1848,9 +1848,19 @@ def test_bad_gltf():
             (lambda x: x["skins"][0].update(joints=[1, 1]), "skins[0].joints[1]"),
         ]
         fallback = {"byteLength": 64, "extensions": {"EXT_meshopt_compression": {"fallback": True}}}
+        bad += [(lambda x: x["animations"][0]["channels"][0].update(sampler=99), "animations[0].channels[0]"),
+                (lambda x: x["animations"][0]["samplers"][0].update(interpolation="BOGUS"), "animations[0].channels[0]")]
         for change, field in bad:
-            s, r = d.post("/v1/import?format=gltf", variant(change))
-            assert s == 400 and r["error"]["field"] == field, (field, r)
+            for query in ("", "&limits=recording"):  # (limits=recording samples the animations before the reply)
+                s, r = d.post("/v1/import?format=gltf" + query, variant(change))
+                assert s == 400 and r["error"]["field"] == field, (field, query, r)
+        short = Daemon("--max-frames", "20")  # the animation's 1.3 s at 30 fps: 40 frames
+        try:
+            for query in ("", "?limits=recording"):
+                s, r = short.post("/v1/import" + query, body)
+                assert s == 413 and r["error"]["field"] == "animations[0]", (query, r)
+        finally:
+            short.stop()
         # a fallback buffer that no read view uses (meshes compressed, the animation plain) is no obstacle
         s, r = d.post("/v1/import?format=gltf", variant(lambda x: x["buffers"].append(fallback)))
         assert s == 200 and r["clips"], r
