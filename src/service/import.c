@@ -309,6 +309,14 @@ static void emit_roles(ikd_emitter *e, const ikd_skeleton_joint *js, char **name
     ikd_emit_end(e);
 }
 
+/* limits=recording that found nothing to read (no frames, or no joint
+ * below the root): said in a warning; returns 0 (no limits set). */
+static int recording_none(ikd_file_warnings *ws)
+{
+    ikd_file_warn(ws, "limits_none", "query.limits", "limits=recording: no frame or no joint below the root to read, no limits set");
+    return 0;
+}
+
 int ikd_import_humanoid_flags(const ikd_import_opts *o)
 {
     int flags = strcmp(o->humanoid, "off") != 0 ? IKD_IMPORT_ROLES : 0;
@@ -398,7 +406,8 @@ static int bvh_reply(const ikd_api_limits *lim, ikd_bvh *b, const ikd_import_opt
     ikd_emit_map(&e, 7);
     IKD_EMIT_KEY(&e, "format");
     ikd_emit_str(&e, "bvh");
-    int recording = !strcmp(o->limits, "recording") && ikd_reclimits_bvh(b, js) > 0; /* the take's own limits */
+    int recording = !strcmp(o->limits, "recording"); /* the take's own limits */
+    if (recording && ikd_reclimits_bvh(b, js) == 0) recording = recording_none(&b->warnings);
     ikd_import_skeleton(&e, lim, js, names, b->count, recording, ikd_import_humanoid_flags(o), NULL, &b->warnings);
     IKD_EMIT_KEY(&e, "clips");
     ikd_emit_array(&e, b->frames ? 1 : 0);
@@ -452,7 +461,7 @@ static int import_gltf(const ikd_api_limits *lim, const ikd_import_opts *o, ikd_
             ikd_quat *rot = NULL;
             size_t frames = 0;
             rc = ikd_gltf_sample_rotations(&g, &go, &rot, &frames, &err);
-            if (rc == IKD_E_OK) recording = ikd_reclimits_poses(rot, frames, js, g.count) > 0;
+            if (rc == IKD_E_OK && !(recording = ikd_reclimits_poses(rot, frames, js, g.count) > 0)) recording_none(&g.warnings);
             free(rot);
         }
     }

@@ -1391,6 +1391,14 @@ def test_recording_limits():
                         assert rom.inside(c, q, [0, 0, 0, 1], 1e-6), (case, j["name"], q, c)
                         gchecked += 1
         assert gchecked > 300 and gfixed > 0, (gchecked, gfixed)
+        # nothing to read: a take without frames, a glTF without animations: free joints, said
+        still = write_bvh(rng, joints, [], 1 / 30, False, False)
+        nodoc = json.loads(make_gltf(rng, False, True)[0])
+        del nodoc["animations"]
+        for b, ct in ((still, "application/x-bvh"), (json.dumps(nodoc).encode(), "model/gltf+json")):
+            s, r = d.post("/v1/import?limits=recording", b, ct)
+            assert s == 200 and all(j.get("constraint", {"type": "none"})["type"] == "none" for j in r["skeleton"]["joints"]), r
+            assert [w["field"] for w in r["warnings"] if w["code"] == "limits_none"] == ["query.limits"], r["warnings"]
         links, rjoints = random_robot(rng, arms=1)
         s, e = d.post("/v1/import?limits=recording", write_urdf(links, rjoints), "application/xml")
         assert s == 400 and e["error"]["field"] == "query.limits", (s, e)
