@@ -45,13 +45,18 @@ static ikd_quat take_at(const take *t, size_t j, size_t k)
 }
 
 /* What the take's frames do with joint j in each of the six euler orders:
- * lo[o][x], hi[o][x], each angle's least and greatest (degrees). */
-static void take_ranges(const take *t, size_t j, double lo[6][3], double hi[6][3])
+ * lo[o][x], hi[o][x], each angle's least and greatest (degrees); *sum, the
+ * frames' quaternions summed on one hemisphere (the chordal mean's
+ * direction, for take_neutral). */
+static void take_ranges(const take *t, size_t j, double lo[6][3], double hi[6][3], ikd_quat *sum)
 {
+    *sum = ikd_quat_make(0, 0, 0, 0);
     for (int o = 0; o < 6; o++)
         for (int x = 0; x < 3; x++) lo[o][x] = INFINITY, hi[o][x] = -INFINITY;
     for (size_t k = 0; k < t->frames; k++) {
         ikd_quat q = take_at(t, j, k);
+        double c = q.x * sum->x + q.y * sum->y + q.z * sum->z + q.w * sum->w, sg = c < 0 ? -1 : 1;
+        *sum = ikd_quat_make(sum->x + sg * q.x, sum->y + sg * q.y, sum->z + sg * q.z, sum->w + sg * q.w);
         for (int o = 0; o < 6; o++) {
             double a[3];
             ikd_limit_euler_angles((ikd_euler_order)o, q, a);
@@ -84,16 +89,11 @@ static double take_box(double lo[3], double hi[3])
 }
 
 /* neutral_deg of joint j's box: the take's frame nearest its mean rotation
- * (the chordal mean: the frames' quaternions summed on one hemisphere), a
- * pose the performer held and so inside the box, in the box's angles. */
-static void take_neutral(const take *t, size_t j, const ikd_limit *l, double mid[3])
+ * (the chordal mean, along `sum`: take_ranges), a pose the performer held
+ * and so inside the box, in the box's angles. */
+static void take_neutral(const take *t, size_t j, const ikd_limit *l, ikd_quat sum, double mid[3])
 {
-    ikd_quat sum = {0, 0, 0, 0}, near = ikd_quat_identity();
-    for (size_t k = 0; k < t->frames; k++) {
-        ikd_quat q = take_at(t, j, k);
-        double c = q.x * sum.x + q.y * sum.y + q.z * sum.z + q.w * sum.w, s = c < 0 ? -1 : 1;
-        sum = ikd_quat_make(sum.x + s * q.x, sum.y + s * q.y, sum.z + s * q.z, sum.w + s * q.w);
-    }
+    ikd_quat near = ikd_quat_identity();
     double best = -1;
     for (size_t k = 0; k < t->frames; k++) {
         ikd_quat q = take_at(t, j, k);
@@ -110,7 +110,8 @@ static void take_neutral(const take *t, size_t j, const ikd_limit *l, double mid
 static void take_limit(const take *t, size_t j, ikd_euler_order own, ikd_limit *l)
 {
     double lo[6][3], hi[6][3];
-    take_ranges(t, j, lo, hi);
+    ikd_quat sum;
+    take_ranges(t, j, lo, hi, &sum);
     int order = own;
     double least = take_box(lo[own], hi[own]);
     for (int o = 0; o < 6; o++) {
@@ -121,7 +122,7 @@ static void take_limit(const take *t, size_t j, ikd_euler_order own, ikd_limit *
     l->order = (ikd_euler_order)order;
     memcpy(l->euler_min_deg, lo[order], sizeof l->euler_min_deg);
     memcpy(l->euler_max_deg, hi[order], sizeof l->euler_max_deg);
-    take_neutral(t, j, l, l->euler_neutral_deg);
+    take_neutral(t, j, l, sum, l->euler_neutral_deg);
     l->has_neutral = 1;
 }
 
