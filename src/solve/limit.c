@@ -50,6 +50,12 @@ static void quat_matrix(ikd_quat q, double m[3][3])
     m[2][0] = 2 * (x * z - y * w), m[2][1] = 2 * (y * z + x * w), m[2][2] = 1 - 2 * (x * x + y * y);
 }
 
+int ikd__euler_banded(const ikd_limit *l)
+{
+    return l->type == IKD_LIMIT_EULER && l->euler_max_deg[0] - l->euler_min_deg[0] >= 360 - 1e-9 &&
+           l->euler_max_deg[2] - l->euler_min_deg[2] >= 360 - 1e-9;
+}
+
 static ikd_vec3 unit_axis(int i) { return ikd_vec3_make(i == 0, i == 1, i == 2); }
 
 int ikd__euler_even(ikd_euler_order order)

@@ -40,6 +40,13 @@ void ikd__limit_euler_neutral(const ikd_limit *l, double a[3]);
  * sign of its angles' matrix entries and of its middle gimbal axis). */
 int ikd__euler_even(ikd_euler_order order);
 
+/* 1 when euler limit l bounds its middle angle alone: its first and third
+ * ranges are whole turns (a box that a recording's motion near gimbal
+ * lock leaves open that way). Such a box is a band about the middle
+ * axis, and the multi-goal solver steps the joint about orthonormal axes
+ * rather than by its angles, whose rates blow up near the poles. */
+int ikd__euler_banded(const ikd_limit *l);
+
 /* 1 when deviation d keeps ball or euler limit l (by the rules of
  * ikd_limit_project, without building the projection); 0 otherwise and
  * for other types. */

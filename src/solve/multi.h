@@ -36,6 +36,8 @@
 #define MULTI_MIX_BELOW 0.9   /* ... and the rate the plain steps must shrink at (crawls: extrapolate) */
 #define MULTI_RANGE_FLOOR 0.05 /* the range metric's smallest column scale (a 9-degree range; a fixed
                                    axis would otherwise make its column's square 0 and the factor singular) */
+#define MULTI_GIMBAL_CAP 1.0 /* degrees: a banded euler box's middle bound this near a pole is the projection's alone
+                                 (multi_rows.c banded_frame) */
 #define MULTI_POLE_BEND 0.05  /* a pole's pull is whole from this bend on (secondary) */
 #define MULTI_FLIP_BEND 0.15  /* a knee under a natural swivel bent less than this (its distance from the
                                  hip-foot line over the thigh) to the other side is straightened and bent

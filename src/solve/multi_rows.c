@@ -24,6 +24,32 @@ static int angles_kept(const multi_ws *w, const ikd_quat *local, size_t k)
     return !memcmp(&w->eq[k], &local[k], sizeof local[k]);
 }
 
+/* An euler joint whose box bounds its middle angle alone
+ * (ikd__euler_banded), given its gimbal axes ax: columns about ax[0], the
+ * middle axis ax[1] and their cross product, orthonormal, so a step's
+ * metric is the turn itself. Its angles' rates would be that too far from
+ * gimbal lock, but near it the first and third axes are nearly parallel
+ * and a turn normal to both costs rates of 1 / cos(middle): at a middle
+ * bound of 89.9 degrees, steps of 0.5 rad in the angles turned the joint
+ * a few thousandths, and a tracked hip there crawled, stalled and left
+ * its branch (Boxing_Toes, limits the recording keeps in channel order).
+ * The middle column's rate is the middle angle's (ax[1] is normal to the
+ * other two gimbal axes), so its bounds stay column bounds; one within
+ * MULTI_GIMBAL_CAP of a pole is left to the projection: it cuts off a cap
+ * that small about a pole the band holds all around, and as a column
+ * bound its axis turns with the first angle, which the pole leaves
+ * undefined. */
+static void banded_frame(multi_ws *w, ikd_vec3 *ax, int c, size_t k)
+{
+    ax[2] = ikd_vec3_cross(ax[0], ax[1]);
+    w->clo[c] = w->clo[c + 2] = -INFINITY, w->chi[c] = w->chi[c + 2] = INFINITY;
+    double cap = (90 - MULTI_GIMBAL_CAP) * IKD_DEG2RAD;
+    if (w->clo[c + 1] <= -cap) w->clo[c + 1] = -INFINITY;
+    if (w->chi[c + 1] >= cap) w->chi[c + 1] = INFINITY;
+    double *zi = &w->zinv[9 * k];
+    for (int a = 0; a < 3; a++) zi[3 * a] = ax[a].x, zi[3 * a + 1] = ax[a].y, zi[3 * a + 2] = ax[a].z;
+}
+
 /* Joint k's columns at the current pose, in its constraint's own terms so
  * that each bound is on one column: a hinge turns about its axis; a ball
  * joint's columns are its twist (about the bone), its swing's radial
@@ -107,6 +133,10 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
         for (int a = 0; a < 3; a++) {
             w->cval[c + a] = ang[a], w->clo[c + a] = l->euler_min_deg[a] * IKD_DEG2RAD;
             w->chi[c + a] = l->euler_max_deg[a] * IKD_DEG2RAD;
+        }
+        if (ikd__euler_banded(l)) { /* its middle angle's axis and two normal to it (see banded_frame) */
+            banded_frame(w, ax, c, k);
+            break;
         }
         ikd_vec3 r0 = ikd_vec3_cross(ax[1], ax[2]), r1 = ikd_vec3_scale(n, -1), r2 = ikd_vec3_cross(ax[0], ax[1]);
         double *zi = &w->zinv[9 * k];

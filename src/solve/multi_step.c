@@ -89,7 +89,9 @@ static void limb_turn(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_jo
  * rest (Debian's Boxing_Toes on a rig whose joint frames are turned up to
  * 90 degrees, limits the recording keeps in channel order: frame 0 turned
  * a shoulder 126 degrees off the recording that already met every goal;
- * docs/solvers.md, "The pull of an euler box"). */
+ * docs/solvers.md, "The pull of an euler box"). A banded box (whole
+ * turns but the middle angle: ikd__euler_banded) is pulled along the
+ * shortest arc as a ball is: its outer angles say nothing near a pole. */
 static ikd_vec3 euler_pull(const multi_ws *w, const ikd_skeleton *s, size_t k)
 {
     double to[3];
@@ -117,7 +119,7 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
     for (size_t k = 0; k < s->count; k++) {
         w->zw[k] = ikd_vec3_make(0, 0, 0), hs[k] = -1;
         if (!w->dof[k] || w->idle[k] || p->rest_pull <= 0 || w->dof[k] == 1) continue; /* hinges: below */
-        if (!p->preferred && s->joints[k].limit.type == IKD_LIMIT_EULER) {
+        if (!p->preferred && s->joints[k].limit.type == IKD_LIMIT_EULER && !ikd__euler_banded(&s->joints[k].limit)) {
             hs[k] = -2;
             continue;
         }
@@ -187,7 +189,7 @@ double ikd__multi_apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat 
         const ikd_skeleton_joint *j = &s->joints[k];
         double ang;
         if (!w->dof[k] || w->idle[k]) continue; /* fixed: at rest since the start; idle: see snap_idle */
-        if (j->limit.type == IKD_LIMIT_EULER) { /* its columns are its angles' rates: the angles move by the step */
+        if (j->limit.type == IKD_LIMIT_EULER && !ikd__euler_banded(&j->limit)) { /* its columns are its angles' rates: the angles move by the step */
             size_t c = (size_t)w->col[k];
             double *a = &w->ea[3 * k];
             for (int t = 0; t < 3; t++) a[t] = stepped(w, c + (size_t)t, scale);
