@@ -341,7 +341,8 @@ soak:
 
 # REAL_FILES: real humanoid files for the limits preset's table (Debian's assimp-testmodels BVH
 # clips and ../shared/samples' GLBs where present; skipped with a notice where none are);
-# REAL_ARMS: URDF arms for the robot-arm table (../shared/samples' URDFs where present).
+# REAL_ARMS: URDF arms for the robot-arm table (../shared/samples' URDFs where present); then six
+# other arms written from their published kinematics (tests/bench/robots.py).
 REAL_FILES ?= $(wildcard /usr/share/assimp/models/BVH/*.bvh ../shared/samples/*.glb)
 REAL_ARMS ?= $(wildcard ../shared/samples/*.urdf)
 
@@ -358,6 +359,9 @@ bench: deps
 	@if [ -n "$(REAL_ARMS)" ]; then echo "== real arms: 6-DoF flange goals (tests/bench/arms.py)"; \
 	  python3 tests/bench/arms.py --bench $(BUILD)/bench $(BUILD)/ikd $(REAL_ARMS); \
 	else echo "== no URDF arms (REAL_ARMS): skipped"; fi
+	@echo "== six other arms from their published kinematics (tests/bench/robots.py, arms.py)"
+	@python3 tests/bench/robots.py $(BUILD)/robots >/dev/null && \
+	  python3 tests/bench/arms.py --bench $(BUILD)/bench $(BUILD)/ikd $(BUILD)/robots/*.urdf
 	@if command -v npm >/dev/null 2>&1 && command -v chromium >/dev/null 2>&1; then \
 	  echo "== the editor: a 121-joint character dragged by a hand (tests/browser/drag.mjs)"; \
 	  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error >/dev/null) && node tests/browser/drag.mjs $(BUILD)/ikd 3; \
