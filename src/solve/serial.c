@@ -23,7 +23,10 @@
  * most each), within half of max_iterations; a hinge whose start lies
  * outside its range starts at its middle (its nearest bound is where a
  * limb lies straight: the Panda's joint4, [-176, -4] degrees, rests at 0,
- * and from its bound 38% of first descents stalled, 11% from the middle).
+ * and from its bound 38% of first descents stalled, 11% from the middle),
+ * and so does one whose rest lies within SERIAL_NEAR_BOUND of a bound when
+ * no start pose is given (a given start is where the caller wants to stay
+ * near).
  * Once met, where hinges outnumber rows (a 7R arm under a 6-DoF goal, any
  * arm under a position goal) the settle moves the angles toward rest (a
  * hinge whose range excludes rest: toward its middle, m, as the general
@@ -48,6 +51,10 @@
                          general solver waits MULTI_STALL, 8): at 3, 8 and 6 iterations fewer on
                          average over the arm family's 6R and 7R sets (34.7 -> 27.9, 43.8 -> 36.2)
                          and 1.3 and 1.9 on the UR5 and Panda, goals met as often or more */
+#define SERIAL_NEAR_BOUND 0.1 /* radians: without a start pose, a hinge whose rest lies this near a bound starts
+                                 at its range's middle, as one outside its range does (Baxter's elbow e1 rests
+                                 0.05 rad from its bound, straight: 31.3 -> 21.3 iterations on average, the
+                                 Panda 24.7 -> 23.9; docs/solvers.md, "Robot arms") */
 #define SERIAL_BB_MAX 2 /* the settle's step at most this times the pull's: Barzilai-Borwein estimates
                           of 1.3-1.5 where the Panda's settle crept at 0.3 a step; uncapped, a
                           6R arm's settle under a position goal swung and ended 0.06 rad off */
@@ -466,8 +473,9 @@ int ikd__serial_solve(const ikd_multi_problem *p, ikd_quat *local, ikd_pose_join
         ikd_quat dev = ikd_quat_mul(ikd_quat_conj(j->rest_local), q), d = ikd_limit_project(&j->limit, dev);
         double along = d.x * j->limit.local_axis.x + d.y * j->limit.local_axis.y + d.z * j->limit.local_axis.z;
         a->th[h] = serial_clamp(&sv, h, ikd__hinge_angle(&j->limit, 2 * atan2(along, d.w)));
-        if (!sv.wrap[h] && ikd_limit_violation(&j->limit, dev) > 1e-9)
-            a->th[h] = 0.5 * (sv.lo[h] + sv.hi[h]); /* outside its range: from the middle (see the top) */
+        int near_bound = !p->start && fmin(a->th[h] - sv.lo[h], sv.hi[h] - a->th[h]) < SERIAL_NEAR_BOUND;
+        if (!sv.wrap[h] && (ikd_limit_violation(&j->limit, dev) > 1e-9 || near_bound))
+            a->th[h] = 0.5 * (sv.lo[h] + sv.hi[h]); /* outside its range, or a rest at its edge: from the middle (see the top) */
     }
     int it = 0, timed_out = 0;
     for (int r = 0; it < budget && !timed_out; r++) {
