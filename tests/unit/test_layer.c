@@ -452,26 +452,41 @@ static void recording_rig(tu_rng *r, clip_problem *cp, double max_deg, int near_
  * degrees within one descent), 30 degrees 18 flips in the sanitized
  * build (-O1) where the optimised one had none (docs/solvers.md, "The
  * pull of an euler box"). */
-START_TEST(recordings_on_turned_rigs_track_without_flips)
+/* Eight generated recordings tracked on recording_rig's rigs (seeds from
+ * `seed`; frames turned up to 30 degrees in the first four, 90 in the
+ * others, or near_lock): the totals, the mean the clips' average, and
+ * *banded the banded boxes among the rigs' limits. */
+static tracked track_recording_rigs(uint64_t seed, int near_lock, int *banded)
 {
     static clip_problem cp;
-    int flips = 0, unmet = 0;
-    double err_sum = 0;
+    tracked sum = {0, 0, 0, 0};
+    *banded = 0;
     for (int c = 0; c < 8; c++) {
         tu_rng r;
-        tu_seed(&r, 4300 + (uint64_t)c);
+        tu_seed(&r, seed + (uint64_t)c);
         clip_make(&r, CLIP_HUMANOID_FULL, 180, 90, &cp);
-        recording_rig(&r, &cp, c < 4 ? 30 : 90, 0);
+        recording_rig(&r, &cp, c < 4 ? 30 : 90, near_lock);
+        for (size_t k = 0; k < cp.hp.skeleton.count; k++) {
+            const ikd_limit *l = &cp.hp.skeleton.joints[k].limit;
+            *banded += l->type == IKD_LIMIT_EULER && l->euler_max_deg[0] - l->euler_min_deg[0] >= 360 &&
+                       l->euler_max_deg[2] - l->euler_min_deg[2] >= 360;
+        }
         tracked t = track_clip(&cp, IKD_CLIP_STIFFNESS, c);
-        flips += t.flips, unmet += t.unmet, err_sum += t.mean;
+        sum.flips += t.flips, sum.unmet += t.unmet, sum.mean += t.mean / 8, sum.iterations += t.iterations;
         clip_free(&cp);
     }
-    double mean = err_sum / 8;
+    return sum;
+}
+
+START_TEST(recordings_on_turned_rigs_track_without_flips)
+{
+    int banded;
+    tracked t = track_recording_rigs(4300, 0, &banded);
     if (getenv("IKD_DEBUG"))
-        fprintf(stderr, "turned rigs: 1440 frames, %d unmet, %d flips, joints off %g of the size\n", unmet, flips, mean);
-    ck_assert_int_eq(unmet, 0);
-    ck_assert_int_eq(flips, 0);
-    ck_assert_double_le(mean, 0.04);
+        fprintf(stderr, "turned rigs: 1440 frames, %d unmet, %d flips, joints off %g of the size\n", t.unmet, t.flips, t.mean);
+    ck_assert_int_eq(t.unmet, 0);
+    ck_assert_int_eq(t.flips, 0);
+    ck_assert_double_le(t.mean, 0.04);
 }
 END_TEST
 
@@ -486,32 +501,15 @@ END_TEST
  * near the poles) left them 0.024 off. */
 START_TEST(recordings_in_boxes_near_gimbal_lock_track_without_flips)
 {
-    static clip_problem cp;
-    int flips = 0, unmet = 0, banded = 0;
-    long iterations = 0;
-    double err_sum = 0;
-    for (int c = 0; c < 8; c++) {
-        tu_rng r;
-        tu_seed(&r, 4400 + (uint64_t)c);
-        clip_make(&r, CLIP_HUMANOID_FULL, 180, 90, &cp);
-        recording_rig(&r, &cp, c < 4 ? 30 : 90, 1);
-        for (size_t k = 0; k < cp.hp.skeleton.count; k++) {
-            const ikd_limit *l = &cp.hp.skeleton.joints[k].limit;
-            banded += l->type == IKD_LIMIT_EULER && l->euler_max_deg[0] - l->euler_min_deg[0] >= 360 &&
-                      l->euler_max_deg[2] - l->euler_min_deg[2] >= 360;
-        }
-        tracked t = track_clip(&cp, IKD_CLIP_STIFFNESS, c);
-        flips += t.flips, unmet += t.unmet, err_sum += t.mean, iterations += t.iterations;
-        clip_free(&cp);
-    }
-    double mean = err_sum / 8;
+    int banded;
+    tracked t = track_recording_rigs(4400, 1, &banded);
     if (getenv("IKD_DEBUG"))
-        fprintf(stderr, "near gimbal lock: %d banded boxes, 1440 frames, %d unmet, %d flips, joints off %g of the size, %ld iterations\n", banded,
-                unmet, flips, mean, iterations);
+        fprintf(stderr, "near gimbal lock: %d banded boxes, 1440 frames, %d unmet, %d flips, joints off %g of the size\n",
+                banded, t.unmet, t.flips, t.mean);
     ck_assert_int_ge(banded, 16);
-    ck_assert_int_eq(unmet, 0);
-    ck_assert_int_eq(flips, 0);
-    ck_assert_double_le(mean, 0.022);
+    ck_assert_int_eq(t.unmet, 0);
+    ck_assert_int_eq(t.flips, 0);
+    ck_assert_double_le(t.mean, 0.022);
 }
 END_TEST
 
