@@ -16,6 +16,12 @@ void ikd_skel_request_init(ikd_skel_request *r)
     ikd_multi_init(&r->problem);
 }
 
+int ikd_skel_request_validate(ikd_skel_request *r, ikd_error *err)
+{
+    if (r->by_reference && !r->translations) return IKD_E_OK;
+    return ikd_skeleton_validate(&r->skeleton, err);
+}
+
 void ikd_skel_request_destroy(ikd_skel_request *r)
 {
     if (r->names)

@@ -76,6 +76,11 @@ typedef struct ikd_frame_pref {
 void ikd_skel_request_init(ikd_skel_request *r);
 void ikd_skel_request_destroy(ikd_skel_request *r);
 
+/* ikd_skeleton_validate on the decoded request's skeleton, unless it came
+ * from the lookup as it was kept (by reference, no pose.translations):
+ * only validated skeletons are kept, with their derived fields and size. */
+int ikd_skel_request_validate(ikd_skel_request *r, ikd_error *err);
+
 /* POST /v1/skeletons' body: {"skeleton": {...}} (the skeleton only). */
 int ikd_skel_decode_register(ikd_val root, size_t max_joints, ikd_skel_request *req, ikd_error *err);
 

@@ -94,7 +94,7 @@ int ikd_api_skel_decode(ikd_val root, const ikd_api_limits *lim, long item, ikd_
     if (req->problem.max_iterations > lim->max_iterations)
         rc = ikd_error_set(err, IKD_E_INVALID, "options.max_iterations", "must be an integer in [1, %d] (--max-iterations)",
                            lim->max_iterations);
-    if (rc == IKD_E_OK) rc = ikd_skeleton_validate(&req->skeleton, err);
+    if (rc == IKD_E_OK) rc = ikd_skel_request_validate(req, err);
     if (rc == IKD_E_OK) rc = ikd_multi_validate(&req->problem, req->goals, err);
     if (rc && item >= 0) prefix_item(err, item);
     return rc;

@@ -101,7 +101,7 @@ static int open_whole(const ikd_api_limits *lim, ikd_encoding in_enc, const char
     if (rc == IKD_E_OK && req->problem.max_iterations > lim->max_iterations)
         rc = ikd_error_set(err, IKD_E_INVALID, "options.max_iterations", "must be an integer in [1, %d] (--max-iterations)",
                            lim->max_iterations);
-    if (rc == IKD_E_OK) rc = ikd_skeleton_validate(&req->skeleton, err);
+    if (rc == IKD_E_OK) rc = ikd_skel_request_validate(req, err);
     for (size_t k = 0; rc == IKD_E_OK && k < req->frame_count; k++) { /* every frame before any is solved */
         ikd_multi_problem p = req->problem;
         p.goal_count = req->frame_first[k + 1] - req->frame_first[k];
@@ -135,7 +135,7 @@ int ikd_clip_open_reserved(const ikd_api_limits *lim, ikd_encoding in_enc, const
     if (rc == IKD_E_OK && req->problem.max_iterations > lim->max_iterations)
         rc = ikd_error_set(err, IKD_E_INVALID, "options.max_iterations", "must be an integer in [1, %d] (--max-iterations)",
                            lim->max_iterations);
-    if (rc == IKD_E_OK) rc = ikd_skeleton_validate(&req->skeleton, err);
+    if (rc == IKD_E_OK) rc = ikd_skel_request_validate(req, err);
     if (rc == IKD_E_OK) rc = open_frames(lim, in_enc, body, &span, req, err);
     return rc;
 }

@@ -10,9 +10,10 @@
 struct ikd_skelstore_entry {
     char id[IKD_SKEL_ID_LEN + 1];
     ikd_skelstore_entry *next_in_bucket, *newer, *older;
-    ikd_skeleton_joint *joints;
+    ikd_skeleton_joint *joints; /* validated: derived fields set */
     char **names;           /* NULL when no joint is named */
     size_t count, bytes;
+    double size;            /* ikd_skeleton.size as validation set it */
 };
 
 static size_t bucket_of(const ikd_skelstore *st, const char *id, size_t len)
@@ -179,7 +180,7 @@ int ikd_skelstore_put(ikd_skelstore *st, const char *id, const ikd_skeleton *s, 
         return -1;
     }
     memcpy(e->id, id, IKD_SKEL_ID_LEN + 1);
-    e->count = s->count;
+    e->count = s->count, e->size = s->size;
     pthread_mutex_lock(&st->lock);
     ikd_skelstore_entry *old = find(st, id, IKD_SKEL_ID_LEN);
     int rc = 0;
@@ -216,7 +217,7 @@ int ikd_skelstore_get(ikd_skelstore *st, const char *id, size_t len, ikd_skel_re
         size_t bytes;
         if (copy_skeleton(e->joints, e->names, e->count, &req->joints, &req->names, &bytes) == 0) {
             req->skeleton.joints = req->joints;
-            req->skeleton.count = e->count;
+            req->skeleton.count = e->count, req->skeleton.size = e->size;
             rc = 0;
         } else {
             *nomem = 1;

@@ -38,8 +38,9 @@ void ikd_skelstore_id(const ikd_skeleton *s, char *const *names, char id[IKD_SKE
  * the whole store or memory ran out (it is then not kept). */
 int ikd_skelstore_put(ikd_skelstore *st, const char *id, const ikd_skeleton *s, char *const *names);
 
-/* The skeleton under id[0..len) copied into req (joints, names, count;
- * the request owns the copies): 0, or -1 when this store does not hold it
+/* The skeleton under id[0..len) copied into req (joints, names, count and
+ * size, as validated: ikd_skel_request_validate need not run again; the
+ * request owns the copies): 0, or -1 when this store does not hold it
  * (or memory ran out: *nomem set). */
 int ikd_skelstore_get(ikd_skelstore *st, const char *id, size_t len, ikd_skel_request *req, int *nomem);
 

@@ -452,6 +452,15 @@ def test_skeletons_by_reference():
         s, by_ref = a.post("/v1/solve/skeleton", json.dumps({"skeleton": sid, "goals": goals}), "application/json")
         s2, whole = a.post("/v1/solve/skeleton", json.dumps({"skeleton": sk, "goals": goals}), "application/json")
         assert s == 200 and s2 == 200 and by_ref["pose"] == whole["pose"], (by_ref, whole)
+        # a kept skeleton is not validated again (its derived fields and size are kept with it): the same
+        # poses by id as by value, for clips too, and with pose.translations (which move its rest)
+        frames = [{"goals": [{"joint": "j5", "position": [0, 1.0 - 0.02 * k, 0.6]}]} for k in range(5)]
+        for extra in ({}, {"pose": {"root": [0, 0, 0], "rotations": [[0, 0, 0, 1]] * 6,
+                                    "translations": [None, [0, 0.3, 0], None, None, None, None]}}):
+            s, by_ref = a.post("/v1/solve/clip", json.dumps(dict(extra, skeleton=sid, frames=frames)), "application/json")
+            s2, whole = a.post("/v1/solve/clip", json.dumps(dict(extra, skeleton=sk, frames=frames)), "application/json")
+            assert s == 200 and s2 == 200, (by_ref, whole)
+            assert [f["pose"] for f in by_ref["frames"]] == [f["pose"] for f in whole["frames"]], (by_ref, whole)
         # an instance that does not hold it: 409 on the field; batch items get theirs in their slot
         c = Daemon()
         try:
