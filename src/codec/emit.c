@@ -206,6 +206,16 @@ void ikd_emit_null(ikd_emitter *e)
     ikd_buf_puts(e->out, "null");
 }
 
+void ikd_emit_again(ikd_emitter *e, size_t at, size_t n)
+{
+    json_value_start(e);
+    ikd_buf *b = e->out;
+    if (ikd_buf_reserve(b, n + 1) != 0) return;
+    memcpy(b->data + b->len, b->data + at, n); /* (at + n <= len: the copy lies before its source's end) */
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
 void ikd_emit_nums_any(ikd_emitter *e, const double *v, size_t n)
 {
     ikd_emit_open_any(e, n, 0);

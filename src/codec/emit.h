@@ -81,6 +81,10 @@ void ikd_emit_num(ikd_emitter *e, double v);     /* JSON: shortest exact form; M
 void ikd_emit_int(ikd_emitter *e, long long v);
 void ikd_emit_bool(ikd_emitter *e, int b);
 void ikd_emit_null(ikd_emitter *e);
+/* JSON only: a value again whose text this body already holds at
+ * out->data[at, at + n) (an earlier value's, recorded from out->len around
+ * it), copied rather than written anew. */
+void ikd_emit_again(ikd_emitter *e, size_t at, size_t n);
 /* Numbers v[0..n) as an array. */
 static inline void ikd_emit_nums(ikd_emitter *e, const double *v, size_t n)
 {

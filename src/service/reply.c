@@ -5,12 +5,16 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "wire.h"
 
 /* "joints": [{["name"], "position", "rotation", "local_rotation"}, ...]
- * (the key included); names[i] NULL (or names NULL) for an unnamed joint. */
-static inline void emit_joints(ikd_emitter *e, char *const *names, const ikd_pose_joint *pose, size_t n)
+ * (the key included); names[i] NULL (or names NULL) for an unnamed joint.
+ * lr (JSON, or NULL): where each local_rotation's text lies in the body,
+ * offset and length (for emit_pose's rotations, the same numbers). */
+static inline void emit_joints(ikd_emitter *e, char *const *names, const ikd_pose_joint *pose, size_t n, size_t *lr)
 {
     IKD_EMIT_KEY(e, "joints");
     ikd_emit_array(e, n);
@@ -27,7 +31,9 @@ static inline void emit_joints(ikd_emitter *e, char *const *names, const ikd_pos
         IKD_EMIT_KEY(e, "rotation");
         ikd_emit_nums(e, &j->rotation.x, 4);
         IKD_EMIT_KEY(e, "local_rotation");
+        size_t at = e->out->len;
         ikd_emit_nums(e, &j->local_rotation.x, 4);
+        if (lr) lr[2 * i] = at, lr[2 * i + 1] = e->out->len - at;
         ikd_emit_end(e);
     }
     ikd_emit_end(e);
@@ -52,7 +58,7 @@ void ikd_reply_solve(ikd_emitter *e, const ikd_request *req, const ikd_result *r
         IKD_EMIT_KEY(e, "rotation_error_deg");
         ikd_emit_num(e, res->rotation_error_deg);
     }
-    emit_joints(e, req->names, pose, req->problem.joint_count);
+    emit_joints(e, req->names, pose, req->problem.joint_count, NULL);
     IKD_EMIT_KEY(e, "solve_us");
     ikd_emit_num(e, solve_us);
     ikd_emit_end(e);
@@ -94,9 +100,11 @@ static void emit_goals(ikd_emitter *e, const ikd_skel_request *req, const ikd_go
 }
 
 /* "pose": {"root", "rotations"[, "translations": as the request gave them,
- * a clip frame's own (ft, x NaN: the request's) over them]} */
+ * a clip frame's own (ft, x NaN: the request's) over them]}; with lr
+ * (emit_joints' spans, and pose: the joints they were written from), a
+ * rotation the joints wrote already is copied as text. */
 static void emit_pose(ikd_emitter *e, const ikd_skel_request *req, ikd_vec3 root, const ikd_quat *local, size_t n,
-                      const ikd_vec3 *ft)
+                      const ikd_vec3 *ft, const size_t *lr, const ikd_pose_joint *pose)
 {
     IKD_EMIT_KEY(e, "pose");
     ikd_emit_map(e, req->translations || ft ? 3 : 2);
@@ -104,7 +112,10 @@ static void emit_pose(ikd_emitter *e, const ikd_skel_request *req, ikd_vec3 root
     ikd_emit_nums(e, &root.x, 3);
     IKD_EMIT_KEY(e, "rotations");
     ikd_emit_array(e, n);
-    for (size_t i = 0; i < n; i++) ikd_emit_nums(e, &local[i].x, 4);
+    for (size_t i = 0; i < n; i++) {
+        if (lr && !memcmp(&local[i], &pose[i].local_rotation, sizeof local[i])) ikd_emit_again(e, lr[2 * i], lr[2 * i + 1]);
+        else ikd_emit_nums(e, &local[i].x, 4);
+    }
     ikd_emit_end(e);
     if (req->translations || ft) {
         IKD_EMIT_KEY(e, "translations");
@@ -123,10 +134,15 @@ void ikd_reply_skeleton(ikd_emitter *e, const ikd_skel_request *req, const ikd_q
                         const ikd_goal_result *gr, const ikd_multi_result *res, double solve_us)
 {
     size_t n = req->skeleton.count;
+    /* JSON: the pose's rotations copied from the joints' local_rotation
+     * text (100 of a 25-joint reply's 390 numbers; without memory for the
+     * spans, written twice) */
+    size_t *lr = e->enc == IKD_ENC_JSON ? malloc(2 * n * sizeof *lr) : NULL;
     ikd_emit_map(e, 6);
     emit_goals(e, req, req->goals, req->goal_count, gr, res->status);
-    emit_joints(e, req->names, pose, n);
-    emit_pose(e, req, res->root, local, n, NULL);
+    emit_joints(e, req->names, pose, n, lr);
+    emit_pose(e, req, res->root, local, n, NULL, lr, pose);
+    free(lr);
     IKD_EMIT_KEY(e, "iterations");
     ikd_emit_int(e, res->iterations);
     IKD_EMIT_KEY(e, "solve_us");
@@ -142,7 +158,7 @@ void ikd_reply_clip_frame(ikd_emitter *e, const ikd_skel_request *req, size_t k,
     IKD_EMIT_KEY(e, "frame");
     ikd_emit_int(e, (long long)k);
     emit_goals(e, req, goals, count, gr, res->status);
-    emit_pose(e, req, res->root, local, req->skeleton.count, ft);
+    emit_pose(e, req, res->root, local, req->skeleton.count, ft, NULL, NULL);
     IKD_EMIT_KEY(e, "iterations");
     ikd_emit_int(e, res->iterations);
     IKD_EMIT_KEY(e, "solve_us");
