@@ -351,6 +351,8 @@ bench: deps
 	./$(BUILD)/bench $(BENCH_N)
 	@if [ -n "$(REAL_FILES)" ]; then echo "== real motion inside limits=humanoid (tests/bench/rom.py)"; \
 	  python3 tests/bench/rom.py $(BUILD)/ikd $(REAL_FILES); \
+	  echo "== single solves on real rigs inside limits=humanoid (tests/bench/rigs.py)"; \
+	  python3 tests/bench/rigs.py $(BUILD)/ikd $(REAL_FILES); \
 	  for l in recording recording-channels take; do echo "== real clips solved back, and on five other rigs (tests/bench/mocap.py --limits=$$l --family)"; \
 	    python3 tests/bench/mocap.py --limits=$$l --family=$(BUILD)/bvhvar $(BUILD)/ikd $(REAL_FILES); done; \
 	  for l in humanoid none; do echo "== real clips solved back (tests/bench/mocap.py --limits=$$l)"; \
