@@ -5,7 +5,7 @@
 Each file is imported (POST /v1/import?limits=humanoid&scale=S: BVH in metres with S 0.01, glTF as
 it is) and N problems (default 300, --count) are drawn with a fixed seed: every limited joint at
 a uniform value within 0.8 of its range about the range's middle (euler angles, a hinge's angle,
-a ball's twist and swing; an unlimited joint a turn of up to 48 degrees about a random axis), the
+a ball's twist and swing; a joint without a limit, which the preset gives no role, at rest), the
 hands' and feet's position and rotation and the head's rotation from that pose (DESIGN.md's
 forward kinematics), posted to /v1/solve/skeleton by the skeleton's id with the root fixed and no
 start pose (rest). The pose the goals come from is a witness: every problem has a solution.
@@ -57,9 +57,7 @@ def deviation(c, world_rot, rng, share=0.8):
         d = sum(x * y for x, y in zip(v, ax))
         v = [x - d * y for x, y in zip(v, ax)]
         return qmul(qaxis(v, share * rng.uniform(0, c.get("max_deg", 180))), twist)
-    if kind == "none":
-        return qaxis([rng.gauss(0, 1) for _ in range(3)], share * rng.uniform(0, 60))
-    return [0, 0, 0, 1]
+    return [0, 0, 0, 1]  # fixed, or no limit: a joint the preset gives no role (CMU's LHipJoint) stays at rest
 
 
 def measure(d, path, count):
