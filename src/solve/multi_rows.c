@@ -41,8 +41,7 @@ static int angles_kept(const multi_ws *w, const ikd_quat *local, size_t k)
  * undefined. */
 static void banded_frame(multi_ws *w, ikd_vec3 *ax, int c, size_t k)
 {
-    ax[2] = ikd_vec3_cross(ax[0], ax[1]);
-    w->clo[c] = w->clo[c + 2] = -INFINITY, w->chi[c] = w->chi[c + 2] = INFINITY;
+    ax[2] = ikd_vec3_cross(ax[0], ax[1]); /* (the outer columns' whole turns: unbounded, ikd__multi_joint_frames) */
     double cap = (90 - MULTI_GIMBAL_CAP) * IKD_DEG2RAD;
     if (w->clo[c + 1] <= -cap) w->clo[c + 1] = -INFINITY;
     if (w->chi[c + 1] >= cap) w->chi[c + 1] = INFINITY;
