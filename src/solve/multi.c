@@ -472,13 +472,9 @@ static int hold_met(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *loc
         memset(w->off, 0, w->g);
         return 0;
     }
-    int c = 0;
-    for (size_t k = 0; k < s->count; k++) {
+    for (size_t k = 0; k < s->count; k++)
         if (held[k]) w->dof[k] = 0;
-        w->col[k] = w->dof[k] ? c : -1;
-        c += w->dof[k];
-    }
-    w->cols = (size_t)c + 3;
+    ikd__multi_layout_columns(w, s, NULL); /* (the range metric's scales move with the columns) */
     w->hold_root = p->root_free;
     ikd__multi_setup_paths(w, p);
     memset(w->locked, 0, w->cols);
@@ -548,6 +544,7 @@ static int start_solve(multi_ws *w, const ikd_multi_problem *p, void *work, ikd_
     ikd__multi_setup_paths(w, p);
     if (hold && !hold_met(w, p, local, pose, gr)) return 0;
     ikd__multi_snap_idle(w, p, local);
+    ikd__multi_drop_idle(w, p);
     ikd__multi_prebend(w, p, local, pose); /* a straight knee that must bend, toward its toes */
     return 1;
 }

@@ -89,7 +89,8 @@ typedef struct multi_ws {
     unsigned char *want;/* [g] bit 1 position, 2 rotation, 4 aim, 8 stretching (aimed into the limb's reach),
                            16 softened with a free root (the target itself, and soft_penalty's row),
                            32 inside its bones (aimed at their fold: limb_target; unreachable),
-                           64: a natural swivel (w->swivel) */
+                           64: a natural swivel (w->swivel), 128: its side alone, for prebend (a leg
+                           layered on a pose: options.preferred decides its swivel) */
     int *row0;          /* [g] first row of each goal's position rows (its rotation rows follow) */
     int *row_goal;      /* [rows] the goal of each row */
     /* A goal out of reach of a fixed root (out_of_reach) turns only joints
@@ -228,6 +229,12 @@ static inline int multi_joint_axes(const multi_ws *w, size_t k, ikd_vec3 ax[3])
 /* set-up (multi_setup.c); each is described where it is defined */
 void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g);
 void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s, int ranged);
+/* Each joint's first column (w->col; -1: a fixed joint, one with no
+ * degrees of freedom left (w->dof 0), or one skip[k] leaves out), the
+ * column count (a free root's translation last) and the columns' scales
+ * (w->ranged: the range metric). */
+void ikd__multi_layout_columns(multi_ws *w, const ikd_skeleton *s, const int *skip);
+void ikd__multi_drop_idle(multi_ws *w, const ikd_multi_problem *p);
 void ikd__multi_setup_targets(multi_ws *w, const ikd_multi_problem *p, const ikd_pose_joint *start);
 /* The natural swivels (want bit 64, w->swivel) of the free limbs that have
  * none yet, read from the geometry of ref (NULL: the rest pose; else a

@@ -104,21 +104,28 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
  * as a body's do (docs/solvers.md, "Joint stiffness"). */
 void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s, int ranged)
 {
-    int c = 0;
     for (size_t k = 0; k < s->count; k++) {
         ikd_limit_type t = s->joints[k].limit.type;
         w->dof[k] = t == IKD_LIMIT_FIXED ? 0 : t == IKD_LIMIT_HINGE ? 1 : 3;
-        w->col[k] = w->dof[k] ? c : -1;
-        c += w->dof[k];
         w->reach[k] = k ? w->reach[s->joints[k].parent] + ikd_vec3_len(s->joints[k].offset) : 0;
+    }
+    w->ranged = ranged;
+    ikd__multi_layout_columns(w, s, NULL);
+}
+
+void ikd__multi_layout_columns(multi_ws *w, const ikd_skeleton *s, const int *skip)
+{
+    int c = 0;
+    for (size_t k = 0; k < s->count; k++) {
+        w->col[k] = w->dof[k] && !(skip && skip[k]) ? c : -1;
+        if (w->col[k] >= 0) c += w->dof[k];
     }
     w->cols = (size_t)c + 3; /* root translation last */
     for (size_t k = 0; k < w->cols; k++) w->cs[k] = 1;
-    w->ranged = ranged;
-    if (!ranged) return;
+    if (!w->ranged) return;
     for (size_t k = 0; k < s->count; k++) {
         const ikd_limit *l = &s->joints[k].limit;
-        if (w->col[k] < 0) continue; /* fixed */
+        if (w->col[k] < 0) continue; /* fixed, or left out */
         double *x = &w->cs[w->col[k]];
         if (l->type == IKD_LIMIT_HINGE) x[0] = (l->max_deg - l->min_deg) / 180;
         else if (l->type == IKD_LIMIT_EULER) for (int a = 0; a < 3; a++) x[a] = (l->euler_max_deg[a] - l->euler_min_deg[a]) / 180;
@@ -205,8 +212,15 @@ void ikd__multi_setup_preferred(multi_ws *w, const ikd_multi_problem *p)
 static int free_limb(const multi_ws *w, const ikd_multi_problem *p, size_t i, long *m, long *u)
 {
     const ikd_goal *g = &p->goals[i];
-    return !p->preferred && !g->has_pole && (w->want[i] & 2) && ikd__multi_limb_of(w, p, i, m, u) && *u != 0 &&
+    return !g->has_pole && (w->want[i] & 2) && ikd__multi_limb_of(w, p, i, m, u) && *u != 0 &&
            w->dof[*u] == 3 && w->dof[g->joint] == 3 && w->dof[*m] == 3;
+}
+
+/* A free limb (free_limb) whose swivel nothing else decides: no
+ * options.preferred (a layered solve keeps the preferred pose's). */
+static int swivel_limb(const multi_ws *w, const ikd_multi_problem *p, size_t i, long *m, long *u)
+{
+    return !p->preferred && free_limb(w, p, i, m, u);
 }
 
 /* The natural swivels read a pose's geometry: the rest pose's (ref NULL),
@@ -261,7 +275,8 @@ static void leg_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i, const 
     }
     if (!bend_agrees(s, ref, c, m, u, d)) return;
     d = ikd_vec3_scale(d, 1 / ikd_vec3_len(d));
-    w->swivel[i] = ikd_quat_rotate(ikd_quat_conj(ref_rot(s, ref, c)), d), w->swfrom[i] = -1, w->want[i] |= 64;
+    w->swivel[i] = ikd_quat_rotate(ikd_quat_conj(ref_rot(s, ref, c)), d), w->swfrom[i] = -1;
+    w->want[i] |= p->preferred ? 128 : 64; /* layered: the side only where the preferred pose has no bend (prebend) */
 }
 
 /* An arm's natural swivel: goal i's free limb with no limits on its upper
@@ -284,7 +299,7 @@ static void arm_swivel(multi_ws *w, const ikd_multi_problem *p, size_t i, ikd_ve
     const int *kids = w->need; /* each joint's children (setup_targets; setup_paths sets need after) */
     const ikd_skeleton *s = p->skeleton;
     long m, u, c = (long)p->goals[i].joint, t;
-    if ((w->want[i] & 64) || !free_limb(w, p, i, &m, &u) || s->joints[u].limit.type != IKD_LIMIT_NONE ||
+    if ((w->want[i] & 64) || !swivel_limb(w, p, i, &m, &u) || s->joints[u].limit.type != IKD_LIMIT_NONE ||
         s->joints[m].limit.type != IKD_LIMIT_NONE)
         return;
     for (t = s->joints[u].parent; t > 0 && kids[t] < 2;) t = s->joints[t].parent;
@@ -313,7 +328,9 @@ ikd_vec3 ikd__multi_swivel_side(const multi_ws *w, const ikd_pose_joint *pose, s
     return ikd_quat_rotate(w->swfrom[i] < 0 ? w->trot[i] : pose[w->swfrom[i]].rotation, w->swivel[i]);
 }
 
-/* A straight knee under a natural swivel (w->swivel) whose foot's target
+/* A straight knee under a natural swivel (w->swivel; layered on a pose,
+ * options.preferred, a leg's side alone: want bit 128, and only a knee
+ * the preferred pose leaves straight) whose foot's target
  * is nearer its hip than the leg reaches: bent at the start, toward the
  * toes' side, by the angle that brings the foot to that distance (the law
  * of cosines), within its limits. A straight limb has no bend direction
@@ -330,11 +347,11 @@ void ikd__multi_prebend(const multi_ws *w, const ikd_multi_problem *p, ikd_quat 
 {
     const ikd_skeleton *s = p->skeleton;
     int any = 0;
-    for (size_t i = 0; i < w->g; i++) any |= w->want[i] & 64;
+    for (size_t i = 0; i < w->g; i++) any |= w->want[i] & 192;
     if (!any) return;
     ikd_skeleton_fk(s, p->root, local, pose);
     for (size_t i = 0; i < w->g; i++) {
-        if (!(w->want[i] & 64)) continue;
+        if (!(w->want[i] & 192)) continue;
         size_t c = p->goals[i].joint, m = (size_t)s->joints[c].parent, u = (size_t)s->joints[m].parent;
         ikd_vec3 thigh = ikd_vec3_sub(pose[m].position, pose[u].position), shin = ikd_vec3_sub(pose[c].position, pose[m].position);
         double a = ikd_vec3_len(thigh), b = ikd_vec3_len(shin), d = ikd_vec3_dist(w->tpos[i], pose[u].position);
@@ -343,7 +360,7 @@ void ikd__multi_prebend(const multi_ws *w, const ikd_multi_problem *p, ikd_quat 
         if (!(a > 0 && b > 0)) continue;
         if (ikd_vec3_dist(pose[c].position, w->tpos[i]) <= p->tolerance) continue; /* at its goal already: as it is */
         if (ikd_vec3_len(off) >= MULTI_POLE_BEND * a) { /* bent: the toes' way, or well bent the other, it stays */
-            if (w->swfrom[i] >= 0 || ikd_vec3_len(off) >= MULTI_FLIP_BEND * a ||
+            if ((w->want[i] & 128) || w->swfrom[i] >= 0 || ikd_vec3_len(off) >= MULTI_FLIP_BEND * a || /* (layered: the preferred bend) */
                 ikd_vec3_dot(off, ikd__multi_swivel_side(w, pose, i)) >= 0)
                 continue; /* (an elbow may point anywhere: only a knee is turned so) */
             ikd_vec3 to = ikd_vec3_cross(shin, thigh); /* nearly straight the other way: straightened first */
@@ -372,7 +389,7 @@ void ikd__multi_setup_swivels(multi_ws *w, const ikd_multi_problem *p, const ikd
 {
     const ikd_skeleton *s = p->skeleton;
     for (size_t i = 0; i < w->g; i++)
-        if (!(w->want[i] & 64)) leg_swivel(w, p, i, ref);
+        if (!(w->want[i] & 192)) leg_swivel(w, p, i, ref);
     ikd_vec3 fwd = ikd_vec3_make(0, 0, 0); /* the legs' toes' side, for the arms' back */
     for (size_t i = 0; i < w->g; i++)
         if (w->want[i] & 64) fwd = ikd_vec3_add(fwd, ikd_quat_rotate(ref_rot(s, ref, (long)p->goals[i].joint), w->swivel[i]));
@@ -387,7 +404,7 @@ void ikd__multi_swivels_from_start(multi_ws *w, const ikd_multi_problem *p, cons
     int missing = 0;
     for (size_t i = 0; i < w->g; i++) {
         long m, u;
-        missing += !(w->want[i] & 64) && free_limb(w, p, i, &m, &u);
+        missing += !(w->want[i] & 192) && swivel_limb(w, p, i, &m, &u); /* (layered: the rest pose's sides alone) */
     }
     if (!p->start || !missing) return;
     if (fk) ikd_skeleton_fk(p->skeleton, p->root, local, pose);
@@ -489,6 +506,17 @@ void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p)
             while (m < la && m < lb && ca[m] == cb[m]) m++;
             w->pre[a * w->g + b] = w->pre[b * w->g + a] = m;
         }
+}
+
+/* The joints no goal moves (w->idle) keep no columns: every per-column
+ * pass of the iterations runs over the goals' paths alone (a real rig's
+ * fingers and toes: 24 of the mannequin's 45 joints, about 10% of its
+ * solve time; docs/performance.md). */
+void ikd__multi_drop_idle(multi_ws *w, const ikd_multi_problem *p)
+{
+    ikd__multi_layout_columns(w, p->skeleton, w->idle);
+    ikd__multi_setup_paths(w, p);
+    memset(w->locked, 0, w->cols);
 }
 
 /* Joint k's local rotation q (unit) kept within its limit: q itself when

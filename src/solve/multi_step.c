@@ -168,7 +168,7 @@ double ikd__multi_step_turn(const multi_ws *w)
 {
     double worst = 0; /* the largest square (sqrt is monotonic and rounds exactly: the same value) */
     for (size_t k = 0; k < w->n; k++)
-        if (w->dof[k]) {
+        if (w->col[k] >= 0) {
             double q = 0;
             for (int a = 0; a < w->dof[k]; a++) q += w->dq[w->col[k] + a] * w->dq[w->col[k] + a];
             if (q > worst) worst = q;
