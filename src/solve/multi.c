@@ -576,11 +576,14 @@ static int solve_core(const ikd_multi_problem *p, void *work, ikd_quat *local, i
     for (int r = 0; r <= restarts; r++) {
         ikd_vec3 rt = w.hold_root ? keep_root : p->root;
         if (stretching == 1) rt = keep_root, memcpy(local, w.keep, s->count * sizeof *local); /* on from the best */
-        else if (r) restart_pose(s, w.idle, r, p->pull_max_deg > 0 ? p->start : NULL, local);
+        else if (r && !(r == 1 && ikd__multi_preaim(&w, p, local, pose)))
+            restart_pose(s, w.idle, r, p->pull_max_deg > 0 ? p->start : NULL, local);
         int budget = p->max_iterations - it - (r ? reserve : 0);
         if (budget <= 0) break;
-        if (r && stretching != 1 && budget > MULTI_RESTART_ITERATIONS)
-            budget = MULTI_RESTART_ITERATIONS; /* a restart converges fast or not at all */
+        /* a restart converges fast or not at all; so does a cold solve's
+         * first descent when the aimed restart follows (ikd__multi_preaim) */
+        if ((r || (restarts && ikd__multi_preaim(&w, p, NULL, NULL))) && stretching != 1 && budget > MULTI_RESTART_ITERATIONS)
+            budget = MULTI_RESTART_ITERATIONS;
         int fresh = 0;
         it += descend(&w, p, local, pose, &rt, gr, budget, &timed_out, &fresh);
         double sc = score_best(&w, p, rt, pose, gr, fresh);

@@ -263,6 +263,11 @@ ikd_vec3 ikd__multi_rot_vec(ikd_quat q);
 double ikd__multi_rot_scale(double s, double c);
 void ikd__multi_snap_idle(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local);
 void ikd__multi_prebend(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd_pose_joint *pose);
+/* A cold solve's first restart (no start pose, nothing preferred): the
+ * joints the goals move at their rest (neutral_local) and each limb goal's
+ * limb aimed at its target from there (aim_limb); 0 when no goal has
+ * such a limb (local unchanged). With local NULL: whether it would aim. */
+int ikd__multi_preaim(const multi_ws *w, const ikd_multi_problem *p, ikd_quat *local, ikd_pose_joint *pose);
 ikd_vec3 ikd__multi_swivel_side(const multi_ws *w, const ikd_pose_joint *pose, size_t i);
 
 /* columns and rows (multi_rows.c); each is described where it is defined */
