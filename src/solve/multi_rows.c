@@ -152,7 +152,7 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
 
 void ikd__multi_joint_frames(multi_ws *w, const ikd_skeleton *s, const ikd_quat *local, const ikd_pose_joint *pose)
 {
-    for (size_t k = 0; k < s->count; k++) joint_frame(w, s, local, pose, k);
+    for (size_t t = 0; t < w->nact; t++) joint_frame(w, s, local, pose, (size_t)w->act[t]); /* (the others have no columns) */
     for (size_t c = w->cols - 3; c < w->cols; c++) w->cval[c] = 0; /* a free root's translation */
     for (size_t c = 0; c < w->cols; c++)
         if (c >= w->cols - 3 || w->chi[c] - w->clo[c] >= 2 * IKD_PI - 1e-9) /* a whole turn: no bound */

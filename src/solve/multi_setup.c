@@ -11,7 +11,7 @@ static size_t align8(size_t b) { return (b + 7) & ~(size_t)7; }
 size_t ikd_multi_workspace_size(size_t joints, size_t goals)
 {
     size_t cols = 3 * joints + 3, rows = MULTI_ROWS_PER_GOAL * goals;
-    size_t ints = 4 * joints + 7 * goals + rows + MULTI_PRELOCK + 2 * goals * cols + goals * joints + goals * goals;
+    size_t ints = 5 * joints + 7 * goals + rows + MULTI_PRELOCK + 2 * goals * cols + goals * joints + goals * goals;
     return align8(ints * sizeof(int)) + align8(3 * joints + 3) + align8(goals) + (2 * joints + goals) * sizeof(double) +
            joints * sizeof(ikd_quat) +
            joints * 4 * sizeof(ikd_vec3) + (3 * cols + 12 * joints) * sizeof(double) + joints * sizeof(ikd_quat) +
@@ -72,6 +72,7 @@ void ikd__multi_ws_carve(multi_ws *w, void *mem, size_t n, size_t g)
     w->dof = (int *)m, m += n * sizeof(int);
     w->idle = (int *)m, m += n * sizeof(int);
     w->need = (int *)m, m += n * sizeof(int);
+    w->act = (int *)m, m += n * sizeof(int);
     w->row0 = (int *)m, m += g * sizeof(int);
     w->far = (int *)m, m += g * sizeof(int);
     w->fbase = (int *)m, m += g * sizeof(int);
@@ -116,9 +117,10 @@ void ikd__multi_setup_columns(multi_ws *w, const ikd_skeleton *s, int ranged)
 void ikd__multi_layout_columns(multi_ws *w, const ikd_skeleton *s, const int *skip)
 {
     int c = 0;
+    w->nact = 0;
     for (size_t k = 0; k < s->count; k++) {
         w->col[k] = w->dof[k] && !(skip && skip[k]) ? c : -1;
-        if (w->col[k] >= 0) c += w->dof[k];
+        if (w->col[k] >= 0) c += w->dof[k], w->act[w->nact++] = (int)k;
     }
     w->cols = (size_t)c + 3; /* root translation last */
     for (size_t k = 0; k < w->cols; k++) w->cs[k] = 1;

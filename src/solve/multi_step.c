@@ -116,8 +116,10 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
      * scratch zc holds each half angle's sine (-1: no pull; -2: an euler
      * box's, along its own angles: euler_pull) and cosine */
     double *hs = w->zc, *hc = w->zc + s->count;
-    for (size_t k = 0; k < s->count; k++) {
-        w->zw[k] = ikd_vec3_make(0, 0, 0), hs[k] = -1;
+    memset(w->zw, 0, s->count * sizeof *w->zw); /* (limb_turn reads a goal's joint's, columns or not) */
+    for (size_t a = 0; a < w->nact; a++) { /* the joints with columns (the others' hs are never read) */
+        size_t k = (size_t)w->act[a];
+        hs[k] = -1;
         if (!w->dof[k] || w->idle[k] || p->rest_pull <= 0 || w->dof[k] == 1) continue; /* hinges: below */
         if (!p->preferred && s->joints[k].limit.type == IKD_LIMIT_EULER && !ikd__euler_banded(&s->joints[k].limit)) {
             hs[k] = -2;
@@ -128,16 +130,19 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
         w->zw[k] = ikd_vec3_make(q.x, q.y, q.z);
         hs[k] = ikd_vec3_len(w->zw[k]), hc[k] = q.w;
     }
-    for (size_t k = 0; k < s->count; k++)
+    for (size_t a = 0; a < w->nact; a++) {
+        size_t k = (size_t)w->act[a];
         if (!(hs[k] < 0)) hs[k] = ikd__multi_rot_scale(hs[k], hc[k]);
-    for (size_t k = 0; k < s->count; k++) {
+    }
+    for (size_t a = 0; a < w->nact; a++) {
+        size_t k = (size_t)w->act[a];
         if (hs[k] < 0) continue;
         const ikd_skeleton_joint *j = &s->joints[k];
         ikd_quat frame = ikd_quat_mul(k ? pose[j->parent].rotation : ikd_quat_identity(), multi_pull_to(p, k));
         w->zw[k] = ikd_quat_rotate(frame, ikd_vec3_scale(w->zw[k], hs[k])); /* the whole way back to rest (or preferred) */
     }
-    for (size_t k = 0; k < s->count; k++)
-        if (hs[k] == -2) w->zw[k] = euler_pull(w, s, k);
+    for (size_t a = 0; a < w->nact; a++)
+        if (hs[w->act[a]] == -2) w->zw[w->act[a]] = euler_pull(w, s, (size_t)w->act[a]);
     for (size_t i = 0; i < w->g; i++) limb_turn(w, p, pose, i);
     if (w->anchored && p->rest_pull > 0 && !w->hold_root) { /* the root along the ground, the whole way */
         ikd_vec3 d = ikd_vec3_sub(w->anchor, pose[0].position);
@@ -147,7 +152,8 @@ static void secondary(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *l
         ikd_vec3 d = ikd_vec3_sub(p->preferred_root, pose[0].position);
         w->z[w->cols - 3] = d.x, w->z[w->cols - 2] = d.y, w->z[w->cols - 1] = d.z;
     }
-    for (size_t k = 0; k < s->count; k++) {
+    for (size_t a = 0; a < w->nact; a++) {
+        size_t k = (size_t)w->act[a];
         if (w->dof[k] == 3 && !w->idle[k]) to_columns(w, s, k, w->zw[k]); /* an idle joint has no column frame: its z stays 0 */
         if (w->dof[k] == 1 && !w->idle[k] && p->rest_pull > 0) w->z[w->col[k]] = w->pang[k] - w->cval[w->col[k]]; /* a hinge: back by its angle */
     }
@@ -167,12 +173,12 @@ static double stepped(const multi_ws *w, size_t c, double scale)
 double ikd__multi_step_turn(const multi_ws *w)
 {
     double worst = 0; /* the largest square (sqrt is monotonic and rounds exactly: the same value) */
-    for (size_t k = 0; k < w->n; k++)
-        if (w->col[k] >= 0) {
-            double q = 0;
-            for (int a = 0; a < w->dof[k]; a++) q += w->dq[w->col[k] + a] * w->dq[w->col[k] + a];
-            if (q > worst) worst = q;
-        }
+    for (size_t t = 0; t < w->nact; t++) {
+        size_t k = (size_t)w->act[t];
+        double q = 0;
+        for (int a = 0; a < w->dof[k]; a++) q += w->dq[w->col[k] + a] * w->dq[w->col[k] + a];
+        if (q > worst) worst = q;
+    }
     return sqrt(worst);
 }
 
@@ -185,10 +191,11 @@ double ikd__multi_apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat 
     const ikd_skeleton *s = p->skeleton;
     double worst = ikd__multi_step_turn(w);
     double scale = worst > max_step ? max_step / worst : 1;
-    for (size_t k = 0; k < s->count; k++) {
+    for (size_t x = 0; x < w->nact; x++) { /* (the others: fixed, at rest since the start; idle, see snap_idle) */
+        size_t k = (size_t)w->act[x];
         const ikd_skeleton_joint *j = &s->joints[k];
         double ang;
-        if (!w->dof[k] || w->idle[k]) continue; /* fixed: at rest since the start; idle: see snap_idle */
+        if (!w->dof[k] || w->idle[k]) continue;
         if (j->limit.type == IKD_LIMIT_EULER && !ikd__euler_banded(&j->limit)) { /* its columns are its angles' rates: the angles move by the step */
             size_t c = (size_t)w->col[k];
             double *a = &w->ea[3 * k];
