@@ -14,8 +14,7 @@ static void pose_one(const ikd_skeleton *s, const ikd_quat *local, ikd_pose_join
 /* The angle at limb joint m between its bones to u and to c, radians. */
 static double inner_angle(const ikd_pose_joint *pose, long u, long m, long c)
 {
-    ikd_vec3 a = ikd_vec3_sub(pose[u].position, pose[m].position), b = ikd_vec3_sub(pose[c].position, pose[m].position);
-    return atan2(ikd_vec3_len(ikd_vec3_cross(a, b)), ikd_vec3_dot(a, b));
+    return ikd_vec3_angle(ikd_vec3_sub(pose[u].position, pose[m].position), ikd_vec3_sub(pose[c].position, pose[m].position));
 }
 
 /* Goal i's limb (u, m and the goal's joint c: shoulder, elbow, hand) bent
@@ -50,12 +49,9 @@ static void aim_limb(const multi_ws *w, const ikd_multi_problem *p, size_t i, lo
         local[m] = best;
         pose_one(s, local, pose, (size_t)m), pose_one(s, local, pose, (size_t)c);
     }
-    ikd_vec3 v1 = ikd_vec3_sub(pose[c].position, pu), v2 = ikd_vec3_sub(to, pu), ax = ikd_vec3_cross(v1, v2);
-    double ang = atan2(ikd_vec3_len(ax), ikd_vec3_dot(v1, v2));
-    if (ikd_vec3_len(ax) > 0) { /* the turn about ax, in u's parent's frame */
-        ikd_vec3 al = ikd_quat_rotate(ikd_quat_conj(pose[s->joints[u].parent].rotation), ikd_vec3_scale(ax, 1 / ikd_vec3_len(ax)));
-        local[u] = ikd__multi_within_limit(s, (size_t)u, ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(al, ang), local[u])));
-    }
+    ikd_quat pr = pose[s->joints[u].parent].rotation, swing = ikd_quat_arc(ikd_vec3_sub(pose[c].position, pu), ikd_vec3_sub(to, pu));
+    swing = ikd_quat_mul(ikd_quat_mul(ikd_quat_conj(pr), swing), pr); /* the world turn in u's parent's frame */
+    local[u] = ikd__multi_within_limit(s, (size_t)u, ikd_quat_norm(ikd_quat_mul(swing, local[u])));
     pose_one(s, local, pose, (size_t)u), pose_one(s, local, pose, (size_t)m);
     if (w->want[i] & 2)
         local[c] = ikd__multi_within_limit(s, (size_t)c, ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(pose[m].rotation), w->trot[i])));

@@ -471,32 +471,19 @@ void ikd__multi_layout_rows(multi_ws *w)
     w->rows = rows;
 }
 
-/* Each goal's path (the joints that move it, root first), its compact
- * columns, its rows, and the columns each pair of goals shares. */
-void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p)
+/* Each goal's compact columns (a free root's, then its path's, root
+ * first), the compact column of each global one, and the columns each
+ * pair of goals shares: from the goals' paths and the column layout. */
+static void goal_columns(multi_ws *w, const ikd_multi_problem *p)
 {
-    const ikd_skeleton *s = p->skeleton;
-    for (size_t k = 0; k < w->n; k++) w->idle[k] = w->dof[k] > 0, w->need[k] = k == 0;
-    for (size_t i = 0; i < w->g; i++)
-        for (long k = (long)p->goals[i].joint; k > 0 && !w->need[k]; k = s->joints[k].parent) w->need[k] = 1;
     for (size_t i = 0; i < w->g; i++) {
-        int *path = &w->gpath[i * w->n], *gc = &w->gcol[i * w->cmax], d = 0, c = 0;
-        long j = (long)p->goals[i].joint;
-        /* a goal on the joint's position alone: its own rotation moves nothing
-         * the goal asks (a joint no goal moves: at rest, snap_idle) */
-        if (!(w->want[i] & 6)) j = s->joints[j].parent;
-        for (long k = j; k >= 0; k = s->joints[k].parent)
-            if (w->dof[k]) path[d++] = (int)k;
-        for (int a = 0, b = d - 1; a < b; a++, b--) {
-            int t = path[a];
-            path[a] = path[b], path[b] = t;
-        }
-        for (int t = 0; t < d; t++) w->idle[path[t]] = 0;
+        const int *path = &w->gpath[i * w->n];
+        int *gc = &w->gcol[i * w->cmax], d = w->gdepth[i], c = 0;
         if (p->root_free)
             for (int a = 0; a < 3; a++) gc[c++] = (int)w->cols - 3 + a;
         for (int t = 0; t < d; t++)
             for (int a = 0; a < w->dof[path[t]]; a++) gc[c++] = w->col[path[t]] + a;
-        w->gdepth[i] = d, w->glen[i] = c;
+        w->glen[i] = c;
         int *gx = &w->gidx[i * w->cols];
         for (size_t col = 0; col < w->cols; col++) gx[col] = -1;
         for (int t = 0; t < c; t++) gx[gc[t]] = t;
@@ -510,6 +497,32 @@ void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p)
         }
 }
 
+/* Each goal's path (the joints that move it, root first), the joints on
+ * none (idle), and goal_columns. */
+void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p)
+{
+    const ikd_skeleton *s = p->skeleton;
+    for (size_t k = 0; k < w->n; k++) w->idle[k] = w->dof[k] > 0, w->need[k] = k == 0;
+    for (size_t i = 0; i < w->g; i++)
+        for (long k = (long)p->goals[i].joint; k > 0 && !w->need[k]; k = s->joints[k].parent) w->need[k] = 1;
+    for (size_t i = 0; i < w->g; i++) {
+        int *path = &w->gpath[i * w->n], d = 0;
+        long j = (long)p->goals[i].joint;
+        /* a goal on the joint's position alone: its own rotation moves nothing
+         * the goal asks (a joint no goal moves: at rest, snap_idle) */
+        if (!(w->want[i] & 6)) j = s->joints[j].parent;
+        for (long k = j; k >= 0; k = s->joints[k].parent)
+            if (w->dof[k]) path[d++] = (int)k;
+        for (int a = 0, b = d - 1; a < b; a++, b--) {
+            int t = path[a];
+            path[a] = path[b], path[b] = t;
+        }
+        for (int t = 0; t < d; t++) w->idle[path[t]] = 0;
+        w->gdepth[i] = d;
+    }
+    goal_columns(w, p);
+}
+
 /* The joints no goal moves (w->idle) keep no columns: every per-column
  * pass of the iterations runs over the goals' paths alone (a real rig's
  * fingers and toes: 24 of the mannequin's 45 joints, about 10% of its
@@ -517,7 +530,7 @@ void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p)
 void ikd__multi_drop_idle(multi_ws *w, const ikd_multi_problem *p)
 {
     ikd__multi_layout_columns(w, p->skeleton, w->idle);
-    ikd__multi_setup_paths(w, p);
+    goal_columns(w, p); /* (the paths and idle joints stay) */
     memset(w->locked, 0, w->cols);
 }
 
