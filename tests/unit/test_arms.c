@@ -279,6 +279,19 @@ static void goal_inside_ranges(tu_rng *r, humanoid_problem *hp)
     hp->has_start = 0;
 }
 
+/* Arm k of a loop over the arm family (6R when k is even, else 7R), its
+ * ranges changed by `shape`, solved from rest with rest_pull `pull` and
+ * its solution checked; 1 when its goal is met. */
+static int family_arm_met(tu_rng *r, int k, void (*shape)(tu_rng *, humanoid_problem *), double pull, humanoid_problem *hp,
+                          solved *o)
+{
+    arm_family_make(r, 6 + k % 2, hp);
+    shape(r, hp);
+    solve(hp, NULL, pull, o);
+    check_solution(hp, o);
+    return o->gr[0].status == IKD_GOAL_REACHED;
+}
+
 /* Ranges past +-180 degrees are continuous across 180 (a URDF's [47, 313]
  * degrees was cut at 180 on import before): on 300 arms of the family
  * with such ranges, from rest, the goal is met in 99% (every solution
@@ -294,11 +307,7 @@ START_TEST(a_range_past_180_is_continuous_across_it)
     tu_seed(&r, 7500);
     int met = 0;
     for (int k = 0; k < 300; k++) {
-        arm_family_make(&r, 6 + k % 2, &hp);
-        ranges_past_180(&r, &hp);
-        solve(&hp, NULL, 0.1, &o);
-        check_solution(&hp, &o);
-        met += o.gr[0].status == IKD_GOAL_REACHED;
+        met += family_arm_met(&r, k, ranges_past_180, 0.1, &hp, &o);
         solve(&hp, hp.target, 0.1, &o);
         check_solution(&hp, &o);
         ck_assert_int_eq(o.gr[0].status, IKD_GOAL_REACHED);
@@ -345,11 +354,7 @@ START_TEST(rests_at_a_bound_start_from_the_middle)
     int met = 0;
     long iterations = 0;
     for (int k = 0; k < 300; k++) {
-        arm_family_make(&r, 6 + k % 2, &hp);
-        rests_at_a_bound(&r, &hp);
-        solve(&hp, NULL, 0, &o);
-        check_solution(&hp, &o);
-        met += o.gr[0].status == IKD_GOAL_REACHED;
+        met += family_arm_met(&r, k, rests_at_a_bound, 0, &hp, &o);
         iterations += o.res.iterations;
     }
     if (getenv("IKD_DEBUG")) fprintf(stderr, "rests at a bound: %d of 300 met, %.1f iterations\n", met, iterations / 300.0);
