@@ -77,7 +77,8 @@ typedef struct multi_ws {
     int *idle;          /* [n] 1: on no goal's path (no goal moves with it): left at rest, or where it starts
                            without a rest pull, and out of the iterations */
     int *need;          /* [n] 1: a goal's joint or an ancestor of one (the joints whose pose the iterations read) */
-    int *act;           /* [n] the joints with columns (w->col >= 0), in order: nact of them (layout_columns) */
+    int *act;           /* [n] the joints with columns (w->col >= 0), in order: nact of them (layout_columns;
+                           in the descents, after drop_idle, the joints neither fixed, held nor idle) */
     size_t nact;
     double *reach;      /* [n] path length from the root */
     ikd_vec3 *tpos;     /* [g] position targets (ground goals resolved) */
