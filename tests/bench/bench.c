@@ -12,6 +12,7 @@
 #include "ikd/constraint.h"
 #include "ikd/motion.h"
 #include "service/api.h"
+#include "service/clip.h"
 #include "service/import.h"
 #include "service/skelstore.h"
 #include "../unit/humanoid.h"
@@ -794,6 +795,56 @@ static int requests_bench(int reps, const char *path)
     return 0;
 }
 
+/* `bench REPS clip FILE`: one POST /v1/solve/clip body (JSON, the skeleton
+ * by value; tests/bench/mocap.py --dump writes them) decoded once, then
+ * solved frame by frame as the service solves it (ikd_clip_step) in REPS
+ * rounds; per frame its fastest round, and over the clip the frames
+ * reached, mean iterations, median and p99 (the solves alone). */
+static int clip_file_bench(int reps, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        perror(path);
+        return 1;
+    }
+    ikd_buf body;
+    ikd_buf_init(&body);
+    char chunk[65536];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) ikd_buf_append(&body, chunk, got);
+    fclose(f);
+    ikd_api_limits lim = {IKD_MAX_JOINTS, 1000000, 100, NULL, 0, 0, NULL, NULL};
+    ikd_skel_request req;
+    ikd_error err;
+    if (ikd_clip_open(&lim, IKD_ENC_JSON, body.data, body.len, &req, &err) != IKD_E_OK) {
+        fprintf(stderr, "%s: %s %s\n", path, err.field, err.message);
+        return 1;
+    }
+    size_t n = req.frame_count;
+    double *best = malloc(sizeof(double) * (n ? n : 1));
+    long iterations = 0;
+    size_t reached = 0, flips = 0;
+    for (int r = 0; r < reps; r++) {
+        ikd_clip_run run;
+        if (ikd_clip_begin(&run, &req, 0) != 0) return 1;
+        for (size_t k = 0; k < n; k++) {
+            ikd_clip_step(&run, &req, k);
+            best[k] = r ? fmin(best[k], run.solve_us) : run.solve_us;
+        }
+        if (r == 0) iterations = run.summary.iterations, reached = run.summary.reached, flips = run.summary.flips;
+        ikd_clip_end(&run);
+    }
+    qsort(best, n, sizeof(double), cmp_double);
+    printf("clip %s: %zu frames, %zu reached, %zu turns over %.0f degrees, %.2f iterations on average, median %.1f us, "
+           "p99 %.1f us (each frame the fastest of %d rounds)\n",
+           path, n, reached, flips, IKD_CLIP_FLIP_DEG, n ? (double)iterations / (double)n : 0.0, n ? best[n / 2] : 0.0,
+           n ? best[n * 99 / 100] : 0.0, reps);
+    free(best);
+    ikd_skel_request_destroy(&req);
+    ikd_buf_destroy(&body);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* the daemon's heap settings (src/server/main.c): batches' buffers stay in the heap
@@ -808,9 +859,10 @@ int main(int argc, char **argv)
         return 0;
     }
     if (only && !strcmp(only, "requests") && argc > 3) return requests_bench(count, argv[3]);
+    if (only && !strcmp(only, "clip") && argc > 3) return clip_file_bench(count, argv[3]);
     if (count < 1) {
         fprintf(stderr, "usage: %s [N [SET [MAX_ITERATIONS]]]: N >= 1 problems per set (default 1000); SET a solver\n"
-                        "name, humanoid, clips, or clip-json (N is then the seed); or %s REPS requests FILE\n",
+                        "name, humanoid, clips, or clip-json (N is then the seed); or %s REPS requests|clip FILE\n",
                 argv[0], argv[0]);
         return 2;
     }

@@ -22,6 +22,9 @@ time per frame (the replies' solve_us). `tracking*`: a clip whose joint offsets 
 bone translating under a ground-level root): frames without `preferred` keep the request pose's
 translations (frame 0's), so the recording is not a solution of the later frames there.
 
+--dump=DIR: each clip request is also written into DIR, the skeleton by value, for the solves
+alone in process (`build/bench REPS clip FILE`).
+
 --family=DIR: each BVH file is also written on five other rigs (tests/bench/bvhvar.py: channels
 in XYZ order; bones along each joint's x axis with a Z-up root; joint frames turned by up to 30 and
 90 degrees; the root alone turned), the same world motion, into DIR, and all are measured; a summary
@@ -37,6 +40,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 import pyharness  # noqa: E402
 from rom import euler, qconj, qmul, qrot  # noqa: E402
 
+DUMP = None  # --dump=DIR
 SIX = ["hips", "head", "hand_l", "hand_r", "foot_l", "foot_r"]
 
 
@@ -186,6 +190,10 @@ def measure(d, path, limits):
                 extra["pose"]["translations"] = poses[0].get("translations")
             if mode == "tracking, equal":
                 extra["options"] = {"stiffness": "equal"}
+            if DUMP:  # the request with the skeleton by value, for `build/bench REPS clip FILE`
+                name = "%s_%s_%s.json" % (os.path.basename(path).rsplit(".", 1)[0], clip["name"], mode.replace(", ", "_"))
+                with open(os.path.join(DUMP, name.replace("/", "_")), "w") as f:
+                    json.dump(dict(extra, skeleton=sk, root="free", frames=frames), f)
             out = run_clip(d, imp["id"], extra, frames)
             reached = sum(f["status"] == "reached" for f in out)
             flips, errs, worst, us = 0, [], 0.0, []
@@ -269,6 +277,10 @@ def main():
             limits = opt.split("=", 1)[1]
         elif opt.startswith("--family="):
             out_dir = opt.split("=", 1)[1]
+        elif opt.startswith("--dump="):
+            global DUMP
+            DUMP = opt.split("=", 1)[1]
+            os.makedirs(DUMP, exist_ok=True)
     d = pyharness.Daemon(args[0], "--max-import-body", "67108864", "--memory-budget", "1073741824",
                          "--max-clip-body", "268435456", "--deadline-ms", "600000", "--max-frames", "100000")
     try:
