@@ -353,7 +353,7 @@ bench: deps
 	  python3 tests/bench/rom.py $(BUILD)/ikd $(REAL_FILES); \
 	  echo "== single solves on real rigs inside limits=humanoid (tests/bench/rigs.py)"; \
 	  python3 tests/bench/rigs.py $(BUILD)/ikd $(REAL_FILES); \
-	  for l in recording recording-channels take; do echo "== real clips solved back, and on five other rigs (tests/bench/mocap.py --limits=$$l --family)"; \
+	  for l in recording recording-channels take; do echo "== real clips solved back, and on six other rigs (tests/bench/mocap.py --limits=$$l --family)"; \
 	    python3 tests/bench/mocap.py --limits=$$l --family=$(BUILD)/bvhvar $(BUILD)/ikd $(REAL_FILES); done; \
 	  for l in humanoid none; do echo "== real clips solved back (tests/bench/mocap.py --limits=$$l)"; \
 	    python3 tests/bench/mocap.py --limits=$$l $(BUILD)/ikd $(REAL_FILES); done; \

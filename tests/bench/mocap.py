@@ -25,9 +25,10 @@ translations (frame 0's), so the recording is not a solution of the later frames
 --dump=DIR: each clip request is also written into DIR, the skeleton by value, for the solves
 alone in process (`build/bench REPS clip FILE`).
 
---family=DIR: each BVH file is also written on five other rigs (tests/bench/bvhvar.py: channels
+--family=DIR: each BVH file is also written on six other rigs (tests/bench/bvhvar.py: channels
 in XYZ order; bones along each joint's x axis with a Z-up root; joint frames turned by up to 30 and
-90 degrees; the root alone turned), the same world motion, into DIR, and all are measured; a summary
+90 degrees; the root alone turned; channels in ZXY order, MotionBuilder's and Boxing_Toes' own,
+where a knee's bend about x is the middle angle), the same world motion, into DIR, and all are measured; a summary
 of the tracking rows follows the table (frames not reached, flips, mean error, rows that meet
 issue 42's targets: every frame reached, no flip, mean <= 25 mm, median <= 50 us, p99 <= 500 us).
 """
@@ -232,7 +233,7 @@ def _below_legs(parent, legs, i):
 
 
 FAMILY = [("xyz", {"order": "XYZ"}), ("alongx", {"alongx": True, "rootx": 90.0}), ("turn30", {"turn": 30.0, "seed": 9}),
-          ("turn90", {"turn": 90.0, "seed": 5}), ("rootx", {"rootx": 90.0})]
+          ("turn90", {"turn": 90.0, "seed": 5}), ("rootx", {"rootx": 90.0}), ("zxy", {"order": "ZXY"})]
 
 
 def family(paths, out_dir):
