@@ -11,6 +11,9 @@ forward kinematics), posted to /v1/solve/skeleton by the skeleton's id with the 
 start pose (rest). The pose the goals come from is a witness: every problem has a solution.
 Reported per file: joints, goals met, median and p99 solve time (the replies' solve_us), mean and
 median iterations.
+
+--dump=DIR: each file's requests are also written into DIR/NAME.jsonl, one body a line with the
+skeleton by value, for the solves alone in process (`build/bench REPS requests FILE`).
 """
 import json
 import math
@@ -60,6 +63,9 @@ def deviation(c, world_rot, rng, share=0.8):
     return [0, 0, 0, 1]  # fixed, or no limit: a joint the preset gives no role (CMU's LHipJoint) stays at rest
 
 
+DUMP = None  # --dump=DIR
+
+
 def measure(d, path, count):
     query = "limits=humanoid" + ("&scale=0.01" if path.lower().endswith(".bvh") else "")
     with open(path, "rb") as f:
@@ -78,6 +84,7 @@ def measure(d, path, count):
     head = index[roles["head"]] if "head" in roles else None
     rng = random.Random(5)
     met, us, its = 0, [], []
+    dump = open(os.path.join(DUMP, os.path.basename(path) + ".jsonl"), "w") if DUMP else None
     for _ in range(count):
         rots = [rest_local[i] if parent[i] < 0 else qmul(rest_local[i], deviation(js[i].get("constraint"), world[i], rng))
                 for i in range(len(js))]
@@ -85,20 +92,31 @@ def measure(d, path, count):
         goals = [{"joint": js[e]["name"], "position": wp[e], "rotation": wq[e]} for e in ends]
         if head is not None:
             goals.append({"joint": js[head]["name"], "rotation": wq[head]})
+        if dump:
+            dump.write(json.dumps({"skeleton": imp["skeleton"], "goals": goals}) + "\n")
         s, r = d.post("/v1/solve/skeleton", json.dumps({"skeleton": imp["id"], "goals": goals}), "application/json")
         if s != 200:
             raise SystemExit("%s: %s" % (path, r))
         met += r["status"] == "reached"
         us.append(r["solve_us"])
         its.append(r["iterations"])
+    if dump:
+        dump.close()
     return len(js), met, pct(us, 0.5), pct(us, 0.99), sum(its) / len(its), pct(its, 0.5)
 
 
 def main():
     args = sys.argv[1:]
     count = 300
-    if args[:1] == ["--count"]:
-        count, args = int(args[1]), args[2:]
+    global DUMP
+    while args and args[0].startswith("--"):
+        if args[0] == "--count":
+            count, args = int(args[1]), args[2:]
+        elif args[0].startswith("--dump="):
+            DUMP, args = args[0].split("=", 1)[1], args[1:]
+            os.makedirs(DUMP, exist_ok=True)
+        else:
+            raise SystemExit("unknown option " + args[0])
     d = pyharness.Daemon(args[0], "--max-import-body", "67108864")
     try:
         print("| file | joints | met | median us | p99 us | iterations (mean / median) |")
