@@ -248,11 +248,12 @@ void ikd__multi_setup_swivels(multi_ws *w, const ikd_multi_problem *p, const ikd
  * clip's hips goal can lie a body's height away: Boxing_Toes' frame 0 from
  * rest stopped 97 units short after 300 iterations.) */
 int ikd__multi_root_at_goal(const ikd_multi_problem *p, ikd_multi_problem *q);
-/* Where the rest pose gave a free limb (no pole, no preferred, 3-DoF
- * joints) no natural swivel (a zero pose that is no standing pose: bones in
- * one line, LaFAN1's and Maya's joint frames baked into the offsets), the
- * start pose's geometry (local; pose its forward kinematics, computed here
- * when `fk`) gives it (docs/solvers.md, "Natural swivel"). */
+/* Where the rest pose gave a free limb (no pole, 3-DoF joints) no natural
+ * swivel (a zero pose that is no standing pose: bones in one line, LaFAN1's
+ * and Maya's joint frames baked into the offsets, frames turned), the start
+ * pose's geometry (local; pose its forward kinematics, computed here when
+ * `fk`) gives it; layered on a pose (options.preferred, the start) a leg's
+ * side alone, for prebend (docs/solvers.md, "Natural swivel"). */
 void ikd__multi_swivels_from_start(multi_ws *w, const ikd_multi_problem *p, const ikd_quat *local, ikd_pose_joint *pose,
                                    int fk);
 void ikd__multi_setup_paths(multi_ws *w, const ikd_multi_problem *p);

@@ -406,7 +406,7 @@ void ikd__multi_swivels_from_start(multi_ws *w, const ikd_multi_problem *p, cons
     int missing = 0;
     for (size_t i = 0; i < w->g; i++) {
         long m, u;
-        missing += !(w->want[i] & 192) && swivel_limb(w, p, i, &m, &u); /* (layered: the rest pose's sides alone) */
+        missing += !(w->want[i] & 192) && free_limb(w, p, i, &m, &u); /* (layered too: a leg's side, for prebend) */
     }
     if (!p->start || !missing) return;
     if (fk) ikd_skeleton_fk(p->skeleton, p->root, local, pose);

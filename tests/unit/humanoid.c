@@ -456,3 +456,42 @@ double clip_positions_apart(const ikd_skeleton *s, ikd_vec3 root, const ikd_quat
     for (size_t j = 0; j < s->count; j++) most = fmax(most, ikd_vec3_dist(pa[j].position, pb[j].position) / s->size);
     return most;
 }
+
+/* hp said as a rig whose zero pose is a straight line (LaFAN1's and Maya's
+ * joint frames baked into the offsets): each joint's frame turned by c[j],
+ * the turn from x to its first child's bone, so its offsets become
+ * c[j]^-1 o and every rest rotation identity; a pose's local rotations map
+ * as c[parent]^-1 q c[j] (every joint where hp's pose puts it) and goals'
+ * rotations as r c[j]. Into *lr, with hp's rest pose said this way in
+ * stand (a standing start). */
+ikd_code humanoid_straight_line(const humanoid_problem *hp, humanoid_problem *lr, ikd_quat *stand)
+{
+    const ikd_skeleton *s = &hp->skeleton;
+    ikd_quat c[HUMANOID_JOINTS];
+    *lr = *hp;
+    lr->skeleton.joints = lr->joints;
+    for (size_t j = 0; j < s->count; j++) {
+        long f = s->joints[j].first_child;
+        c[j] = f < 0 ? ikd_quat_identity() : ikd_quat_arc(ikd_vec3_make(1, 0, 0), s->joints[f].offset);
+    }
+    for (size_t j = 0; j < s->count; j++) {
+        long pa = s->joints[j].parent;
+        ikd_skeleton_joint *l = &lr->joints[j];
+        l->rotation = ikd_quat_identity();
+        if (pa >= 0)
+            l->position = ikd_vec3_add(lr->joints[pa].position, ikd_quat_rotate(ikd_quat_conj(c[pa]), s->joints[j].offset));
+        ikd_quat cp = pa >= 0 ? ikd_quat_conj(c[pa]) : ikd_quat_identity();
+        lr->target[j] = ikd_quat_norm(ikd_quat_mul(ikd_quat_mul(cp, hp->target[j]), c[j]));
+        stand[j] = ikd_quat_norm(ikd_quat_mul(ikd_quat_mul(cp, s->joints[j].rest_local), c[j]));
+    }
+    for (size_t g = 0; g < hp->goal_count; g++) {
+        ikd_goal *q = &lr->goals[g];
+        size_t j = q->joint;
+        if (q->has_rotation) q->rotation = ikd_quat_norm(ikd_quat_mul(q->rotation, c[j]));
+        if (q->has_aim) /* the same axis in the joint's frame */
+            q->aim_axis = ikd_quat_rotate(ikd_quat_conj(ikd_quat_mul(s->joints[j].rotation, c[j])), q->aim_axis);
+        if (q->has_ground) return IKD_E_INVALID;
+    }
+    ikd_error err;
+    return ikd_skeleton_validate(&lr->skeleton, &err);
+}

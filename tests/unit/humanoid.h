@@ -54,6 +54,12 @@ enum { HUMANOID_REST_T, HUMANOID_REST_A, HUMANOID_REST_SITTING };
  * a random world rotation. Returns the rest pose's name. */
 const char *humanoid_family_make(tu_rng *r, hset_kind kind, humanoid_problem *hp);
 
+/* hp said as a rig whose zero pose is a straight line (each joint's frame
+ * turned so that its first child lies along its x axis): into *lr, hp's
+ * rest pose said so into stand; IKD_E_OK, or an error for a ground goal
+ * or an invalid result (humanoid.c). */
+ikd_code humanoid_straight_line(const humanoid_problem *hp, humanoid_problem *lr, ikd_quat *stand);
+
 /* A robot arm of `dof` (6 or 7) hinge joints (yaw, then pitch and roll
  * joints with rest-pose axes and ranges) and a fixed flange, as a skeleton
  * without branches (a chain); one goal: the flange's position and rotation

@@ -189,6 +189,90 @@ START_TEST(a_straight_leg_layered_bends_over_its_toes)
 }
 END_TEST
 
+/* The same on rigs whose zero pose is a straight line (each bone along its
+ * joint's x axis: humanoid_straight_line), the knees nearly straight in the
+ * animation (-3 to 5 degrees), free or in the box above said in the turned
+ * frame, the other joints free: there the rest pose's toes lie along the
+ * leg's line and give no side, so a layered leg reads it from the pose it
+ * is layered on (the preferred pose, its start), as an unlayered limb reads
+ * its swivel from its start. Before it did, such a leg got no side and no
+ * prebend: 5 of these 120 knees bent backward (175 degrees off the toes'
+ * side in the first rig), and Debian's 01_03 on a rig whose joint frames are
+ * turned up to 30 degrees, feet lifted 4 cm in the take's own limits, bent
+ * a nearly straight knee backward against its bound and sideways for a few
+ * frames at a time (10 flips; docs/solvers.md, "Layered on an animation"). */
+START_TEST(a_straight_leg_layered_on_a_straight_line_rig_bends_over_its_toes)
+{
+    static humanoid_problem hp, lr;
+    tu_rng r;
+    tu_seed(&r, 4209);
+    static const int ends[] = {10, 15, 19, 23}; /* hands, feet */
+    int rigs = 0, legs = 0;
+    while (rigs < 60) {
+        if (!strcmp(humanoid_family_make(&r, HSET_FULL, &hp), "sitting")) continue;
+        const ikd_skeleton *s = &hp.skeleton;
+        for (size_t k = 0; k < s->count; k++) ikd_limit_init(&hp.joints[k].limit, IKD_LIMIT_NONE);
+        ikd_error err;
+        ck_assert_int_eq(ikd_skeleton_validate(&hp.skeleton, &err), IKD_E_OK);
+        hp.root_free = 0;
+        ikd_pose_joint was[HUMANOID_JOINTS], pose[HUMANOID_JOINTS];
+        for (size_t k = 0; k < s->count; k++) { /* rest, the hips, ankles and trunk turned a little, knees nearly straight */
+            hp.target[k] = s->joints[k].rest_local;
+            if (k == 18 || k == 22) { /* -3 to 5 degrees about the family's hinge axis (forward positive) */
+                ikd_quat b = ikd_quat_axis_angle(ikd_vec3_make(1, 0, 0), tu_uniform(&r, -3, 5) * IKD_DEG2RAD);
+                hp.target[k] = ikd_quat_norm(ikd_quat_mul(hp.target[k], b));
+                continue;
+            }
+            ikd_quat d = ikd_quat_axis_angle(tu_unit_vec(&r), tu_uniform(&r, 0, 0.25));
+            hp.target[k] = ikd_quat_norm(ikd_quat_mul(hp.target[k], d));
+        }
+        ikd_skeleton_fk(s, hp.root, hp.target, was);
+        ikd_goal first = hp.goals[0];
+        for (int i = 0; i < 4; i++) {
+            ikd_goal *g = &hp.goals[i];
+            *g = first; /* (defaults) */
+            g->joint = (size_t)ends[i];
+            g->has_position = g->has_rotation = 1, g->has_aim = 0, g->has_ground = 0;
+            g->position = was[ends[i]].position, g->rotation = was[ends[i]].rotation;
+            if (i >= 2) g->position = ikd_vec3_mad(g->position, hp.up, 0.04 / 1.7 * s->size);
+        }
+        hp.goal_count = 4;
+        ikd_quat stand[HUMANOID_JOINTS], local[HUMANOID_JOINTS];
+        ck_assert_int_eq(humanoid_straight_line(&hp, &lr, stand), IKD_E_OK); /* lr.target: the animation said there */
+        for (int k = 18; k <= 22 && rigs % 4 >= 2; k += 4) { /* the box of the test above, said in lr's knee frame */
+            ikd_limit *l = &lr.joints[k].limit; /* (the shin along x; the family's hinge axis x -> y, y -> -x) */
+            ikd_limit_init(l, IKD_LIMIT_EULER);
+            l->order = IKD_EULER_ZXY;
+            l->euler_min_deg[0] = -10, l->euler_max_deg[0] = 38;
+            l->euler_min_deg[1] = -30, l->euler_max_deg[1] = 10;
+            l->euler_min_deg[2] = -10, l->euler_max_deg[2] = 125;
+        }
+        ck_assert_int_eq(ikd_skeleton_validate(&lr.skeleton, &err), IKD_E_OK);
+        ikd_multi_problem p;
+        ck_assert_msg(humanoid_setup(&p, &lr, lr.goals, 4, lr.target, hp.root, &err) == IKD_E_OK, "%s: %s", err.field,
+                      err.message);
+        p.preferred = lr.target;
+        p.stiffness = rigs % 2 ? IKD_STIFFNESS_RANGE : IKD_STIFFNESS_EQUAL;
+        ikd_goal_result gr[4];
+        ikd_multi_result res = solve(&p, local, pose, gr);
+        ck_assert_msg(res.status == IKD_MULTI_REACHED, "rig %d: %s", rigs, ikd_multi_status_name(res.status));
+        for (int h = 17; h <= 21; h += 4) { /* thigh, calf, foot, toe */
+            ikd_vec3 line = ikd_vec3_norm_or(ikd_vec3_sub(pose[h + 2].position, pose[h].position), hp.up);
+            ikd_vec3 knee = ikd_vec3_reject(ikd_vec3_sub(pose[h + 1].position, pose[h].position), line);
+            ikd_vec3 toes = ikd_vec3_reject(ikd_vec3_sub(pose[h + 3].position, pose[h + 2].position), line);
+            double bent = ikd_vec3_len(knee) / ikd_vec3_len(s->joints[h + 1].offset);
+            ck_assert_msg(bent > 0.05, "rig %d leg %d: bent %g of the thigh", rigs, h, bent);
+            double cosine = ikd_vec3_dot(knee, toes) / (ikd_vec3_len(knee) * ikd_vec3_len(toes));
+            ck_assert_msg(cosine > 0.7, "rig %d leg %d: the knee %g degrees off the toes' side", rigs, h,
+                          acos(fmax(-1, fmin(1, cosine))) * IKD_RAD2DEG);
+            legs++;
+        }
+        rigs++;
+    }
+    ck_assert_int_eq(legs, 120);
+}
+END_TEST
+
 /* Priorities: on generated humanoids (free root), both feet and one hand
  * pinned at priority 1 and the other hand dragged 0.4 x the size beyond
  * where it is (priority 0): the pinned goals are met as if the dragged one
@@ -595,6 +679,7 @@ int main(void)
     tcase_add_test(tc, goals_the_animation_meets_leave_it_as_it_is);
     tcase_add_test(tc, feet_lifted_onto_a_step_move_the_legs_only);
     tcase_add_test(tc, a_straight_leg_layered_bends_over_its_toes);
+    tcase_add_test(tc, a_straight_leg_layered_on_a_straight_line_rig_bends_over_its_toes);
     tcase_add_test(tc, higher_priorities_are_met_first);
     tcase_add_test(tc, priorities_where_all_goals_can_be_met);
     tcase_add_test(tc, the_humanoid_family_meets_its_goals_within_its_limits);

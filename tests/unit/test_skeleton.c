@@ -778,49 +778,10 @@ START_TEST(knees_without_limits_bend_over_the_toes)
 }
 END_TEST
 
-/* hp said as a rig whose zero pose is a straight line (LaFAN1's and Maya's
- * joint frames baked into the offsets): each joint's frame turned by c[j],
- * the turn from x to its first child's bone, so its offsets become
- * c[j]^-1 o and every rest rotation identity; a pose's local rotations map
- * as c[parent]^-1 q c[j] (every joint where hp's pose puts it) and goals'
- * rotations as r c[j]. Into *lr, with hp's rest pose said this way in
- * stand (a standing start). */
-static void straight_line_rig(const humanoid_problem *hp, humanoid_problem *lr, ikd_quat *stand)
-{
-    const ikd_skeleton *s = &hp->skeleton;
-    ikd_quat c[HUMANOID_JOINTS];
-    *lr = *hp;
-    lr->skeleton.joints = lr->joints;
-    for (size_t j = 0; j < s->count; j++) {
-        long f = s->joints[j].first_child;
-        c[j] = f < 0 ? ikd_quat_identity() : ikd_quat_arc(ikd_vec3_make(1, 0, 0), s->joints[f].offset);
-    }
-    for (size_t j = 0; j < s->count; j++) {
-        long pa = s->joints[j].parent;
-        ikd_skeleton_joint *l = &lr->joints[j];
-        l->rotation = ikd_quat_identity();
-        if (pa >= 0)
-            l->position = ikd_vec3_add(lr->joints[pa].position, ikd_quat_rotate(ikd_quat_conj(c[pa]), s->joints[j].offset));
-        ikd_quat cp = pa >= 0 ? ikd_quat_conj(c[pa]) : ikd_quat_identity();
-        lr->target[j] = ikd_quat_norm(ikd_quat_mul(ikd_quat_mul(cp, hp->target[j]), c[j]));
-        stand[j] = ikd_quat_norm(ikd_quat_mul(ikd_quat_mul(cp, s->joints[j].rest_local), c[j]));
-    }
-    for (size_t g = 0; g < hp->goal_count; g++) {
-        ikd_goal *q = &lr->goals[g];
-        size_t j = q->joint;
-        if (q->has_rotation) q->rotation = ikd_quat_norm(ikd_quat_mul(q->rotation, c[j]));
-        if (q->has_aim) /* the same axis in the joint's frame */
-            q->aim_axis = ikd_quat_rotate(ikd_quat_conj(ikd_quat_mul(s->joints[j].rotation, c[j])), q->aim_axis);
-        ck_assert(!q->has_ground);
-    }
-    ikd_error err;
-    ck_assert_int_eq(ikd_skeleton_validate(&lr->skeleton, &err), IKD_E_OK);
-}
-
 /* Knees without limits bend over the toes on a rig whose zero pose is a
  * straight line too (docs/solvers.md, "A zero pose that is no standing
  * pose"): the problems of knees_without_limits_bend_over_the_toes said on
- * straight_line_rig, solved from the family's standing rest said there
+ * humanoid_straight_line, solved from the family's standing rest said there
  * (the start a clip's frame 0 or a request's pose gives). The rest pose's
  * toes lie along the leg's line, so the rule reads the start pose's
  * geometry. The same poses, forward kinematics and goals hold (checked),
@@ -843,7 +804,7 @@ START_TEST(knees_bend_over_the_toes_on_a_straight_line_rig)
         ikd_error err;
         ck_assert_int_eq(ikd_skeleton_validate(&hp.skeleton, &err), IKD_E_OK);
         ikd_quat stand[HUMANOID_JOINTS];
-        straight_line_rig(&hp, &lr, stand);
+        ck_assert_int_eq(humanoid_straight_line(&hp, &lr, stand), IKD_E_OK);
         ikd_pose_joint truth[HUMANOID_JOINTS], same[HUMANOID_JOINTS];
         ikd_skeleton_fk(&hp.skeleton, hp.root, hp.target, truth);
         ikd_skeleton_fk(&lr.skeleton, hp.root, lr.target, same);
