@@ -115,6 +115,32 @@ START_TEST(feet_lifted_onto_a_step_move_the_legs_only)
 }
 END_TEST
 
+/* Solves p (feet lifted off the pose it is layered on: a_straight_leg_...
+ * below) and checks both legs (thigh, calf, foot and toe at 17-20 and
+ * 21-24): every goal met, each knee bent at least 0.05 of its thigh from
+ * the hip-foot line and within about 45 degrees of the toes' side of it.
+ * Returns the legs checked. */
+static int solve_lifted_legs(const ikd_multi_problem *p, ikd_vec3 up, int rig)
+{
+    const ikd_skeleton *s = p->skeleton;
+    ikd_quat local[HUMANOID_JOINTS];
+    ikd_pose_joint pose[HUMANOID_JOINTS];
+    ikd_goal_result gr[4];
+    ikd_multi_result res = solve(p, local, pose, gr);
+    ck_assert_msg(res.status == IKD_MULTI_REACHED, "rig %d: %s", rig, ikd_multi_status_name(res.status));
+    for (int h = 17; h <= 21; h += 4) {
+        ikd_vec3 line = ikd_vec3_norm_or(ikd_vec3_sub(pose[h + 2].position, pose[h].position), up);
+        ikd_vec3 knee = ikd_vec3_reject(ikd_vec3_sub(pose[h + 1].position, pose[h].position), line);
+        ikd_vec3 toes = ikd_vec3_reject(ikd_vec3_sub(pose[h + 3].position, pose[h + 2].position), line);
+        double bent = ikd_vec3_len(knee) / ikd_vec3_len(s->joints[h + 1].offset);
+        ck_assert_msg(bent > 0.05, "rig %d leg %d: bent %g of the thigh", rig, h, bent);
+        double cosine = ikd_vec3_dot(knee, toes) / (ikd_vec3_len(knee) * ikd_vec3_len(toes));
+        ck_assert_msg(cosine > 0.7, "rig %d leg %d: the knee %g degrees off the toes' side", rig, h,
+                      acos(fmax(-1, fmin(1, cosine))) * IKD_RAD2DEG);
+    }
+    return 2;
+}
+
 /* A straight leg layered on its animation, its foot lifted 4 cm (on a 1.7
  * m figure): the knee bends over the toes. The animation is the rest pose
  * of T and A rigs of the humanoid family, legs straight, with knees
@@ -148,8 +174,8 @@ START_TEST(a_straight_leg_layered_bends_over_its_toes)
         ikd_error err;
         ck_assert_int_eq(ikd_skeleton_validate(s, &err), IKD_E_OK);
         hp.root_free = 0;
-        ikd_quat anim[HUMANOID_JOINTS], local[HUMANOID_JOINTS];
-        ikd_pose_joint was[HUMANOID_JOINTS], pose[HUMANOID_JOINTS];
+        ikd_quat anim[HUMANOID_JOINTS];
+        ikd_pose_joint was[HUMANOID_JOINTS];
         for (size_t k = 0; k < s->count; k++) { /* rest, the hips, ankles and trunk turned a little, knees straight */
             anim[k] = s->joints[k].rest_local;
             if (k == 18 || k == 22 || s->joints[k].limit.type == IKD_LIMIT_HINGE) continue;
@@ -169,20 +195,7 @@ START_TEST(a_straight_leg_layered_bends_over_its_toes)
         ck_assert_msg(humanoid_setup(&p, &hp, goals, 4, anim, hp.root, &err) == IKD_E_OK, "%s: %s", err.field, err.message);
         p.preferred = anim;
         p.stiffness = rigs % 2 ? IKD_STIFFNESS_RANGE : IKD_STIFFNESS_EQUAL;
-        ikd_goal_result gr[4];
-        ikd_multi_result res = solve(&p, local, pose, gr);
-        ck_assert_msg(res.status == IKD_MULTI_REACHED, "rig %d: %s", rigs, ikd_multi_status_name(res.status));
-        for (int h = 17; h <= 21; h += 4) { /* thigh, calf, foot, toe */
-            ikd_vec3 line = ikd_vec3_norm_or(ikd_vec3_sub(pose[h + 2].position, pose[h].position), hp.up);
-            ikd_vec3 knee = ikd_vec3_reject(ikd_vec3_sub(pose[h + 1].position, pose[h].position), line);
-            ikd_vec3 toes = ikd_vec3_reject(ikd_vec3_sub(pose[h + 3].position, pose[h + 2].position), line);
-            double bent = ikd_vec3_len(knee) / ikd_vec3_len(s->joints[h + 1].offset);
-            ck_assert_msg(bent > 0.05, "rig %d leg %d: bent %g of the thigh", rigs, h, bent);
-            double cosine = ikd_vec3_dot(knee, toes) / (ikd_vec3_len(knee) * ikd_vec3_len(toes));
-            ck_assert_msg(cosine > 0.7, "rig %d leg %d: the knee %g degrees off the toes' side", rigs, h,
-                          acos(fmax(-1, fmin(1, cosine))) * IKD_RAD2DEG);
-            legs++;
-        }
+        legs += solve_lifted_legs(&p, hp.up, rigs);
         rigs++;
     }
     ck_assert_int_eq(legs, 120);
@@ -215,7 +228,7 @@ START_TEST(a_straight_leg_layered_on_a_straight_line_rig_bends_over_its_toes)
         ikd_error err;
         ck_assert_int_eq(ikd_skeleton_validate(&hp.skeleton, &err), IKD_E_OK);
         hp.root_free = 0;
-        ikd_pose_joint was[HUMANOID_JOINTS], pose[HUMANOID_JOINTS];
+        ikd_pose_joint was[HUMANOID_JOINTS];
         for (size_t k = 0; k < s->count; k++) { /* rest, the hips, ankles and trunk turned a little, knees nearly straight */
             hp.target[k] = s->joints[k].rest_local;
             if (k == 18 || k == 22) { /* -3 to 5 degrees about the family's hinge axis (forward positive) */
@@ -237,7 +250,7 @@ START_TEST(a_straight_leg_layered_on_a_straight_line_rig_bends_over_its_toes)
             if (i >= 2) g->position = ikd_vec3_mad(g->position, hp.up, 0.04 / 1.7 * s->size);
         }
         hp.goal_count = 4;
-        ikd_quat stand[HUMANOID_JOINTS], local[HUMANOID_JOINTS];
+        ikd_quat stand[HUMANOID_JOINTS];
         ck_assert_int_eq(humanoid_straight_line(&hp, &lr, stand), IKD_E_OK); /* lr.target: the animation said there */
         for (int k = 18; k <= 22 && rigs % 4 >= 2; k += 4) { /* the box of the test above, said in lr's knee frame */
             ikd_limit *l = &lr.joints[k].limit; /* (the shin along x; the family's hinge axis x -> y, y -> -x) */
@@ -253,20 +266,7 @@ START_TEST(a_straight_leg_layered_on_a_straight_line_rig_bends_over_its_toes)
                       err.message);
         p.preferred = lr.target;
         p.stiffness = rigs % 2 ? IKD_STIFFNESS_RANGE : IKD_STIFFNESS_EQUAL;
-        ikd_goal_result gr[4];
-        ikd_multi_result res = solve(&p, local, pose, gr);
-        ck_assert_msg(res.status == IKD_MULTI_REACHED, "rig %d: %s", rigs, ikd_multi_status_name(res.status));
-        for (int h = 17; h <= 21; h += 4) { /* thigh, calf, foot, toe */
-            ikd_vec3 line = ikd_vec3_norm_or(ikd_vec3_sub(pose[h + 2].position, pose[h].position), hp.up);
-            ikd_vec3 knee = ikd_vec3_reject(ikd_vec3_sub(pose[h + 1].position, pose[h].position), line);
-            ikd_vec3 toes = ikd_vec3_reject(ikd_vec3_sub(pose[h + 3].position, pose[h + 2].position), line);
-            double bent = ikd_vec3_len(knee) / ikd_vec3_len(s->joints[h + 1].offset);
-            ck_assert_msg(bent > 0.05, "rig %d leg %d: bent %g of the thigh", rigs, h, bent);
-            double cosine = ikd_vec3_dot(knee, toes) / (ikd_vec3_len(knee) * ikd_vec3_len(toes));
-            ck_assert_msg(cosine > 0.7, "rig %d leg %d: the knee %g degrees off the toes' side", rigs, h,
-                          acos(fmax(-1, fmin(1, cosine))) * IKD_RAD2DEG);
-            legs++;
-        }
+        legs += solve_lifted_legs(&p, hp.up, rigs);
         rigs++;
     }
     ck_assert_int_eq(legs, 120);
