@@ -802,22 +802,20 @@ static int requests_bench(int reps, const char *path)
  * reached, mean iterations, median and p99 (the solves alone). */
 static int clip_file_bench(int reps, const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    size_t len;
+    char *body = tu_read_file(path, &len);
+    if (!body) {
         perror(path);
         return 1;
     }
-    ikd_buf body;
-    ikd_buf_init(&body);
-    char chunk[65536];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) ikd_buf_append(&body, chunk, got);
-    fclose(f);
     ikd_api_limits lim = {IKD_MAX_JOINTS, 1000000, 100, NULL, 0, 0, NULL, NULL};
     ikd_skel_request req;
     ikd_error err;
-    if (ikd_clip_open(&lim, IKD_ENC_JSON, body.data, body.len, &req, &err) != IKD_E_OK) {
+    int rc = ikd_clip_open(&lim, IKD_ENC_JSON, body, len, &req, &err);
+    free(body);
+    if (rc != IKD_E_OK) {
         fprintf(stderr, "%s: %s %s\n", path, err.field, err.message);
+        ikd_skel_request_destroy(&req);
         return 1;
     }
     size_t n = req.frame_count;
@@ -826,7 +824,12 @@ static int clip_file_bench(int reps, const char *path)
     size_t reached = 0, flips = 0;
     for (int r = 0; r < reps; r++) {
         ikd_clip_run run;
-        if (ikd_clip_begin(&run, &req, 0) != 0) return 1;
+        if (ikd_clip_begin(&run, &req, 0) != 0) {
+            fprintf(stderr, "%s: out of memory\n", path);
+            free(best);
+            ikd_skel_request_destroy(&req);
+            return 1;
+        }
         for (size_t k = 0; k < n; k++) {
             ikd_clip_step(&run, &req, k);
             best[k] = r ? fmin(best[k], run.solve_us) : run.solve_us;
@@ -841,7 +844,6 @@ static int clip_file_bench(int reps, const char *path)
            n ? best[n * 99 / 100] : 0.0, reps);
     free(best);
     ikd_skel_request_destroy(&req);
-    ikd_buf_destroy(&body);
     return 0;
 }
 
