@@ -214,8 +214,7 @@ START_TEST(sigterm_finishes_accepted_requests)
         ck_assert_ptr_nonnull(strstr(r.body, "\"reached\":true"));
         free(r.body);
     }
-    int st;
-    ck_assert_int_eq(waitpid(d.pid, &st, 0), d.pid);
+    int st = wait_ikd(&d);
     ck_assert(WIFEXITED(st));
     ck_assert_int_eq(WEXITSTATUS(st), 0);
 }

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +49,7 @@ daemon_proc start_ikd(const char *const *args)
         argv[n++] = "127.0.0.1:0";
         for (; args && *args && n < 63; args++) argv[n++] = *args;
         argv[n] = NULL;
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a test killed on its timeout takes its daemon along */
         dup2(out[1], 1);
         if (!getenv("IKD_TEST_VERBOSE")) freopen("/dev/null", "w", stderr);
         close(out[0]);
@@ -72,12 +75,39 @@ daemon_proc start_ikd(const char *const *args)
     return d;
 }
 
+/* Seconds a blocking step may take before the test calls it a hang: a
+ * daemon drains in --shutdown-grace (10 s) plus a second; sanitizers and
+ * valgrind run several times slower. */
+static int hang_s(void) { return getenv("IKD_TEST_WRAPPER") || getenv("IKD_TEST_SANITIZED") ? 240 : 60; }
+
+/* Wait for the daemon to exit; returns waitpid's status. A daemon still
+ * running after hang_s() has its threads' stacks printed (when gdb is
+ * there) and is killed, and the test fails saying so. */
+int wait_ikd(daemon_proc *d)
+{
+    int st = 0;
+    pid_t w = 0;
+    for (int ms = 0; ms < hang_s() * 1000 && (w = waitpid(d->pid, &st, WNOHANG)) == 0; ms += 20) usleep(20 * 1000);
+    if (w == 0) {
+        char cmd[160];
+        snprintf(cmd, sizeof cmd, "command -v gdb >/dev/null && gdb -p %d -batch -ex 'thread apply all bt' 1>&2",
+                 (int)d->pid);
+        fprintf(stderr, "%s: ikd (pid %d) still running after %d s; its threads:\n", harness_phase, (int)d->pid,
+                hang_s());
+        if (system(cmd) != 0) fprintf(stderr, "(no gdb: no stacks)\n");
+        kill(d->pid, SIGKILL);
+        waitpid(d->pid, &st, 0);
+        ck_abort_msg("%s: ikd did not exit within %d s", harness_phase, hang_s());
+    }
+    ck_assert_int_eq(w, d->pid);
+    return st;
+}
+
 /* SIGTERM and wait; returns the exit status (or -1 if not a normal exit). */
 int stop_ikd(daemon_proc *d)
 {
     kill(d->pid, SIGTERM);
-    int st;
-    ck_assert_int_eq(waitpid(d->pid, &st, 0), d->pid);
+    int st = wait_ikd(d);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -86,6 +116,9 @@ int connect_to(int port) { return connect_with_rcvbuf(port, 0); }
 int connect_with_rcvbuf(int port, int rcvbuf)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct timeval tv = {hang_s(), 0}; /* a read or write that waits this long is a hang: it fails instead */
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     struct sockaddr_in a = {0};
     a.sin_family = AF_INET;

@@ -31,6 +31,7 @@ const char *fixtures_dir(void);
 daemon_proc start_ikd(const char *const *args);
 /* SIGTERM and wait; the exit status (or -1 if not a normal exit). */
 int stop_ikd(daemon_proc *d);
+int wait_ikd(daemon_proc *d); /* waitpid's status; a hang fails the test with the daemon's stacks */
 int connect_to(int port);
 /* connect_to with the socket's receive buffer set first (a slow reader's
  * small TCP window); rcvbuf <= 0: the default. */

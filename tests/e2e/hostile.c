@@ -335,8 +335,7 @@ START_TEST(sigterm_under_load)
     struct timespec ts = {1, 0};
     nanosleep(&ts, NULL);
     kill(d.pid, SIGTERM);
-    int st;
-    ck_assert_int_eq(waitpid(d.pid, &st, 0), d.pid);
+    int st = wait_ikd(&d);
     atomic_store(&stop, 1);
     int ok = 0, broken = 0;
     for (int i = 0; i < N; i++) {
@@ -407,8 +406,7 @@ START_TEST(sigterm_answers_the_backlog)
         free(r.body);
         close(fds[i]);
     }
-    int st;
-    ck_assert_int_eq(waitpid(d.pid, &st, 0), d.pid);
+    int st = wait_ikd(&d);
     ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 END_TEST
@@ -449,8 +447,7 @@ START_TEST(shutdown_grace_is_a_limit)
     pause_ms(300);
     double t0 = now_s();
     kill(d.pid, SIGTERM);
-    int st;
-    ck_assert_int_eq(waitpid(d.pid, &st, 0), d.pid);
+    int st = wait_ikd(&d);
     double took = now_s() - t0;
     for (int i = 0; i < CLIENTS; i++) pthread_join(th[i], NULL);
     free(body);
@@ -697,8 +694,8 @@ START_TEST(unread_stderr_never_blocks)
     free(r.body);
     double t0 = now_s();
     kill(pid, SIGTERM);
-    int st;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    daemon_proc piped = {pid, 0};
+    int st = wait_ikd(&piped);
     ck_assert_msg(now_s() - t0 < 5.0, "exit took %.1f s with stderr unread", now_s() - t0);
     ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     close(err[0]);

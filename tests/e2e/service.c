@@ -616,8 +616,7 @@ START_TEST(drain_reports_not_ready_and_second_signal_exits)
     ck_assert_int_eq(r.status, 200);
     free(r.body);
     close(fd);
-    int st;
-    ck_assert_int_eq(waitpid(d.pid, &st, 0), d.pid);
+    int st = wait_ikd(&d);
     ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
     /* a second signal ends a drain that would otherwise wait, with status 1
@@ -690,8 +689,7 @@ START_TEST(drain_quiesces_without_epoll)
             ck_assert_msg(r.status == 200 || r.status == 503 || r.status == 0, "status %d", r.status);
             free(r.body);
         }
-        int st;
-        ck_assert_int_eq(waitpid(d.pid, &st, 0), d.pid);
+        int st = wait_ikd(&d);
         ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "round %d: exit status %d, signal %d", round,
                       WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
     }
