@@ -439,6 +439,9 @@ static int mark_joints(ikd_gltf *g, const ikd_gltf_opts *o, size_t *nj, ikd_erro
         ikd_file_warn(&g->warnings, "no_skin", "skins", "the file has no skin: its node tree is the skeleton");
         return IKD_E_OK;
     }
+    if (!json_array_size(skins) && o->skin == 0) /* only meshes and cameras without children: no bone anywhere */
+        return ikd__gltf_fail(err, IKD_E_INVALID, "skins",
+                              "the file has no skin, and its nodes are meshes or cameras without children: no skeleton");
     if (!json_is_object(skin))
         return ikd__gltf_fail(err, IKD_E_INVALID, "query.skin", json_array_size(skins) ? "the file has no skin of that index" : "the file has no skin");
     json_t *js = json_object_get(skin, "joints");

@@ -1881,6 +1881,12 @@ def test_bad_gltf():
         # a fallback buffer that no read view uses (meshes compressed, the animation plain) is no obstacle
         s, r = d.post("/v1/import?format=gltf", variant(lambda x: x["buffers"].append(fallback)))
         assert s == 200 and r["clips"], r
+        # no skin and every node a mesh without children (a scene of props): no bone to read
+        props = {"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0, 1]}],
+                 "nodes": [{"name": "TopLeftObj", "mesh": 0}, {"name": "BackPlane", "mesh": 0, "translation": [0, 0, -1]}],
+                 "meshes": [{"primitives": [{"attributes": {}}]}]}
+        s, r = d.post("/v1/import", json.dumps(props).encode())
+        assert s == 400 and r["error"]["field"] == "skins" and "no skeleton" in r["error"]["message"], r
         ext = json.loads(json.dumps(doc))
         ext["buffers"][0]["uri"] = "http://127.0.0.1:1/never.bin"
         s, r = d.post("/v1/import", json.dumps(ext).encode())
