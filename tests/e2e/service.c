@@ -885,6 +885,19 @@ static unsigned long metric(int port, const char *sample)
 
 static unsigned long clip_frames_reached(int port) { return metric(port, "ikd_clip_frames_total{status=\"reached\"} "); }
 
+/* The daemon's memory held once it stops moving (a streamed clip parked
+ * behind a reader that does not read), polled every 200 ms for up to 20 s. */
+static unsigned long held_settles(int port)
+{
+    unsigned long held = 0, last = 1;
+    for (int t = 0; t < 100 && (held == 0 || held != last); t++) {
+        last = held;
+        usleep(200 * 1000);
+        held = metric(port, "ikd_memory_held_bytes ");
+    }
+    return held;
+}
+
 /* Write a POST /v1/solve/clip asking for the NDJSON stream, `body` its JSON. */
 static void send_clip_stream(int fd, const char *body)
 {
@@ -990,12 +1003,7 @@ START_TEST(clip_streams)
     fd = connect_with_rcvbuf(d.port, 4096);
     ck_assert_int_ge(fd, 0);
     send_clip_stream(fd, body);
-    unsigned long stalled = 0, last = 1;
-    for (int t = 0; t < 100 && (stalled == 0 || stalled != last); t++) { /* until the memory held stops moving */
-        last = stalled;
-        usleep(200 * 1000);
-        stalled = metric(d.port, "ikd_memory_held_bytes ");
-    }
+    unsigned long stalled = held_settles(d.port);
     reply one = request(d.port, "POST", "/v1/solve/skeleton", "application/json",
                         "{\"skeleton\":{\"joints\":[[0,0,0],[0,1,0],[0,2,0]]},\"goals\":[{\"joint\":2,\"position\":[1,1,0]}]}");
     ck_assert_int_eq(one.status, 200); /* the one worker is free */
@@ -1011,14 +1019,19 @@ START_TEST(clip_streams)
     ck_assert_uint_lt(parked_at, 20000);
     ck_assert_uint_lt(stalled, idle + 2000000); /* IKD_STREAM_HIGH + the packed frames (~0.7 MB) */
     ck_assert_uint_eq(gone, idle);
-    /* a slow reader gets every frame: the parked solve resumes as it reads */
+    /* a reader that comes back gets every frame: the parked solve resumes
+     * as it reads. Its receive buffer (128 KiB) lets the TCP window grow past
+     * loopback's 64 KiB segment: with the 4 KiB one above, a busy machine
+     * once fell into zero-window probes 200 ms apart (10 KB/s, minutes for
+     * this stream). */
     before = clip_frames_reached(d.port);
-    fd = connect_with_rcvbuf(d.port, 4096);
+    fd = connect_with_rcvbuf(d.port, 128 * 1024);
+    ck_assert_int_ge(fd, 0);
     send_clip_stream(fd, body);
+    unsigned long waiting = held_settles(d.port);
+    ck_assert_uint_eq(clip_frames_reached(d.port) - before, 0); /* parked, not ended */
     size_t total = 0, have = 0;
     char buf[8192], tail[64] = "";
-    struct timeval tv = {10, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     for (;;) {
         ssize_t n = read(fd, buf, sizeof buf);
         if (n <= 0) break;
@@ -1034,9 +1047,9 @@ START_TEST(clip_streams)
         }
         tail[have] = '\0';
         if (strstr(tail, "\r\n0\r\n\r\n")) break; /* the last chunk */
-        if (total < 600000) usleep(200); /* slow at first: parks and resumes many times */
     }
     close(fd);
+    if (getenv("IKD_TEST_VERBOSE")) fprintf(stderr, "clip: a reader back: held %lu parked, %zu bytes read\n", waiting, total);
     ck_assert_msg(strstr(tail, "\r\n0\r\n\r\n") != NULL, "the stream ended early after %zu bytes", total);
     ck_assert_uint_eq(clip_frames_reached(d.port) - before, 20000); /* every frame solved and sent */
     free(body);
