@@ -541,10 +541,11 @@ function startFrom(first) {
 }
 
 /* A GLB cut down to what ikd's importer reads (nodes, skins, animations): the bytes of every
- * bufferView that no skin's inverseBindMatrices and no animation sampler uses are left out (the
- * view stays in the JSON, empty), so a character's textures and meshes, most of a VRM's
- * megabytes, are not uploaded; three.js draws the whole file. The bytes as they are when they
- * are not a GLB with a binary chunk, or when nothing would be saved. */
+ * bufferView that no skin's inverseBindMatrices and no animation sampler uses (sparse parts and
+ * EXT_meshopt_compression data included) are left out (the view stays in the JSON, empty), so a
+ * character's textures and meshes, most of a VRM's megabytes, are not uploaded; three.js draws the
+ * whole file. The bytes as they are when they are not a GLB with a binary chunk, or when nothing
+ * would be saved. The Python client's slim_glb does the same. */
 function slimGlb(bytes) {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.byteLength < 28 || dv.getUint32(0, true) !== 0x46546c67 || dv.getUint32(16, true) !== 0x4e4f534a) return bytes;
@@ -553,20 +554,29 @@ function slimGlb(bytes) {
   let doc;
   try { doc = JSON.parse(new TextDecoder().decode(bytes.subarray(20, at))); } catch (_) { return bytes; } // ikd says what is wrong
   const bin = bytes.subarray(at + 8, Math.min(bytes.byteLength, at + 8 + dv.getUint32(at, true)));
-  const need = new Set(), use = (a) => { const x = (doc.accessors || [])[a]; if (x && Number.isInteger(x.bufferView)) need.add(x.bufferView); };
+  const need = new Set(), view = (v) => { if (Number.isInteger(v)) need.add(v); };
+  const use = (a) => {
+    const x = (doc.accessors || [])[a];
+    if (!x) return;
+    view(x.bufferView);
+    if (x.sparse) view((x.sparse.indices || {}).bufferView), view((x.sparse.values || {}).bufferView);
+  };
   (doc.skins || []).forEach((sk) => use(sk.inverseBindMatrices));
   (doc.animations || []).forEach((an) => (an.samplers || []).forEach((sm) => { use(sm.input); use(sm.output); }));
   const kept = [];
   let off = 0;
   (doc.bufferViews || []).forEach((v, i) => {
-    if (v.buffer !== 0) return; // another buffer (a data: URI) is left as it is
-    const from = v.byteOffset || 0;
-    if (need.has(i) && from + v.byteLength <= bin.byteLength) {
+    // where the view's bytes are: its own, or (compressed) its extension's; a view on another buffer stays
+    const mo = (v.extensions || {}).EXT_meshopt_compression;
+    const src = mo && mo.buffer === 0 ? mo : v.buffer === 0 && !mo ? v : null;
+    if (!src) return;
+    const from = src.byteOffset || 0;
+    if (need.has(i) && from + src.byteLength <= bin.byteLength) {
       off += (4 - off % 4) % 4;
-      kept.push([off, bin.subarray(from, from + v.byteLength)]);
-      v.byteOffset = off, off += v.byteLength;
+      kept.push([off, bin.subarray(from, from + src.byteLength)]);
+      src.byteOffset = off, off += src.byteLength;
     } else {
-      v.byteOffset = 0, v.byteLength = 0;
+      src.byteOffset = 0, src.byteLength = 0;
     }
   });
   if (!doc.buffers || !doc.buffers[0] || off + 4096 >= bin.byteLength) return bytes;

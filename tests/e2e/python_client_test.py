@@ -3,7 +3,8 @@
 
 Makes a virtual environment in BUILD/pyclient, installs the package there with
 `pip install --no-index ./clients/python` (no network), then runs this file's checks inside it:
-every call, IkdError with the field, a streamed clip, import_file and `python -m ikd import`, the
+every call, IkdError with the field, a streamed clip, import_file and `python -m ikd import`, a
+GLB over --max-import-body for its pictures imported by import_file (slim_glb), the
 automatic resend of a skeleton on 409, and the README's pipeline script (import a BVH, solve its
 clip with feet goals, write the result as BVH).
 
@@ -93,6 +94,71 @@ def inside(url, workdir):
     return sid
 
 
+def with_image(glb, size):
+    """The GLB with a `size`-byte picture added to its binary chunk (as a character's textures are)."""
+    import struct
+    at = 20 + struct.unpack_from("<I", glb, 12)[0]
+    doc = json.loads(glb[20:at])
+    binary = bytearray(glb[at + 8:at + 8 + struct.unpack_from("<I", glb, at)[0]])
+    binary += bytes(-len(binary) % 4)
+    doc["bufferViews"].append({"buffer": 0, "byteOffset": len(binary), "byteLength": size})
+    doc["images"] = [{"bufferView": len(doc["bufferViews"]) - 1, "mimeType": "image/png"}]
+    binary += bytes(range(256)) * (size // 256) + bytes(size % 256)
+    doc["buffers"][0]["byteLength"] = len(binary)
+    import import_test
+    return import_test.glb_file(doc, binary)
+
+
+def big_glb(url, workdir):
+    """A GLB over the daemon's --max-import-body (8 MiB) for its pictures: refused whole (413), it
+    imports through import_file (only what the importer reads is sent) with the same reply as the
+    file without them: plain, and with its animation compressed by EXT_meshopt_compression."""
+    import random
+    import urllib.error
+    import urllib.request
+    import ikd
+    import import_test
+    c = ikd.Client(url)
+    small, doc, binary = import_test.make_gltf(random.Random(5), True)
+    variants = [small, import_test.meshopt_variant(import_test.meshopt_lib(), doc, binary, True)]
+    for k, glb in enumerate(variants):
+        big = with_image(glb, 9 << 20)
+        try:
+            urllib.request.urlopen(urllib.request.Request(url + "/v1/import?format=glb", data=big, method="POST"))
+            raise AssertionError("a 9 MiB GLB was taken whole")
+        except urllib.error.HTTPError as e:
+            assert e.code == 413, e.code
+        path = os.path.join(workdir, "big%d.glb" % k)
+        with open(path, "wb") as f:
+            f.write(big)
+        sent = ikd.slim_glb(big)
+        assert len(sent) < len(glb) + 4096, (len(sent), len(glb))
+        want, got = c.import_file(glb, format="glb"), c.import_file(path)
+        for key in ("skeleton", "id", "clips", "humanoid", "effectors"):
+            assert got.get(key) == want.get(key), (k, key)
+        if node_slim(path, path + ".js.glb"):  # the editor's slimGlb, the same cut in the page
+            assert os.path.getsize(path + ".js.glb") < len(glb) + 4096, os.path.getsize(path + ".js.glb")
+            got = c.import_file(path + ".js.glb")
+            for key in ("skeleton", "id", "clips", "humanoid", "effectors"):
+                assert got.get(key) == want.get(key), (k, key, "slimGlb")
+    assert ikd.slim_glb(small) is small  # nothing to save: the file as it is
+
+
+def node_slim(src, dst):
+    """src through src/ui/editor.js's slimGlb into dst, by node; False (with a notice) without node."""
+    import shutil
+    if not shutil.which("node"):
+        print("notice: no node: the editor's slimGlb is not checked here (the browser test needs node too)")
+        return False
+    text = open(os.path.join(ROOT, "src", "ui", "editor.js")).read()
+    start = text.index("function slimGlb(bytes) {")
+    fn = text[start:text.index("\n}\n", start) + 2]
+    script = fn + "\nconst fs = require('fs');\n" \
+        "fs.writeFileSync(process.argv[2], slimGlb(new Uint8Array(fs.readFileSync(process.argv[1]))));\n"
+    subprocess.run(["node", "-e", script, src, dst], check=True)
+    return True
+
+
 def pipeline(url, workdir, ikd_bin):
     """README's pipeline script, run as a user would (after a restart of the server: the 409 path)."""
     script = os.path.join(workdir, "pipeline.py")
@@ -116,6 +182,7 @@ def main():
         sys.path.insert(0, HERE)
         import pyharness
         return pyharness.run_tests({"test_client_calls": lambda: inside(url, workdir),
+                                    "test_big_glb": lambda: big_glb(url, workdir),
                                     "test_readme_pipeline": lambda: pipeline(url, workdir, ikd_bin)}, "python client")
     venv = os.path.join(build, "pyclient")
     subprocess.run([sys.executable, "-m", "venv", "--clear", venv], check=True)

@@ -14,6 +14,7 @@ registered anew, once. MessagePack is used when asked for and the msgpack module
 import http.client
 import json
 import os
+import struct
 import urllib.parse
 
 try:  # optional: MessagePack when it is there
@@ -21,7 +22,7 @@ try:  # optional: MessagePack when it is there
 except ImportError:  # pragma: no cover - depends on the machine
     _msgpack = None
 
-__all__ = ["Client", "IkdError", "DEFAULT_URL", "forward_kinematics"]
+__all__ = ["Client", "IkdError", "DEFAULT_URL", "forward_kinematics", "slim_glb"]
 __version__ = "1.0.0"
 DEFAULT_URL = "http://127.0.0.1:8080"
 
@@ -32,6 +33,55 @@ class IkdError(Exception):
     def __init__(self, status, code, message, field=""):
         super().__init__("%s %s: %s%s" % (status, code, message, " (%s)" % field if field else ""))
         self.status, self.code, self.message, self.field = status, code, message, field
+
+
+def slim_glb(data):
+    """A GLB cut down to what ikd's importer reads (the nodes, the skins' inverseBindMatrices and
+    the animations' samplers, sparse parts and EXT_meshopt_compression data included): the binary
+    chunk's bytes that no such accessor uses (meshes, textures: most of a VRM's megabytes) are
+    left out and their views emptied, so a character over --max-import-body imports. The same
+    bytes when they are not a GLB with a JSON and a binary chunk, or when under 4 KiB would go."""
+    if len(data) < 28 or data[:4] != b"glTF" or struct.unpack_from("<I", data, 16)[0] != 0x4E4F534A:
+        return data
+    at = 20 + struct.unpack_from("<I", data, 12)[0]
+    if at + 8 > len(data) or struct.unpack_from("<I", data, at + 4)[0] != 0x004E4942:
+        return data
+    try:
+        doc = json.loads(data[20:at].decode("utf-8"))
+        views, accessors = doc.get("bufferViews") or [], doc.get("accessors") or []
+        need = set()
+        for a in [sk.get("inverseBindMatrices") for sk in doc.get("skins") or []] + \
+                [sm.get(k) for an in doc.get("animations") or [] for sm in an.get("samplers") or [] for k in ("input", "output")]:
+            acc = accessors[a] if isinstance(a, int) and 0 <= a < len(accessors) else {}
+            sparse = acc.get("sparse") or {}
+            need.update(v for v in (acc.get("bufferView"), (sparse.get("indices") or {}).get("bufferView"),
+                                    (sparse.get("values") or {}).get("bufferView")) if isinstance(v, int))
+        binary = data[at + 8:at + 8 + struct.unpack_from("<I", data, at)[0]]
+        out, kept = bytearray(), 0
+        for i, v in enumerate(views):
+            mo = (v.get("extensions") or {}).get("EXT_meshopt_compression")
+            # where the view's bytes are: its own, or (compressed) its extension's; a view elsewhere stays
+            src = mo if isinstance(mo, dict) and mo.get("buffer") == 0 else v if v.get("buffer") == 0 and not mo else None
+            if src is None:
+                continue
+            start, length = src.get("byteOffset", 0), src["byteLength"]
+            if i in need and start + length <= len(binary):
+                out.extend(b"\0" * (-len(out) % 4))
+                src["byteOffset"] = len(out)
+                out.extend(binary[start:start + length])
+                kept += 1
+            else:
+                src["byteOffset"], src["byteLength"] = 0, 0
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError):
+        return data  # ikd says what is wrong with the file
+    if not doc.get("buffers") or len(out) + 4096 >= len(binary):
+        return data
+    doc["buffers"][0]["byteLength"] = len(out)
+    text = json.dumps(doc, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 4)
+    out.extend(b"\0" * (-len(out) % 4))
+    head = struct.pack("<4sII", b"glTF", 2, 28 + len(text) + len(out))
+    return head + struct.pack("<II", len(text), 0x4E4F534A) + text + struct.pack("<II", len(out), 0x004E4942) + bytes(out)
 
 
 class Client:
@@ -88,6 +138,8 @@ class Client:
             if format is None:
                 ext = os.path.splitext(str(path_or_bytes))[1].lower().lstrip(".")
                 format = ext if ext in ("bvh", "glb", "gltf", "urdf") else None
+        if format in (None, "glb"):
+            data = slim_glb(data)
         query = {k: str(v) for k, v in dict(options, format=format).items() if v is not None}
         path = "/v1/import" + ("?" + urllib.parse.urlencode(query) if query else "")
         reply = self._request("POST", path, data, "application/octet-stream")
