@@ -540,58 +540,6 @@ function startFrom(first) {
   drawPose();
 }
 
-/* A GLB cut down to what ikd's importer reads (nodes, skins, animations): the bytes of every
- * bufferView that no skin's inverseBindMatrices and no animation sampler uses (sparse parts and
- * EXT_meshopt_compression data included) are left out (the view stays in the JSON, empty), so a
- * character's textures and meshes, most of a VRM's megabytes, are not uploaded; three.js draws the
- * whole file. The bytes as they are when they are not a GLB with a binary chunk, or when nothing
- * would be saved. The Python client's slim_glb does the same. */
-function slimGlb(bytes) {
-  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (bytes.byteLength < 28 || dv.getUint32(0, true) !== 0x46546c67 || dv.getUint32(16, true) !== 0x4e4f534a) return bytes;
-  const jlen = dv.getUint32(12, true), at = 20 + jlen;
-  if (at + 8 > bytes.byteLength || dv.getUint32(at + 4, true) !== 0x004e4942) return bytes;
-  let doc;
-  try { doc = JSON.parse(new TextDecoder().decode(bytes.subarray(20, at))); } catch (_) { return bytes; } // ikd says what is wrong
-  const bin = bytes.subarray(at + 8, Math.min(bytes.byteLength, at + 8 + dv.getUint32(at, true)));
-  const need = new Set(), view = (v) => { if (Number.isInteger(v)) need.add(v); };
-  const use = (a) => {
-    const x = (doc.accessors || [])[a];
-    if (!x) return;
-    view(x.bufferView);
-    if (x.sparse) view((x.sparse.indices || {}).bufferView), view((x.sparse.values || {}).bufferView);
-  };
-  (doc.skins || []).forEach((sk) => use(sk.inverseBindMatrices));
-  (doc.animations || []).forEach((an) => (an.samplers || []).forEach((sm) => { use(sm.input); use(sm.output); }));
-  const kept = [];
-  let off = 0;
-  (doc.bufferViews || []).forEach((v, i) => {
-    // where the view's bytes are: its own, or (compressed) its extension's; a view on another buffer stays
-    const mo = (v.extensions || {}).EXT_meshopt_compression;
-    const src = mo && mo.buffer === 0 ? mo : v.buffer === 0 && !mo ? v : null;
-    if (!src) return;
-    const from = src.byteOffset || 0;
-    if (need.has(i) && from + src.byteLength <= bin.byteLength) {
-      off += (4 - off % 4) % 4;
-      kept.push([off, bin.subarray(from, from + src.byteLength)]);
-      src.byteOffset = off, off += src.byteLength;
-    } else {
-      src.byteOffset = 0, src.byteLength = 0;
-    }
-  });
-  if (!doc.buffers || !doc.buffers[0] || off + 4096 >= bin.byteLength) return bytes;
-  doc.buffers[0].byteLength = off;
-  const json = new TextEncoder().encode(JSON.stringify(doc)), jpad = (4 - json.length % 4) % 4, bpad = (4 - off % 4) % 4;
-  const total = 20 + json.length + jpad + 8 + off + bpad, out = new Uint8Array(total), ov = new DataView(out.buffer);
-  ov.setUint32(0, 0x46546c67, true), ov.setUint32(4, 2, true), ov.setUint32(8, total, true);
-  ov.setUint32(12, json.length + jpad, true), ov.setUint32(16, 0x4e4f534a, true);
-  out.set(json, 20), out.fill(32, 20 + json.length, 20 + json.length + jpad);
-  const b = 20 + json.length + jpad;
-  ov.setUint32(b, off + bpad, true), ov.setUint32(b + 4, 0x004e4942, true);
-  for (const [o, part] of kept) out.set(part, b + 8 + o);
-  return out;
-}
-
 /* The effectors a handle can move, one per rigid body: a robot's fingers and tool frames fixed to
  * its hand share the hand's nearest joint that turns (pinned side by side, each would hold the
  * others' handle still), and a frame fixed to the base has none. The first of each is kept. */
@@ -619,13 +567,7 @@ async function open(src) {
   }
   const ext = name.toLowerCase().split(".").pop();
   const options = ["bvh", "glb", "gltf", "urdf"].includes(ext) ? { format: ext } : {};
-  let upload = data;
-  if (ext === "glb") { // ikd reads the skeleton and the animations: the rest stays in the page
-    const bytes = data instanceof Uint8Array ? data : new Uint8Array(await data.arrayBuffer());
-    const slim = slimGlb(bytes);
-    if (slim !== bytes) upload = new File([slim], name);
-  }
-  const reply = await client.importFile(upload, options);
+  const reply = await client.importFile(data, options); // a GLB goes without what ikd does not read (slimGlb)
   state.model = imported(reply, name);
   state.opened = src; // Reset opens it again
   fileOption(`${name} (${reply.skeleton.joints.length} joints)`);

@@ -34,6 +34,58 @@ export function loadMsgpack() {
   return msgpackModule;
 }
 
+/* A GLB cut down to what ikd's importer reads (nodes, skins, animations): the bytes of every
+ * bufferView that no skin's inverseBindMatrices and no animation sampler uses (sparse parts and
+ * EXT_meshopt_compression data included) are left out (the view stays in the JSON, empty), so a
+ * character's textures and meshes, most of a VRM's megabytes, are not uploaded. The bytes as they
+ * are when they are not a GLB with a binary chunk, or when nothing would be saved. importFile
+ * sends a GLB so; the Python client's slim_glb does the same. */
+export function slimGlb(bytes) {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.byteLength < 28 || dv.getUint32(0, true) !== 0x46546c67 || dv.getUint32(16, true) !== 0x4e4f534a) return bytes;
+  const jlen = dv.getUint32(12, true), at = 20 + jlen;
+  if (at + 8 > bytes.byteLength || dv.getUint32(at + 4, true) !== 0x004e4942) return bytes;
+  let doc;
+  try { doc = JSON.parse(new TextDecoder().decode(bytes.subarray(20, at))); } catch (_) { return bytes; } // ikd says what is wrong
+  const bin = bytes.subarray(at + 8, Math.min(bytes.byteLength, at + 8 + dv.getUint32(at, true)));
+  const need = new Set(), view = (v) => { if (Number.isInteger(v)) need.add(v); };
+  const use = (a) => {
+    const x = (doc.accessors || [])[a];
+    if (!x) return;
+    view(x.bufferView);
+    if (x.sparse) view((x.sparse.indices || {}).bufferView), view((x.sparse.values || {}).bufferView);
+  };
+  (doc.skins || []).forEach((sk) => use(sk.inverseBindMatrices));
+  (doc.animations || []).forEach((an) => (an.samplers || []).forEach((sm) => { use(sm.input); use(sm.output); }));
+  const kept = [];
+  let off = 0;
+  (doc.bufferViews || []).forEach((v, i) => {
+    // where the view's bytes are: its own, or (compressed) its extension's; a view on another buffer stays
+    const mo = (v.extensions || {}).EXT_meshopt_compression;
+    const src = mo && mo.buffer === 0 ? mo : v.buffer === 0 && !mo ? v : null;
+    if (!src) return;
+    const from = src.byteOffset || 0;
+    if (need.has(i) && from + src.byteLength <= bin.byteLength) {
+      off += (4 - off % 4) % 4;
+      kept.push([off, bin.subarray(from, from + src.byteLength)]);
+      src.byteOffset = off, off += src.byteLength;
+    } else {
+      src.byteOffset = 0, src.byteLength = 0;
+    }
+  });
+  if (!doc.buffers || !doc.buffers[0] || off + 4096 >= bin.byteLength) return bytes;
+  doc.buffers[0].byteLength = off;
+  const json = new TextEncoder().encode(JSON.stringify(doc)), jpad = (4 - json.length % 4) % 4, bpad = (4 - off % 4) % 4;
+  const total = 20 + json.length + jpad + 8 + off + bpad, out = new Uint8Array(total), ov = new DataView(out.buffer);
+  ov.setUint32(0, 0x46546c67, true), ov.setUint32(4, 2, true), ov.setUint32(8, total, true);
+  ov.setUint32(12, json.length + jpad, true), ov.setUint32(16, 0x4e4f534a, true);
+  out.set(json, 20), out.fill(32, 20 + json.length, 20 + json.length + jpad);
+  const b = 20 + json.length + jpad;
+  ov.setUint32(b, off + bpad, true), ov.setUint32(b + 4, 0x004e4942, true);
+  for (const [o, part] of kept) out.set(part, b + 8 + o);
+  return out;
+}
+
 export class IkdClient {
   /* baseUrl: "" for the page's own origin, else e.g. "http://127.0.0.1:8080" (the daemon
    * then needs --cors-origins with the page's origin); encoding: "json" | "msgpack";
@@ -58,9 +110,10 @@ export class IkdClient {
     return r.id;
   }
 
-  /* POST /v1/import: a Blob/File, ArrayBuffer or Uint8Array of a BVH, glTF or URDF file;
-   * options: format, scale, fps, skin, humanoid, limits. Resolves with {format, skeleton, id,
-   * humanoid, effectors, clips, warnings}; the skeleton's id is remembered for 409s. */
+  /* POST /v1/import: a Blob/File, ArrayBuffer or Uint8Array of a BVH, glTF or URDF file (a GLB
+   * without the bytes ikd does not read: slimGlb); options: format, scale, fps, skin, humanoid,
+   * limits. Resolves with {format, skeleton, id, humanoid, effectors, clips, warnings}; the
+   * skeleton's id is remembered for 409s. */
   async importFile(data, options = {}) {
     const query = new URLSearchParams();
     for (const [k, v] of Object.entries(options)) if (v !== undefined && v !== null) query.set(k, String(v));
@@ -68,12 +121,19 @@ export class IkdClient {
       const ext = String(data.name).toLowerCase().split(".").pop();
       if (["bvh", "glb", "gltf", "urdf"].includes(ext)) query.set("format", ext);
     }
+    let body = data;
+    if (!query.get("format") || query.get("format") === "glb") { // a GLB: only what ikd reads goes (slimGlb)
+      const bytes = data instanceof Uint8Array ? data : data instanceof ArrayBuffer ? new Uint8Array(data)
+        : data && typeof data.arrayBuffer === "function" ? new Uint8Array(await data.arrayBuffer()) : null;
+      const slim = bytes ? slimGlb(bytes) : bytes;
+      if (slim !== bytes) body = slim;
+    }
     const q = query.toString();
     const headers = { Accept: this.encoding === "msgpack" ? MSGPACK_TYPE : JSON_TYPE, "Content-Type": "application/octet-stream" };
     if (this.token) headers.Authorization = `Bearer ${this.token}`;
     let res;
     try {
-      res = await fetch(this.baseUrl + "/v1/import" + (q ? "?" + q : ""), { method: "POST", headers, body: data });
+      res = await fetch(this.baseUrl + "/v1/import" + (q ? "?" + q : ""), { method: "POST", headers, body });
     } catch (e) {
       throw new IkdError(0, "network_error", String(e && e.message || e), "");
     }

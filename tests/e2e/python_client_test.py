@@ -136,7 +136,7 @@ def big_glb(url, workdir):
         want, got = c.import_file(glb, format="glb"), c.import_file(path)
         for key in ("skeleton", "id", "clips", "humanoid", "effectors"):
             assert got.get(key) == want.get(key), (k, key)
-        if node_slim(path, path + ".js.glb"):  # the editor's slimGlb, the same cut in the page
+        if node_slim(path, path + ".js.glb"):  # the web client's slimGlb, the same cut in the page
             assert os.path.getsize(path + ".js.glb") < len(glb) + 4096, os.path.getsize(path + ".js.glb")
             got = c.import_file(path + ".js.glb")
             for key in ("skeleton", "id", "clips", "humanoid", "effectors"):
@@ -145,12 +145,12 @@ def big_glb(url, workdir):
 
 
 def node_slim(src, dst):
-    """src through src/ui/editor.js's slimGlb into dst, by node; False (with a notice) without node."""
+    """src through the web client's slimGlb (src/ui/ikd.js) into dst, by node; False (with a notice) without node."""
     import shutil
     if not shutil.which("node"):
         print("notice: no node: the editor's slimGlb is not checked here (the browser test needs node too)")
         return False
-    text = open(os.path.join(ROOT, "src", "ui", "editor.js")).read()
+    text = open(os.path.join(ROOT, "src", "ui", "ikd.js")).read()
     start = text.index("function slimGlb(bytes) {")
     fn = text[start:text.index("\n}\n", start) + 2]
     script = fn + "\nconst fs = require('fs');\n" \
