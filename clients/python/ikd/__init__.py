@@ -57,7 +57,7 @@ def slim_glb(data):
             need.update(v for v in (acc.get("bufferView"), (sparse.get("indices") or {}).get("bufferView"),
                                     (sparse.get("values") or {}).get("bufferView")) if isinstance(v, int))
         binary = data[at + 8:at + 8 + struct.unpack_from("<I", data, at)[0]]
-        out, kept = bytearray(), 0
+        out = bytearray()
         for i, v in enumerate(views):
             mo = (v.get("extensions") or {}).get("EXT_meshopt_compression")
             # where the view's bytes are: its own, or (compressed) its extension's; a view elsewhere stays
@@ -69,7 +69,6 @@ def slim_glb(data):
                 out.extend(b"\0" * (-len(out) % 4))
                 src["byteOffset"] = len(out)
                 out.extend(binary[start:start + length])
-                kept += 1
             else:
                 src["byteOffset"], src["byteLength"] = 0, 0
     except (ValueError, KeyError, TypeError, AttributeError, IndexError):
