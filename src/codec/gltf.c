@@ -435,13 +435,13 @@ static int mark_joints(ikd_gltf *g, const ikd_gltf_opts *o, size_t *nj, ikd_erro
     gltf_model *m = g->m;
     json_t *skins = json_object_get(m->root, "skins");
     json_t *skin = json_array_get(skins, (size_t)o->skin);
-    if (!json_array_size(skins) && o->skin == 0 && (*nj = node_tree_joints(m)) > 0) {
+    if (!json_array_size(skins) && o->skin == 0) {
+        if ((*nj = node_tree_joints(m)) == 0) /* only meshes and cameras without children: no bone anywhere */
+            return ikd__gltf_fail(err, IKD_E_INVALID, "skins",
+                                  "the file has no skin, and its nodes are meshes or cameras without children: no skeleton");
         ikd_file_warn(&g->warnings, "no_skin", "skins", "the file has no skin: its node tree is the skeleton");
         return IKD_E_OK;
     }
-    if (!json_array_size(skins) && o->skin == 0) /* only meshes and cameras without children: no bone anywhere */
-        return ikd__gltf_fail(err, IKD_E_INVALID, "skins",
-                              "the file has no skin, and its nodes are meshes or cameras without children: no skeleton");
     if (!json_is_object(skin))
         return ikd__gltf_fail(err, IKD_E_INVALID, "query.skin", json_array_size(skins) ? "the file has no skin of that index" : "the file has no skin");
     json_t *js = json_object_get(skin, "joints");
