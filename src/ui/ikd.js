@@ -38,16 +38,17 @@ export function loadMsgpack() {
  * bufferView that no skin's inverseBindMatrices and no animation sampler uses (sparse parts and
  * EXT_meshopt_compression data included) are left out (the view stays in the JSON, empty), so a
  * character's textures and meshes, most of a VRM's megabytes, are not uploaded. The bytes as they
- * are when they are not a GLB with a binary chunk, or when nothing would be saved. importFile
+ * are when they are not a whole GLB with a binary chunk, or when nothing would be saved. importFile
  * sends a GLB so; the Python client's slim_glb does the same. */
 export function slimGlb(bytes) {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.byteLength < 28 || dv.getUint32(0, true) !== 0x46546c67 || dv.getUint32(16, true) !== 0x4e4f534a) return bytes;
   const jlen = dv.getUint32(12, true), at = 20 + jlen;
   if (at + 8 > bytes.byteLength || dv.getUint32(at + 4, true) !== 0x004e4942) return bytes;
+  if (at + 8 + dv.getUint32(at, true) > bytes.byteLength) return bytes; // cut short: ikd says so (glb.length)
   let doc;
   try { doc = JSON.parse(new TextDecoder().decode(bytes.subarray(20, at))); } catch (_) { return bytes; } // ikd says what is wrong
-  const bin = bytes.subarray(at + 8, Math.min(bytes.byteLength, at + 8 + dv.getUint32(at, true)));
+  const bin = bytes.subarray(at + 8, at + 8 + dv.getUint32(at, true));
   const need = new Set(), view = (v) => { if (Number.isInteger(v)) need.add(v); };
   const use = (a) => {
     const x = (doc.accessors || [])[a];

@@ -142,6 +142,17 @@ def big_glb(url, workdir):
             for key in ("skeleton", "id", "clips", "humanoid", "effectors"):
                 assert got.get(key) == want.get(key), (k, key, "slimGlb")
     assert ikd.slim_glb(small) is small  # nothing to save: the file as it is
+    cut = os.path.join(workdir, "cut.glb")  # a GLB cut short goes as it is: ikd names what is wrong
+    with open(cut, "wb") as f:
+        f.write(with_image(small, 9 << 20)[:(8 << 20) - 7])
+    assert ikd.slim_glb(open(cut, "rb").read()) == open(cut, "rb").read()
+    try:
+        c.import_file(cut)
+        raise AssertionError("a GLB cut short was imported")
+    except ikd.IkdError as e:
+        assert e.status == 400 and e.field == "glb.length", e
+    if node_slim(cut, cut + ".js.glb"):
+        assert open(cut + ".js.glb", "rb").read() == open(cut, "rb").read()
 
 
 def node_slim(src, dst):

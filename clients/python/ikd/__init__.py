@@ -40,12 +40,13 @@ def slim_glb(data):
     the animations' samplers, sparse parts and EXT_meshopt_compression data included): the binary
     chunk's bytes that no such accessor uses (meshes, textures: most of a VRM's megabytes) are
     left out and their views emptied, so a character over --max-import-body imports. The same
-    bytes when they are not a GLB with a JSON and a binary chunk, or when under 4 KiB would go."""
+    bytes when they are not a whole GLB with a JSON and a binary chunk, or when under 4 KiB would go."""
     if len(data) < 28 or data[:4] != b"glTF" or struct.unpack_from("<I", data, 16)[0] != 0x4E4F534A:
         return data
     at = 20 + struct.unpack_from("<I", data, 12)[0]
-    if at + 8 > len(data) or struct.unpack_from("<I", data, at + 4)[0] != 0x004E4942:
-        return data
+    if at + 8 > len(data) or struct.unpack_from("<I", data, at + 4)[0] != 0x004E4942 or \
+            at + 8 + struct.unpack_from("<I", data, at)[0] > len(data):
+        return data  # not a whole GLB: ikd says what is wrong with it
     try:
         doc = json.loads(data[20:at].decode("utf-8"))
         views, accessors = doc.get("bufferViews") or [], doc.get("accessors") or []
@@ -56,7 +57,7 @@ def slim_glb(data):
             sparse = acc.get("sparse") or {}
             need.update(v for v in (acc.get("bufferView"), (sparse.get("indices") or {}).get("bufferView"),
                                     (sparse.get("values") or {}).get("bufferView")) if isinstance(v, int))
-        binary = data[at + 8:at + 8 + struct.unpack_from("<I", data, at)[0]]
+        binary = data[at + 8:at + 8 + struct.unpack_from("<I", data, at)[0]]  # whole (checked above)
         out = bytearray()
         for i, v in enumerate(views):
             mo = (v.get("extensions") or {}).get("EXT_meshopt_compression")
