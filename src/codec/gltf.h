@@ -66,5 +66,12 @@ int ikd_gltf_sample_rotations(ikd_gltf *g, const ikd_gltf_opts *o, ikd_quat **ou
  * Returns how many joints got one (0: the file has no such extension). */
 size_t ikd_gltf_vrm_bones(const ikd_gltf *g, const char **bones);
 void ikd_gltf_free(ikd_gltf *g);
+/* What an import of the GLB `data` decodes, in bytes: its JSON chunk and
+ * the bufferViews its skins' inverseBindMatrices and its animations'
+ * samplers read (sparse parts included; a compressed view at its decoded
+ * size), each view once; meshes and pictures are not read. 0 when `data`
+ * is not a GLB whose header gives its length and whose first chunk is
+ * JSON (the importer says what is wrong with it). */
+size_t ikd_gltf_glb_weight(const char *data, size_t len);
 
 #endif

@@ -31,7 +31,7 @@ static const setting settings[] = {
     NUM("queue", "IKD_QUEUE", queue, "1024", 1, 1000000, "solve queue capacity; when full, requests get 503 + Retry-After"),
     NUM("max-body", "IKD_MAX_BODY", max_body, "1048576", 64, 1073741824, "largest body in bytes of /v1/solve, /v1/solve/batch and /v1/solve/skeleton; larger gets 413"),
     NUM("max-clip-body", "IKD_MAX_CLIP_BODY", max_clip_body, "8388608", 64, 1073741824, "largest body in bytes of /v1/solve/clip (the default fits --max-frames frames of four 6-DoF goals, and --memory-budget); larger gets 413"),
-    NUM("max-import-body", "IKD_MAX_IMPORT_BODY", max_import_body, "8388608", 64, 1073741824, "largest body in bytes of /v1/import (a file: a 60 s BVH take is about 2.5 MB; the default fits --memory-budget); larger gets 413"),
+    NUM("max-import-body", "IKD_MAX_IMPORT_BODY", max_import_body, "50331648", 64, 1073741824, "largest body in bytes of /v1/import (a file: a 60 s BVH take is about 2.5 MB, a VRM character with its textures 10-30 MB); larger gets 413"),
     NUM("skeleton-cache", "IKD_SKELETON_CACHE", skeleton_cache, "16777216", 0, 1073741824, "bytes of skeletons kept by reference (POST /v1/skeletons, /v1/import; least recently used out first), charged to --memory-budget; 0 = none (every id gets 409)"),
     NUM("linger-bytes", "IKD_LINGER_BYTES", linger_bytes, "33554432", 0, 1073741824, "after an answer given before the body is in (413, 401, 415, 503...), at most this many body bytes are read and dropped so that the client reads the answer; then the connection is cut"),
     NUM("linger-ms", "IKD_LINGER_MS", linger_ms, "5000", 0, 600000, "at most this many ms are spent reading and dropping such a body; then the connection is cut"),

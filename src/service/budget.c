@@ -4,8 +4,10 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <stdint.h>
 #include <stdio.h>
 
+#include "../codec/gltf.h"
 #include "clip.h"
 #include "reply.h"
 #include "wire.h"
@@ -27,7 +29,10 @@
  * (clip_reserve). */
 #define IKD_DECODE_FACTOR_CLIP_JSON 2
 /* An imported file: its parse (a BVH's values as doubles, about its own
- * size) and its reply (poses in JSON, about four times a BVH's text). */
+ * size) and its reply (poses in JSON, about four times a BVH's text). A
+ * GLB's factor applies to what its import decodes (ikd_gltf_glb_weight:
+ * the JSON chunk, the skins' and animations' data), not to its meshes
+ * and pictures, which are only held as the body. */
 #define IKD_DECODE_FACTOR_IMPORT 6
 #define IKD_DECODE_FACTOR_CLIP_MSGPACK 1
 
@@ -66,7 +71,10 @@ void ikd_budget_release(ikd_call *c, size_t n)
 size_t ikd_budget_decode_estimate(const ikd_call *c, size_t n)
 {
     int mp = c->in_enc == IKD_ENC_MSGPACK;
-    if (c->route && c->route->id == IKD_ROUTE_IMPORT) return n * IKD_DECODE_FACTOR_IMPORT;
+    if (c->route && c->route->id == IKD_ROUTE_IMPORT) {
+        size_t w = c->body.data && c->body.len == n ? ikd_gltf_glb_weight(c->body.data, n) : 0;
+        return (w ? w : n) > SIZE_MAX / IKD_DECODE_FACTOR_IMPORT ? SIZE_MAX : (w ? w : n) * IKD_DECODE_FACTOR_IMPORT;
+    }
     if (c->route && c->route->id == IKD_ROUTE_CLIP && n > ikd_clip_whole_max(&c->svc->limits))
         return n * (mp ? IKD_DECODE_FACTOR_CLIP_MSGPACK : IKD_DECODE_FACTOR_CLIP_JSON);
     return n * (mp ? IKD_DECODE_FACTOR_MSGPACK : IKD_DECODE_FACTOR_JSON);
@@ -113,6 +121,10 @@ ikd_call_next ikd_budget_never_fits(ikd_call *c, size_t n)
 {
     ikd_service *s = c->svc;
     s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
+    if (c->route && c->route->id == IKD_ROUTE_IMPORT)
+        return ikd_call_error(c, IKD_E_TOO_LARGE,
+                              "a file of %zu bytes and its import (about %zu bytes) could never fit --memory-budget "
+                              "(%zu bytes)", n, ikd_budget_decode_estimate(c, n), s->budget);
     return ikd_call_error(c, IKD_E_TOO_LARGE,
                         "a body of %zu bytes and its decoded document (about %zu bytes) could never fit "
                         "--memory-budget (%zu bytes); send it in parts or as MessagePack",
@@ -125,7 +137,7 @@ int ikd_budget_charge_decode(ikd_call *c, size_t n)
 {
     ikd_service *s = c->svc;
     size_t est = ikd_budget_decode_estimate(c, n);
-    if (s->budget && n + est > s->budget) {
+    if (s->budget && (est > s->budget || n > s->budget - est)) {
         ikd_budget_never_fits(c, n);
         return 0;
     }

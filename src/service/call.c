@@ -369,8 +369,13 @@ static ikd_call_next head_body(ikd_call *c, const ikd_head *h)
         s->hooks.rejected(s->hooks.ctx, IKD_REJECT_QUEUE_FULL);
         return ikd_call_error(c, IKD_E_OVERLOADED, NULL);
     }
+    /* a GLB's import is charged by what it decodes, known once it is read
+     * (budget.c): until then only its body is */
+    const char *format = c->route->id == IKD_ROUTE_IMPORT ? ikd_import_format(&c->import, h->content_type, NULL, 0) : "";
+    c->decode_later = !format || !strcmp(format, "glb");
     if (declared) {
-        if (s->budget && (size_t)declared + ikd_budget_decode_estimate(c, (size_t)declared) > s->budget) {
+        size_t est = c->decode_later ? 0 : ikd_budget_decode_estimate(c, (size_t)declared);
+        if (s->budget && (size_t)declared + est > s->budget) {
             c->close = 1;
             return ikd_budget_never_fits(c, (size_t)declared);
         }
@@ -378,7 +383,7 @@ static ikd_call_next head_body(ikd_call *c, const ikd_head *h)
             c->close = 1;
             return ikd_budget_over(c, (size_t)declared);
         }
-        if (!ikd_budget_charge_decode(c, (size_t)declared)) {
+        if (!c->decode_later && !ikd_budget_charge_decode(c, (size_t)declared)) {
             c->close = 1;
             return IKD_CALL_ANSWER;
         }
@@ -469,7 +474,8 @@ ikd_call_next ikd_call_body_end(ikd_call *c)
     if (c->too_large) return too_large(c);
     if (c->over_budget) return ikd_budget_over(c, 0);
     if (c->body.failed) return ikd_call_error(c, IKD_E_NOMEM, "out of memory while reading the body");
-    if (!c->declared && !ikd_budget_charge_decode(c, c->body.len)) return IKD_CALL_ANSWER; /* chunked: now its size is known */
+    /* chunked, or a GLB's import: now its size is known */
+    if ((!c->declared || c->decode_later) && !ikd_budget_charge_decode(c, c->body.len)) return IKD_CALL_ANSWER;
     if (skeleton_here(c)) return run_whole(c, NULL), IKD_CALL_ANSWER;
     if (c->route->id != IKD_ROUTE_SOLVE || c->body.len > IKD_INLINE_DECODE_MAX) return IKD_CALL_POOL;
     /* decode here; an analytic solve is answered here too (it costs less

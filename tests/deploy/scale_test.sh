@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # scale_test.sh - three ikd instances behind nginx (deploy/nginx/ikd.conf) on loopback: load through
 # nginx, one instance stopped with SIGTERM in the middle; no request may fail. Then the same load on
-# one instance alone, for the throughput ratio. Usage: scale_test.sh BUILD/ikd SECONDS
+# one instance alone, for the throughput ratio, and a 3 MiB GLB imported through nginx (its body
+# limit on /v1/import is ikd's). Usage: scale_test.sh BUILD/ikd SECONDS
 set -euo pipefail
 ikd=$1 seconds=${2:-8}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 tmp=$(mktemp -d)
+chmod 711 "$tmp" # nginx's workers (nobody, under root) write big request bodies to $tmp/body
 pids=()
 cleanup() { # SIGTERM (nginx's master then takes its workers with it), then wait for all
     for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
@@ -63,17 +65,31 @@ kill -TERM "${pid[2]}"
 wait "$wrk_pid"
 st=0; wait "${pid[2]}" || st=$?
 single=$(run_wrk "http://127.0.0.1:$p1" "$((seconds / 2))")
+# a character GLB with its pictures (3 MiB) imports through nginx: its /v1/import body limit is ikd's
+imported=$(python3 - "$root" "$front" <<'EOP'
+import http.client, random, sys
+root, front = sys.argv[1:3]
+sys.argv[1:] = [""]  # import_test's daemon binary: none started here
+sys.path.insert(0, root + "/tests/e2e")
+import import_test
+glb = import_test.with_image(import_test.make_gltf(random.Random(5), True)[0], 3 << 20)
+c = http.client.HTTPConnection("127.0.0.1", int(front), timeout=60)
+c.request("POST", "/v1/import", body=glb, headers={"Content-Type": "model/gltf-binary"})
+print(c.getresponse().status)
+EOP
+)
 
-python3 - "$tmp/front.json" "$single" "$st" <<'EOP'
+python3 - "$tmp/front.json" "$single" "$st" "$imported" <<'EOP'
 import json, sys
-front = json.load(open(sys.argv[1])); single = json.loads(sys.argv[2]); st = int(sys.argv[3])
+front = json.load(open(sys.argv[1])); single = json.loads(sys.argv[2]); st = int(sys.argv[3]); imported = sys.argv[4]
 rps = lambda r: r["requests"] / (r["duration_us"] / 1e6)
 bad = {c: n for c, n in front["statuses"].items() if c != "200"}
 errs = {k: v for k, v in front["errors"].items() if v}
 print(f"through nginx (3 instances, one stopped half-way): {rps(front):.0f} req/s, statuses {front['statuses']}, socket errors {errs or 'none'}")
 print(f"one instance alone: {rps(single):.0f} req/s; nginx/single = {rps(front) / rps(single):.2f}")
 print(f"stopped instance exit status: {st}")
-failed = (1 if bad else 0) + (1 if errs else 0) + (1 if st != 0 else 0)
-print(f"scale-test: {3 - failed} passed, {failed} failed")
+print(f"a 3 MiB GLB imported through nginx: status {imported}")
+failed = (1 if bad else 0) + (1 if errs else 0) + (1 if st != 0 else 0) + (1 if imported != "200" else 0)
+print(f"scale-test: {4 - failed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
 EOP

@@ -18,6 +18,7 @@ import math
 import os
 import random
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -1745,6 +1746,19 @@ def glb_file(doc, binary):
         struct.pack("<II", len(binc), 0x004E4942) + binc
 
 
+def with_image(glb, size):
+    """The GLB with a `size`-byte picture added to its binary chunk (as a character's textures are)."""
+    at = 20 + struct.unpack_from("<I", glb, 12)[0]
+    doc = json.loads(glb[20:at])
+    binary = bytearray(glb[at + 8:at + 8 + struct.unpack_from("<I", glb, at)[0]])
+    binary += bytes(-len(binary) % 4)
+    doc["bufferViews"].append({"buffer": 0, "byteOffset": len(binary), "byteLength": size})
+    doc["images"] = [{"bufferView": len(doc["bufferViews"]) - 1, "mimeType": "image/png"}]
+    binary += bytes(range(256)) * (size // 256) + bytes(size % 256)
+    doc["buffers"][0]["byteLength"] = len(binary)
+    return glb_file(doc, binary)
+
+
 def gltf_world(doc, binary, t):
     """The file's own world positions of every node at time t (matrices, glTF's rules)."""
     acc = doc["accessors"]
@@ -1842,6 +1856,69 @@ def test_generated_gltf():
                     assert math.dist(want[name], got[names.index(name)]) < 1e-6 * size, (case, k, name, want[name], got[names.index(name)])
     finally:
         d.stop()
+
+
+def test_big_glb_charged_by_what_it_decodes():
+    """A GLB is charged to --memory-budget as its body plus 6 times what its import decodes (its
+    JSON and its skins' and animations' data), not 6 times its pictures: under a 16 MiB budget a
+    GLB made 12 MiB bigger by a picture imports whole, with the reply of the file without it
+    (plain, and with its animation compressed), while a 12 MiB BVH is refused (413 naming
+    --memory-budget), up front when its type is declared; the memory held goes back after each."""
+    d = Daemon("--memory-budget", str(16 << 20))
+    try:
+        small, doc, binary = make_gltf(random.Random(5), True)
+        files = [small, meshopt_variant(meshopt_lib(), doc, binary, True)]
+        for k, glb in enumerate(files):
+            s, want = d.post("/v1/import", glb)
+            assert s == 200, want
+            held = held_settled(d)
+            s, got = d.post("/v1/import", with_image(glb, 12 << 20))
+            assert s == 200, (k, got)
+            for key in ("skeleton", "id", "clips", "humanoid", "effectors", "warnings"):
+                assert got.get(key) == want.get(key), (k, key)
+            assert held_settled(d, held) == held, k
+
+        s, r = d.post("/v1/import", b"HIERARCHY\n" + b" " * (12 << 20))  # read, then refused
+        assert s == 413 and "--memory-budget" in r["error"]["message"], r
+        # refused from the head alone: 12 MiB of BVH never fits, 17 MiB of anything neither
+        for ctype, size in (("application/x-bvh", 12 << 20), ("application/x-bvh", 17 << 20), ("model/gltf-binary", 17 << 20)):
+            s, r = head_only(d, "/v1/import", size, ctype)
+            assert s == 413 and "--memory-budget" in r["error"]["message"], (ctype, size, r)
+        assert held_settled(d, held) == held
+        s, r = d.post("/v1/import", small)
+        assert s == 200 and held_settled(d, held) == held, r
+    finally:
+        d.stop()
+
+
+def held_settled(d, want=None):
+    """ikd_memory_held_bytes once the last reply's charge has gone (it goes when the reply has been
+    sent, a moment after the client has it): `want` when it comes back to it within 10 s, else the
+    value it keeps for 0.2 s."""
+    last, since, end = None, time.time(), time.time() + 10
+    while time.time() < end:
+        v = d.metric("ikd_memory_held_bytes")
+        if v == want:
+            return v
+        if v != last:
+            last, since = v, time.time()
+        elif want is None and time.time() - since >= 0.2:
+            return v
+        time.sleep(0.02)
+    return last
+
+
+def head_only(d, path, length, ctype):
+    """A POST's head declaring a `length`-byte body and no body: (status, the JSON reply)."""
+    sock = socket.create_connection(("127.0.0.1", d.port), timeout=60)
+    try:
+        sock.sendall(("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n"
+                      % (path, ctype, length)).encode())
+        r = http.client.HTTPResponse(sock)
+        r.begin()
+        return r.status, json.loads(r.read())
+    finally:
+        sock.close()
 
 
 def test_bad_gltf():

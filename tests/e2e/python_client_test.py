@@ -94,23 +94,8 @@ def inside(url, workdir):
     return sid
 
 
-def with_image(glb, size):
-    """The GLB with a `size`-byte picture added to its binary chunk (as a character's textures are)."""
-    import struct
-    at = 20 + struct.unpack_from("<I", glb, 12)[0]
-    doc = json.loads(glb[20:at])
-    binary = bytearray(glb[at + 8:at + 8 + struct.unpack_from("<I", glb, at)[0]])
-    binary += bytes(-len(binary) % 4)
-    doc["bufferViews"].append({"buffer": 0, "byteOffset": len(binary), "byteLength": size})
-    doc["images"] = [{"bufferView": len(doc["bufferViews"]) - 1, "mimeType": "image/png"}]
-    binary += bytes(range(256)) * (size // 256) + bytes(size % 256)
-    doc["buffers"][0]["byteLength"] = len(binary)
-    import import_test
-    return import_test.glb_file(doc, binary)
-
-
 def big_glb(url, workdir):
-    """A GLB over the daemon's --max-import-body (8 MiB) for its pictures: refused whole (413), it
+    """A GLB over the daemon's --max-import-body (8 MiB here) for its pictures: refused whole (413), it
     imports through import_file (only what the importer reads is sent) with the same reply as the
     file without them: plain, and with its animation compressed by EXT_meshopt_compression."""
     import random
@@ -122,7 +107,7 @@ def big_glb(url, workdir):
     small, doc, binary = import_test.make_gltf(random.Random(5), True)
     variants = [small, import_test.meshopt_variant(import_test.meshopt_lib(), doc, binary, True)]
     for k, glb in enumerate(variants):
-        big = with_image(glb, 9 << 20)
+        big = import_test.with_image(glb, 9 << 20)
         try:
             urllib.request.urlopen(urllib.request.Request(url + "/v1/import?format=glb", data=big, method="POST"))
             raise AssertionError("a 9 MiB GLB was taken whole")
@@ -144,7 +129,7 @@ def big_glb(url, workdir):
     assert ikd.slim_glb(small) is small  # nothing to save: the file as it is
     cut = os.path.join(workdir, "cut.glb")  # a GLB cut short goes as it is: ikd names what is wrong
     with open(cut, "wb") as f:
-        f.write(with_image(small, 9 << 20)[:(8 << 20) - 7])
+        f.write(import_test.with_image(small, 9 << 20)[:(8 << 20) - 7])
     assert ikd.slim_glb(open(cut, "rb").read()) == open(cut, "rb").read()
     try:
         c.import_file(cut)
@@ -200,7 +185,9 @@ def main():
     py = os.path.join(venv, "bin", "python")
     subprocess.run([py, "-m", "pip", "install", "--quiet", "--no-index", os.path.join(ROOT, "clients", "python")],
                    check=True)
-    p = subprocess.Popen([ikd_bin, "--listen", "127.0.0.1:0", "--log-level", "off", "--skeleton-cache", "20000"],
+    # --max-import-body 8 MiB: a server set below the default, which the client's GLB cut gets under
+    p = subprocess.Popen([ikd_bin, "--listen", "127.0.0.1:0", "--log-level", "off", "--skeleton-cache", "20000",
+                          "--max-import-body", str(8 << 20)],
                          stdout=subprocess.PIPE, text=True)
     try:
         port = re.search(r":(\d+)$", p.stdout.readline().strip()).group(1)

@@ -5,12 +5,15 @@
  * recording: the take's own); the rest is the file. Every input must
  * give 200 with a JSON reply whose skeleton, clips and warnings are there,
  * or a known error status with a JSON error body; never a crash, a leak or
- * a hang (the limits keep every input small: 64 joints, 64 frames). */
+ * a hang (the limits keep every input small: 64 joints, 64 frames). A GLB's
+ * weight (what the memory budget charges its import by) stays within five
+ * times the file. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/gltf.h"
 #include "service/import.h"
 #include "service/skelstore.h"
 #include "service/wire.h"
@@ -42,6 +45,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int status = ikd_api_import(&lim, &o, (sel & 128) ? "application/octet-stream" : NULL, IKD_ENC_JSON,
                                 (const char *)data + 1, size - 1, &reply, &error);
     if (reply.len == 0) abort();
+    /* what the memory budget charges a GLB by: never more than the file can decode to */
+    size_t w = ikd_gltf_glb_weight((const char *)data + 1, size - 1);
+    if (w > 5 * (size - 1)) abort();
     json_error_t e;
     json_t *doc = json_loadb(reply.data, reply.len, 0, &e);
     if (!doc) abort();
