@@ -413,57 +413,11 @@ static double *rest_world(const gltf_model *m)
     return w;
 }
 
-/* A file without skins (an armature exported without its mesh, rigid
- * animated nodes): every node is a joint but a leaf that carries a mesh or
- * a camera (an object, not a bone); their count (0: none). */
-static size_t node_tree_joints(gltf_model *m)
-{
-    json_t *nodes = json_object_get(m->root, "nodes");
-    size_t nj = 0;
-    for (size_t i = 0; i < m->nnodes; i++) {
-        json_t *n = json_array_get(nodes, i), *ch = json_object_get(n, "children");
-        if ((json_object_get(n, "mesh") || json_object_get(n, "camera")) && !json_array_size(ch)) continue;
-        m->nodes[i].joint = -2, nj++;
-    }
-    return nj;
-}
-
-/* The joints' nodes marked (joint -2): the chosen skin's, or without
- * skins the node tree's (node_tree_joints); *nj their count. */
-static int mark_joints(ikd_gltf *g, const ikd_gltf_opts *o, size_t *nj, ikd_error *err)
-{
-    gltf_model *m = g->m;
-    json_t *skins = json_object_get(m->root, "skins");
-    json_t *skin = json_array_get(skins, (size_t)o->skin);
-    if (!json_array_size(skins) && o->skin == 0) {
-        if ((*nj = node_tree_joints(m)) == 0) /* only meshes and cameras without children: no bone anywhere */
-            return ikd__gltf_fail(err, IKD_E_INVALID, "skins",
-                                  "the file has no skin, and its nodes are meshes or cameras without children: no skeleton");
-        ikd_file_warn(&g->warnings, "no_skin", "skins", "the file has no skin: its node tree is the skeleton");
-        return IKD_E_OK;
-    }
-    if (!json_is_object(skin))
-        return ikd__gltf_fail(err, IKD_E_INVALID, "query.skin", json_array_size(skins) ? "the file has no skin of that index" : "the file has no skin");
-    json_t *js = json_object_get(skin, "joints");
-    *nj = json_is_array(js) ? json_array_size(js) : 0;
-    if (!*nj) return failf(err, "skins[%ld].joints", o->skin, "must be a non-empty array of nodes");
-    for (size_t k = 0; k < *nj; k++) {
-        json_int_t v = json_integer_value(json_array_get(js, k));
-        if (!json_is_integer(json_array_get(js, k)) || v < 0 || (size_t)v >= m->nnodes || m->nodes[v].joint != -1) {
-            char f[64];
-            snprintf(f, sizeof f, "skins[%ld].joints[%zu]", o->skin, k);
-            return ikd__gltf_fail(err, IKD_E_INVALID, f, "must be a node, listed once");
-        }
-        m->nodes[v].joint = -2; /* a joint; its ikd index comes below */
-    }
-    return IKD_E_OK;
-}
-
 static int build_skeleton(ikd_gltf *g, const ikd_gltf_opts *o, ikd_error *err)
 {
     gltf_model *m = g->m;
     size_t nj = 0;
-    int rc = mark_joints(g, o, &nj, err);
+    int rc = ikd__gltf_mark_joints(g, o, &nj, err);
     if (rc != IKD_E_OK) return rc;
     /* the tops: joints with no joint above them */
     size_t tops = 0;

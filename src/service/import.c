@@ -48,6 +48,7 @@ int ikd_import_opts_parse(ikd_import_opts *o, const char *const args[IKD_IMPORT_
     static const char *const limits[] = {"file", "humanoid", "none", "recording", NULL};
     memset(o, 0, sizeof *o);
     o->scale = 1;
+    o->skin = -1;
     snprintf(o->humanoid, sizeof o->humanoid, "auto");
     ikd_error_clear(err);
     const char *v;

@@ -1186,6 +1186,52 @@ def test_vrm_humanoid_extension():
         d.stop()
 
 
+def test_skins_of_one_armature_are_joined():
+    """A character converted from FBX skins each mesh to the bones that move it: skin 0 (the face)
+    holds the head and its end alone, skin 1 (the body) the rest. Without ?skin= the skins under
+    skin 0's top node are one skeleton (warning skins_joined) and the humanoid is found; a second
+    character's skin under a top node of its own stays out; ?skin=N takes that skin alone."""
+    d = Daemon()
+    try:
+        rng = random.Random(23)
+        joints = RIGS["mixamo"]
+        world = human_positions(rng, joints, False)
+        names = [n for n, _, _ in joints]
+        index = {n: i + 1 for i, n in enumerate(names)}  # node 0 is the Armature
+        nodes = [{"name": "Armature", "rotation": [-0.7071067811865475, 0, 0, 0.7071067811865476], "children": [1]}]
+        for n, p, _ in joints:
+            off = world[n] if p is None else [a - b for a, b in zip(world[n], world[p])]
+            nd = {"name": n, "translation": off}
+            kids = [index[c] for c, q, _ in joints if q == n]
+            if kids:
+                nd["children"] = kids
+            nodes.append(nd)
+        other = len(nodes)  # a second character: a chain of three under its own top node
+        nodes += [{"name": "Other", "children": [other + 1]}, {"name": "o1", "translation": [2, 0, 0], "children": [other + 2]},
+                  {"name": "o2", "translation": [0, 1, 0]}]
+        face = [index["mixamorig:Head"], index["mixamorig:HeadTop_End"]]
+        body = [index[n] for n in names if index[n] not in face]
+        rng.shuffle(body)
+        doc = {"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0, other]}], "nodes": nodes,
+               "skins": [{"joints": face}, {"joints": body}, {"joints": [other + 1, other + 2]}]}
+        s, r = d.post("/v1/import?format=gltf", json.dumps(doc).encode())
+        assert s == 200, r
+        got = [j["name"] for j in r["skeleton"]["joints"]]
+        assert sorted(got) == sorted(names), got
+        assert r["humanoid"] == {role: n for n, _, role in joints if role}, r["humanoid"]
+        assert [w["field"] for w in r["warnings"] if w["code"] == "skins_joined"] == ["skins"], r["warnings"]
+        for k, want in ((0, ["mixamorig:Head", "mixamorig:HeadTop_End"]), (1, [n for n in names if index[n] not in face]),
+                        (2, ["o1", "o2"])):
+            s, r = d.post("/v1/import?format=gltf&skin=%d" % k, json.dumps(doc).encode())
+            assert s == 200 and sorted(j["name"] for j in r["skeleton"]["joints"]) == sorted(want), (k, r)
+            assert not any(w["code"] == "skins_joined" for w in r["warnings"]), r["warnings"]
+        doc["skins"][1]["joints"][3] = "x"  # a skin joined is read as strictly as the one asked for
+        s, r = d.post("/v1/import?format=gltf", json.dumps(doc).encode())
+        assert s == 400 and r["error"]["field"] == "skins[1].joints[3]", r
+    finally:
+        d.stop()
+
+
 def human_positions(rng, joints, pose_a):
     """World rest positions for a rig of RIGS, shaped like a person in the body frame (x left, y up,
     z forward): random proportions, knees a little bent forward, feet forward, arms out (T) or 45
