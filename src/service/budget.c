@@ -121,6 +121,9 @@ ikd_call_next ikd_budget_never_fits(ikd_call *c, size_t n)
 {
     ikd_service *s = c->svc;
     s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
+    if (c->route && c->route->id == IKD_ROUTE_IMPORT && c->decode_later && !c->body.data)
+        return ikd_call_error(c, IKD_E_TOO_LARGE, "a file of %zu bytes could never fit --memory-budget (%zu bytes)", n,
+                              s->budget);
     if (c->route && c->route->id == IKD_ROUTE_IMPORT)
         return ikd_call_error(c, IKD_E_TOO_LARGE,
                               "a file of %zu bytes and its import (about %zu bytes) could never fit --memory-budget "
