@@ -21,8 +21,6 @@ static int failf(ikd_error *err, const char *fieldfmt, long idx, const char *msg
     return ikd_error_set(err, IKD_E_INVALID, field, "%s", msg);
 }
 
-static uint32_t le32(const unsigned char *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
-
 /* ---- buffers ------------------------------------------------------------ */
 
 static int b64v(int c)
@@ -111,11 +109,11 @@ static double component(const unsigned char *p, long ct, int norm)
 {
     if (ct == 5126) {
         float f;
-        uint32_t u = le32(p);
+        uint32_t u = ikd__gltf_le32(p);
         memcpy(&f, &u, 4);
         return f;
     }
-    if (ct == 5125) return le32(p);
+    if (ct == 5125) return ikd__gltf_le32(p);
     if (ct == 5123 || ct == 5122) {
         unsigned u = p[0] | (unsigned)p[1] << 8;
         double v = ct == 5122 ? (double)(int16_t)u : (double)u;
@@ -177,7 +175,7 @@ static int read_sparse(gltf_model *m, long a, json_t *sp, long ct, int csize, in
     size_t prev = 0;
     for (size_t i = 0; i < k; i++) {
         const unsigned char *q = ip + i * (size_t)isize;
-        size_t at = isize == 4 ? le32(q) : isize == 2 ? (size_t)(q[0] | q[1] << 8) : q[0];
+        size_t at = isize == 4 ? ikd__gltf_le32(q) : isize == 2 ? (size_t)(q[0] | q[1] << 8) : q[0];
         if (at >= n || (i && at <= prev))
             return failf(err, "accessors[%ld].sparse.indices", a, "must be strictly increasing and below the accessor's count");
         prev = at;
@@ -512,15 +510,15 @@ int ikd_gltf_read(const char *data, size_t len, const ikd_gltf_opts *o, ikd_gltf
         const unsigned char *p = (const unsigned char *)data;
         g->binary = 1;
         if (len < 20) return ikd__gltf_fail(err, IKD_E_INVALID, "glb", "a GLB is at least 20 bytes (its header and a chunk's)");
-        if (le32(p + 4) != 2) return ikd__gltf_fail(err, IKD_E_INVALID, "glb.version", "only glTF 2 is read");
-        if (le32(p + 8) != len) return ikd__gltf_fail(err, IKD_E_INVALID, "glb.length", "the header's length is not the body's: cut short?");
+        if (ikd__gltf_le32(p + 4) != 2) return ikd__gltf_fail(err, IKD_E_INVALID, "glb.version", "only glTF 2 is read");
+        if (ikd__gltf_le32(p + 8) != len) return ikd__gltf_fail(err, IKD_E_INVALID, "glb.length", "the header's length is not the body's: cut short?");
         size_t at = 12;
         for (int c = 0; at < len; c++) {
             char f[32];
             snprintf(f, sizeof f, "glb.chunks[%d]", c);
             if (len - at < 8) return ikd__gltf_fail(err, IKD_E_INVALID, f, "a chunk header runs past the end");
-            size_t cl = le32(p + at);
-            uint32_t type = le32(p + at + 4);
+            size_t cl = ikd__gltf_le32(p + at);
+            uint32_t type = ikd__gltf_le32(p + at + 4);
             if (cl > len - at - 8) return ikd__gltf_fail(err, IKD_E_INVALID, f, "the chunk's length runs past the end");
             if (c == 0 && type != 0x4E4F534A) return ikd__gltf_fail(err, IKD_E_INVALID, f, "the first chunk must be JSON");
             if (c == 0) json = data + at + 8, json_len = cl;

@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gltf.h"
 
@@ -33,6 +34,11 @@ typedef struct gltf_model {
 } gltf_model;
 
 int ikd__gltf_fail(ikd_error *err, int code, const char *field, const char *msg);
+/* A GLB's little-endian 32-bit word at p. */
+static inline uint32_t ikd__gltf_le32(const unsigned char *p)
+{
+    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
 /* Accessor `a` as doubles (*count elements of *ncomp components, malloc'd in *out). */
 int ikd__gltf_read_accessor(gltf_model *m, long a, double **out, size_t *count, int *ncomp, ikd_error *err);
 /* The bytes of the file's buffers, all together (a fallback's: none). */

@@ -4,9 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gltf.h"
-
-static size_t le32(const unsigned char *p) { return (size_t)p[0] | (size_t)p[1] << 8 | (size_t)p[2] << 16 | (size_t)p[3] << 24; }
+#include "gltf_model.h"
 
 static size_t add_sat(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
 
@@ -46,8 +44,8 @@ static size_t accessor_bytes(json_t *doc, json_t *a, unsigned char *seen, size_t
 size_t ikd_gltf_glb_weight(const char *data, size_t len)
 {
     const unsigned char *p = (const unsigned char *)data;
-    if (len < 20 || memcmp(data, "glTF", 4) != 0 || le32(p + 8) != len || le32(p + 16) != 0x4E4F534A) return 0;
-    size_t json_len = le32(p + 12);
+    if (len < 20 || memcmp(data, "glTF", 4) != 0 || ikd__gltf_le32(p + 8) != len || ikd__gltf_le32(p + 16) != 0x4E4F534A) return 0;
+    size_t json_len = ikd__gltf_le32(p + 12);
     if (json_len > len - 20) return 0;
     json_t *doc = json_loadb(data + 20, json_len, 0, NULL);
     if (!json_is_object(doc)) {
