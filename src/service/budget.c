@@ -152,6 +152,15 @@ int ikd_budget_charge_decode(ikd_call *c, size_t n)
     return 1;
 }
 
+/* An import that may be a GLB (call.h's decode_later) is charged its
+ * decoded document on the worker, once its body is read: the estimate
+ * parses its JSON chunk, which is no work for libmicrohttpd's thread.
+ * 1 (charged, or nothing to charge), else the answer is set. */
+int ikd_budget_charge_late(ikd_call *c)
+{
+    return !c->decode_later || ikd_budget_charge_decode(c, c->body.len);
+}
+
 /* Charge a reply of about est bytes before solving: 1, else the answer is
  * set: 413 on `field` (with `hint`) when it could never fit, 503 when it
  * does not fit now. */

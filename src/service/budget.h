@@ -13,6 +13,9 @@ size_t ikd_budget_decode_estimate(const ikd_call *c, size_t n);
 /* Charge a body of n bytes' decoded document: 1, else the answer is set
  * (413 when it could never fit, 503 when it does not fit now). */
 int ikd_budget_charge_decode(ikd_call *c, size_t n);
+/* An import that may be a GLB: its decode charged now, on the worker (1),
+ * else the answer is set. */
+int ikd_budget_charge_late(ikd_call *c);
 /* The decoded document is freed: its charge goes (and a big one's memory
  * back to the system). */
 void ikd_budget_decoded(ikd_call *c);

@@ -452,9 +452,9 @@ static void run_whole(ikd_call *c, void *worker_data)
     if (c->route->id == IKD_ROUTE_SKELETONS)
         c->status = ikd_api_register(&s->limits, c->in_enc, c->out_enc, body, c->body.len, &c->reply,
                                      &c->outcome.error);
-    else if (c->route->id == IKD_ROUTE_IMPORT)
-        c->status = ikd_api_import(&s->limits, &c->import, c->import_type[0] ? c->import_type : NULL, c->out_enc,
-                                   body, c->body.len, &c->reply, &c->outcome.error);
+    else if (c->route->id == IKD_ROUTE_IMPORT) /* (its charge first: ikd_budget_charge_late) */
+        c->status = !ikd_budget_charge_late(c) ? c->status : ikd_api_import(&s->limits, &c->import, c->import_type[0] ?
+                    c->import_type : NULL, c->out_enc, body, c->body.len, &c->reply, &c->outcome.error);
     else if (c->route->id == IKD_ROUTE_SKELETON)
         c->status = ikd_api_skeleton(&s->limits, c->deadline_ns, c->in_enc, c->out_enc, body, c->body.len, &c->reply,
                                      &c->outcome);
@@ -474,8 +474,8 @@ ikd_call_next ikd_call_body_end(ikd_call *c)
     if (c->too_large) return too_large(c);
     if (c->over_budget) return ikd_budget_over(c, 0);
     if (c->body.failed) return ikd_call_error(c, IKD_E_NOMEM, "out of memory while reading the body");
-    /* chunked, or a GLB's import: now its size is known */
-    if ((!c->declared || c->decode_later) && !ikd_budget_charge_decode(c, c->body.len)) return IKD_CALL_ANSWER;
+    /* chunked: now its size is known (an import that may be a GLB: on the worker, run_whole) */
+    if (!c->declared && !c->decode_later && !ikd_budget_charge_decode(c, c->body.len)) return IKD_CALL_ANSWER;
     if (skeleton_here(c)) return run_whole(c, NULL), IKD_CALL_ANSWER;
     if (c->route->id != IKD_ROUTE_SOLVE || c->body.len > IKD_INLINE_DECODE_MAX) return IKD_CALL_POOL;
     /* decode here; an analytic solve is answered here too (it costs less

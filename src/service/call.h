@@ -136,7 +136,7 @@ struct ikd_call {
     size_t decode_charge;   /* of which: the decoded document's estimate, released once it is freed */
     size_t reply_estimate;  /* a batch: the reply size charged before solving */
     int declared;           /* the body's length was declared (and charged) in the head */
-    int decode_later;       /* the decoded document is charged when the body is read (an import that may be a GLB) */
+    int decode_later;       /* an import that may be a GLB: its decoded document is charged on the worker, once read */
     int status;             /* the reply's HTTP status */
     const char *reply_type; /* the reply's media type; NULL = out_enc's */
     /* A clip asked for as a stream (Accept: application/x-ndjson, or
