@@ -26,7 +26,7 @@ typedef struct ikd_gltf_joint {
 typedef struct ikd_gltf_opts {
     double scale;             /* lengths times this; default 1 */
     double fps;               /* sampling rate of the clips; 0 = 30 */
-    long skin;                /* which skin alone; -1: skin 0 and every skin of its armature (its top node) */
+    long skin;                /* which skin alone; -1: skin 0 and every skin in one joint tree with it */
     size_t max_joints, max_frames;
 } ikd_gltf_opts;
 

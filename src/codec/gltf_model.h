@@ -47,7 +47,7 @@ size_t ikd__gltf_buffer_bytes(const gltf_model *m);
  * bytes decoded, the bufferView's byteLength of them, in *out (held by m). */
 int ikd__gltf_meshopt_view(gltf_model *m, size_t vi, json_t *bv, json_t *ext, const unsigned char **out, ikd_error *err);
 /* The joints' nodes marked (joint -2) and their count: the chosen skin's,
- * without ?skin= skin 0's armature's, without skins the node tree's. */
+ * without ?skin= skin 0's joint tree's, without skins the node tree's. */
 int ikd__gltf_mark_joints(ikd_gltf *g, const ikd_gltf_opts *o, size_t *nj, ikd_error *err);
 /* A world matrix's position and its rotation with scale left out. */
 void ikd__gltf_decompose(const double *m, ikd_vec3 *p, ikd_quat *q);

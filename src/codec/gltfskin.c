@@ -1,6 +1,7 @@
-/* gltfskin.c - which glTF nodes are the skeleton's joints: a skin's, the skins of one armature, or a skinless file's node tree. */
+/* gltfskin.c - which glTF nodes are the skeleton's joints: a skin's, the skins of one joint tree, or a skinless file's node tree. */
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "gltf_model.h"
 
@@ -19,48 +20,79 @@ static size_t node_tree_joints(gltf_model *m)
     return nj;
 }
 
-/* The top node (a scene root) above node v. */
-static long top_node(const gltf_model *m, long v)
+/* Node v of a skin's joints array entry, or -1 when the entry is no node. */
+static long skin_node(const gltf_model *m, json_t *entry)
 {
-    for (size_t steps = 0; m->nodes[v].parent >= 0 && steps < m->nnodes; steps++) v = m->nodes[v].parent;
-    return v;
+    json_int_t v = json_integer_value(entry);
+    return json_is_integer(entry) && v >= 0 && (size_t)v < m->nnodes ? (long)v : -1;
 }
 
-/* Without ?skin=, the joints of every other skin under skin 0's top node
- * (one armature: a character's meshes skinned each to the bones that move
- * it, as FBX converters write them) are joints too. */
+/* Without ?skin=, the joints of every skin in one joint tree with skin
+ * 0's are joints too: a character's meshes skinned each to the bones that
+ * move it, as FBX converters write them (the face to the head alone).
+ * Every node some skin lists is a bone; a bone's tree is that of the
+ * nearest bone above it (through nodes that are none), so another
+ * character's skin, even under the same scene root, is another tree. */
 static int mark_armature(ikd_gltf *g, json_t *skins, size_t *nj, ikd_error *err)
 {
     gltf_model *m = g->m;
-    long top = top_node(m, (long)json_integer_value(json_array_get(json_object_get(json_array_get(skins, 0), "joints"), 0)));
-    size_t joined = 1;
-    for (size_t s = 1; s < json_array_size(skins); s++) {
-        json_t *js = json_object_get(json_array_get(skins, s), "joints");
-        json_t *first = json_array_get(js, 0);
-        if (!json_is_integer(first) || json_integer_value(first) < 0 || (size_t)json_integer_value(first) >= m->nnodes ||
-            top_node(m, (long)json_integer_value(first)) != top)
-            continue;
-        for (size_t k = 0; k < json_array_size(js); k++) {
-            json_int_t v = json_integer_value(json_array_get(js, k));
-            if (!json_is_integer(json_array_get(js, k)) || v < 0 || (size_t)v >= m->nnodes) {
+    size_t ns = json_array_size(skins), k, s;
+    json_t *entry;
+    long *tree = malloc(m->nnodes * sizeof *tree); /* a bone's tree (its topmost bone); -1: no bone */
+    char *mine = calloc(m->nnodes, 1);             /* the trees skin 0 is in */
+    if (!tree || !mine) {
+        free(tree), free(mine);
+        return ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
+    }
+    for (size_t i = 0; i < m->nnodes; i++) tree[i] = -1;
+    for (s = 0; s < ns; s++) {
+        json_array_foreach(json_object_get(json_array_get(skins, s), "joints"), k, entry) {
+            long v = skin_node(m, entry);
+            if (v < 0) {
                 char f[64];
                 snprintf(f, sizeof f, "skins[%zu].joints[%zu]", s, k);
+                free(tree), free(mine);
                 return ikd__gltf_fail(err, IKD_E_INVALID, f, "must be a node");
             }
+            tree[v] = v;
+        }
+    }
+    long *above = malloc(m->nnodes * sizeof *above); /* the nearest bone above a node, or -1 */
+    if (!above) {
+        free(tree), free(mine);
+        return ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
+    }
+    for (size_t oi = 0; oi < m->nnodes; oi++) { /* parents first */
+        size_t i = m->order[oi];
+        long p = m->nodes[i].parent;
+        above[i] = p < 0 ? -1 : tree[p] >= 0 ? p : above[p];
+        if (tree[i] >= 0 && above[i] >= 0) tree[i] = tree[above[i]];
+    }
+    for (size_t i = 0; i < m->nnodes; i++)
+        if (m->nodes[i].joint == -2) mine[tree[i]] = 1;
+    size_t joined = 1;
+    for (s = 1; s < ns; s++) {
+        json_t *js = json_object_get(json_array_get(skins, s), "joints");
+        int in = 0;
+        json_array_foreach(js, k, entry) in |= mine[tree[skin_node(m, entry)]];
+        if (!in) continue;
+        json_array_foreach(js, k, entry) {
+            long v = skin_node(m, entry);
             if (m->nodes[v].joint == -1) m->nodes[v].joint = -2, (*nj)++;
         }
         joined++;
     }
+    free(tree), free(mine), free(above);
     if (joined > 1) {
         char msg[160];
-        snprintf(msg, sizeof msg, "the joints of %zu skins of one armature are the skeleton (?skin=N takes one skin alone)", joined);
+        snprintf(msg, sizeof msg, "the joints of %zu skins of one joint tree are the skeleton (?skin=N takes one skin alone)", joined);
         ikd_file_warn(&g->warnings, "skins_joined", "skins", msg);
     }
     return IKD_E_OK;
 }
 
 /* The joints' nodes marked (joint -2): the chosen skin's (without ?skin=,
- * skin 0's and its armature's: mark_armature), or without skins the node
+ * skin 0's and its joint tree's: mark_armature), or without skins the node
  * tree's (node_tree_joints); *nj their count. */
 int ikd__gltf_mark_joints(ikd_gltf *g, const ikd_gltf_opts *o, size_t *nj, ikd_error *err)
 {

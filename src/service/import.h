@@ -16,7 +16,7 @@ typedef struct ikd_import_opts {
     char format[8];   /* "bvh", "glb", "gltf", "urdf"; "" = from Content-Type, else the first bytes */
     double scale;     /* lengths are multiplied by it; > 0 and finite; default 1 */
     double fps;       /* clips sampled at this rate, frames per second; 0 (default) = the file's own */
-    long skin;        /* glTF skin index; default -1: skin 0 joined with the skins of its armature */
+    long skin;        /* glTF skin index; default -1: skin 0 joined with the skins in its joint tree */
     char humanoid[8]; /* "auto" (default) or "off" */
     char limits[12];  /* "file", "humanoid", "none", "recording" (BVH); "" = the format's default */
 } ikd_import_opts;

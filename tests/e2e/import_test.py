@@ -1188,9 +1188,11 @@ def test_vrm_humanoid_extension():
 
 def test_skins_of_one_armature_are_joined():
     """A character converted from FBX skins each mesh to the bones that move it: skin 0 (the face)
-    holds the head and its end alone, skin 1 (the body) the rest. Without ?skin= the skins under
-    skin 0's top node are one skeleton (warning skins_joined) and the humanoid is found; a second
-    character's skin under a top node of its own stays out; ?skin=N takes that skin alone."""
+    holds the head and its end alone, skin 1 (the body) the rest, a prop's skin (skin 3) a bone
+    under the hand. Without ?skin= the skins of skin 0's joint tree are one skeleton (warning
+    skins_joined) and the humanoid is found; a second character's skin, under the same scene root
+    (as Sketchfab's exports wrap everything), is another tree and stays out; ?skin=N takes that
+    skin alone."""
     d = Daemon()
     try:
         rng = random.Random(23)
@@ -1209,15 +1211,19 @@ def test_skins_of_one_armature_are_joined():
         other = len(nodes)  # a second character: a chain of three under its own top node
         nodes += [{"name": "Other", "children": [other + 1]}, {"name": "o1", "translation": [2, 0, 0], "children": [other + 2]},
                   {"name": "o2", "translation": [0, 1, 0]}]
+        sword = len(nodes)  # a prop held in the left hand, through a socket node that is no bone
+        nodes += [{"name": "socket", "children": [sword + 1]}, {"name": "sword", "translation": [0, 0.1, 0]}]
+        nodes[index["mixamorig:LeftHand"]]["children"] = nodes[index["mixamorig:LeftHand"]].get("children", []) + [sword]
+        nodes.append({"name": "Sketchfab_model", "children": [0, other]})
         face = [index["mixamorig:Head"], index["mixamorig:HeadTop_End"]]
         body = [index[n] for n in names if index[n] not in face]
         rng.shuffle(body)
-        doc = {"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0, other]}], "nodes": nodes,
-               "skins": [{"joints": face}, {"joints": body}, {"joints": [other + 1, other + 2]}]}
+        doc = {"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [len(nodes) - 1]}], "nodes": nodes,
+               "skins": [{"joints": face}, {"joints": body}, {"joints": [other + 1, other + 2]}, {"joints": [sword + 1]}]}
         s, r = d.post("/v1/import?format=gltf", json.dumps(doc).encode())
         assert s == 200, r
         got = [j["name"] for j in r["skeleton"]["joints"]]
-        assert sorted(got) == sorted(names), got
+        assert sorted(got) == sorted(names + ["sword"]), got
         assert r["humanoid"] == {role: n for n, _, role in joints if role}, r["humanoid"]
         assert [w["field"] for w in r["warnings"] if w["code"] == "skins_joined"] == ["skins"], r["warnings"]
         for k, want in ((0, ["mixamorig:Head", "mixamorig:HeadTop_End"]), (1, [n for n in names if index[n] not in face]),
