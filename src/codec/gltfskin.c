@@ -38,8 +38,9 @@ static int mark_armature(ikd_gltf *g, json_t *skins, size_t *nj, ikd_error *err)
     gltf_model *m = g->m;
     size_t ns = json_array_size(skins), k, s;
     json_t *entry;
-    long *tree = malloc(m->nnodes * sizeof *tree); /* a bone's tree (its topmost bone); -1: no bone */
-    char *mine = calloc(m->nnodes, 1);             /* the trees skin 0 is in */
+    long *tree = malloc(2 * m->nnodes * sizeof *tree); /* a bone's tree (its topmost bone); -1: no bone */
+    long *above = tree + m->nnodes;                    /* the nearest bone above a node, or -1 */
+    char *mine = calloc(m->nnodes, 1);                 /* the trees skin 0 is in */
     if (!tree || !mine) {
         free(tree), free(mine);
         return ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
@@ -56,11 +57,6 @@ static int mark_armature(ikd_gltf *g, json_t *skins, size_t *nj, ikd_error *err)
             }
             tree[v] = v;
         }
-    }
-    long *above = malloc(m->nnodes * sizeof *above); /* the nearest bone above a node, or -1 */
-    if (!above) {
-        free(tree), free(mine);
-        return ikd__gltf_fail(err, IKD_E_NOMEM, "", "out of memory");
     }
     for (size_t oi = 0; oi < m->nnodes; oi++) { /* parents first */
         size_t i = m->order[oi];
@@ -82,7 +78,7 @@ static int mark_armature(ikd_gltf *g, json_t *skins, size_t *nj, ikd_error *err)
         }
         joined++;
     }
-    free(tree), free(mine), free(above);
+    free(tree), free(mine);
     if (joined > 1) {
         char msg[160];
         snprintf(msg, sizeof msg, "the joints of %zu skins of one joint tree are the skeleton (?skin=N takes one skin alone)", joined);
@@ -117,8 +113,8 @@ int ikd__gltf_mark_joints(ikd_gltf *g, const ikd_gltf_opts *o, size_t *nj, ikd_e
         return ikd__gltf_fail(err, IKD_E_INVALID, f, "must be a non-empty array of nodes");
     }
     for (size_t k = 0; k < *nj; k++) {
-        json_int_t v = json_integer_value(json_array_get(js, k));
-        if (!json_is_integer(json_array_get(js, k)) || v < 0 || (size_t)v >= m->nnodes || m->nodes[v].joint != -1) {
+        long v = skin_node(m, json_array_get(js, k));
+        if (v < 0 || m->nodes[v].joint != -1) {
             char f[64];
             snprintf(f, sizeof f, "skins[%ld].joints[%zu]", chosen, k);
             return ikd__gltf_fail(err, IKD_E_INVALID, f, "must be a node, listed once");
