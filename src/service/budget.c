@@ -73,7 +73,8 @@ size_t ikd_budget_decode_estimate(const ikd_call *c, size_t n)
     int mp = c->in_enc == IKD_ENC_MSGPACK;
     if (c->route && c->route->id == IKD_ROUTE_IMPORT) {
         size_t w = c->body.data && c->body.len == n ? ikd_gltf_glb_weight(c->body.data, n) : 0;
-        return (w ? w : n) > SIZE_MAX / IKD_DECODE_FACTOR_IMPORT ? SIZE_MAX : (w ? w : n) * IKD_DECODE_FACTOR_IMPORT;
+        if (!w) w = n;
+        return w > SIZE_MAX / IKD_DECODE_FACTOR_IMPORT ? SIZE_MAX : w * IKD_DECODE_FACTOR_IMPORT;
     }
     if (c->route && c->route->id == IKD_ROUTE_CLIP && n > ikd_clip_whole_max(&c->svc->limits))
         return n * (mp ? IKD_DECODE_FACTOR_CLIP_MSGPACK : IKD_DECODE_FACTOR_CLIP_JSON);
@@ -116,22 +117,23 @@ ikd_call_next ikd_budget_over(ikd_call *c, size_t want)
                         want, ikd_service_held(s), s->budget);
 }
 
-/* A body of n bytes and its decoded document could never fit the budget. */
-ikd_call_next ikd_budget_never_fits(ikd_call *c, size_t n)
+/* A body of n bytes and its decoded document (est bytes; 0: not known
+ * yet, a GLB's import before its body is read) could never fit the budget. */
+ikd_call_next ikd_budget_never_fits(ikd_call *c, size_t n, size_t est)
 {
     ikd_service *s = c->svc;
     s->hooks.rejected(s->hooks.ctx, IKD_REJECT_MEMORY);
-    if (c->route && c->route->id == IKD_ROUTE_IMPORT && c->decode_later && !c->body.data)
+    if (!est)
         return ikd_call_error(c, IKD_E_TOO_LARGE, "a file of %zu bytes could never fit --memory-budget (%zu bytes)", n,
                               s->budget);
     if (c->route && c->route->id == IKD_ROUTE_IMPORT)
         return ikd_call_error(c, IKD_E_TOO_LARGE,
                               "a file of %zu bytes and its import (about %zu bytes) could never fit --memory-budget "
-                              "(%zu bytes)", n, ikd_budget_decode_estimate(c, n), s->budget);
+                              "(%zu bytes)", n, est, s->budget);
     return ikd_call_error(c, IKD_E_TOO_LARGE,
                         "a body of %zu bytes and its decoded document (about %zu bytes) could never fit "
                         "--memory-budget (%zu bytes); send it in parts or as MessagePack",
-                        n, ikd_budget_decode_estimate(c, n), s->budget);
+                        n, est, s->budget);
 }
 
 /* Charge a body of n bytes' decoded document: 1, else the answer is set
@@ -141,7 +143,7 @@ int ikd_budget_charge_decode(ikd_call *c, size_t n)
     ikd_service *s = c->svc;
     size_t est = ikd_budget_decode_estimate(c, n);
     if (s->budget && (est > s->budget || n > s->budget - est)) {
-        ikd_budget_never_fits(c, n);
+        ikd_budget_never_fits(c, n, est);
         return 0;
     }
     if (!ikd_budget_charge(c, est, 0)) {

@@ -20,9 +20,9 @@ int ikd_budget_charge_late(ikd_call *c);
  * back to the system). */
 void ikd_budget_decoded(ikd_call *c);
 /* The answers: 503 (the budget is in use now), 413 (a body of n bytes and
- * its document could never fit). */
+ * its document, est bytes, could never fit; est 0: not known yet). */
 ikd_call_next ikd_budget_over(ikd_call *c, size_t want);
-ikd_call_next ikd_budget_never_fits(ikd_call *c, size_t n);
+ikd_call_next ikd_budget_never_fits(ikd_call *c, size_t n, size_t est);
 /* A reply of about est bytes, charged before solving: 1, else the answer
  * is set (413 on `field`, with `hint` on what to send instead, when it
  * could never fit; 503 when it does not fit now). */

@@ -377,7 +377,7 @@ static ikd_call_next head_body(ikd_call *c, const ikd_head *h)
         size_t est = c->decode_later ? 0 : ikd_budget_decode_estimate(c, (size_t)declared);
         if (s->budget && (size_t)declared + est > s->budget) {
             c->close = 1;
-            return ikd_budget_never_fits(c, (size_t)declared);
+            return ikd_budget_never_fits(c, (size_t)declared, est);
         }
         if (!ikd_budget_charge(c, (size_t)declared, 0)) {
             c->close = 1;
