@@ -24,7 +24,8 @@ typedef enum ikd_limit_type {
     IKD_LIMIT_HINGE,    /* D_j turns about `axis` by an angle in [min_deg, max_deg] */
     IKD_LIMIT_BALL,     /* swing-twist of D_j about the twist axis: swing <= max_deg,
                            twist in [twist_min_deg, twist_max_deg] */
-    IKD_LIMIT_EULER     /* D_j = R_o1(a) R_o2(b) R_o3(c) about the joint's rest axes, each in its range */
+    IKD_LIMIT_EULER     /* D_j = R_o1(a) R_o2(b) R_o3(c) about the joint's rest axes (or the
+                           limit's frame), each in its range */
 } ikd_limit_type;
 
 /* The six intrinsic orders: the letters are the axes of the joint's rest
@@ -81,9 +82,21 @@ typedef struct ikd_limit {
      * pulled to rest, or to the middle of a range that excludes it. */
     double euler_neutral_deg[3];
     int has_neutral;
+    /* Euler: the box's axes (JSON `frame`) when has_frame is 1: a rotation,
+     * world, in the rest pose, whose x, y and z axes are the axes the
+     * order's letters name (anatomical axes on a joint whose own are rolled:
+     * a glTF bone's, a BVH character facing 45 degrees off an axis).
+     * Default (has_frame 0): the joint's rest rotation, its own axes. Unit
+     * within 1e-3 (normalised by validation). The box then bounds
+     * F^-1 D_j F, F the frame in the joint's rest frame (local_frame). */
+    int has_frame;
+    ikd_quat frame;
     /* Set by ikd_skeleton_validate: the axis in the joint's rest frame
      * (hinge axis, ball twist axis), unit. */
     ikd_vec3 local_axis;
+    /* Set by ikd_skeleton_validate: an euler box's frame in the joint's
+     * rest frame (rest rotation^-1 frame), unit; identity without one. */
+    ikd_quat local_frame;
     /* Set by ikd_skeleton_validate: the ranges above as the sines and
      * cosines the skeleton solver's inside test compares with (computed
      * once per skeleton, not per solve); internal, no unit. */

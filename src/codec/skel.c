@@ -54,9 +54,10 @@ static int parse_range3(ikd_val x, const ikd_path *f, double out[3], ikd_error *
 static int parse_limit(ikd_val v, const ikd_path *f, ikd_limit *l, ikd_error *err)
 {
     static const ikd_field keys[] = {FIELD("type"),          FIELD("axis"),          FIELD("min_deg"), FIELD("max_deg"),
-                                     FIELD("twist_min_deg"), FIELD("twist_max_deg"), FIELD("order"),   FIELD("neutral_deg")};
-    enum { TYPE, AXIS, MIN, MAX, TMIN, TMAX, ORDER, NEUTRAL };
-    ikd_val m[8];
+                                     FIELD("twist_min_deg"), FIELD("twist_max_deg"), FIELD("order"),   FIELD("neutral_deg"),
+                                     FIELD("frame")};
+    enum { TYPE, AXIS, MIN, MAX, TMIN, TMAX, ORDER, NEUTRAL, FRAME };
+    ikd_val m[9];
     if (ikd_val_type(v) != IKD_DOC_OBJECT) return ikd_field_bad(err, f, "must be an object");
     int rc = GATHER(v, f, keys, m, err);
     if (rc) return rc;
@@ -96,6 +97,10 @@ static int parse_limit(ikd_val v, const ikd_path *f, ikd_limit *l, ikd_error *er
         if ((rc = parse_range3(m[NEUTRAL], &fn, l->euler_neutral_deg, err))) return rc;
         l->has_neutral = 1;
     }
+    ikd_path ff = ikd_field_key(f, "frame");
+    if (m[FRAME].v && !euler) return ikd_field_bad(err, &ff, "only an euler limit takes a frame");
+    if (m[FRAME].v && (rc = ikd_field_quat(m[FRAME], &ff, &l->frame, err))) return rc;
+    l->has_frame = m[FRAME].v != NULL;
     if (m[ORDER].v || euler) {
         if (!euler) return ikd_field_bad(err, &fo, "only an euler limit takes an order");
         size_t len;
@@ -544,7 +549,6 @@ int ikd_clip_decode_frame(ikd_val frame, size_t k, ikd_skel_request *req, ikd_go
     if (rc) return rc;
     return parse_frame_pref(m[1], &fk, req, pref, err);
 }
-
 
 /* `options`: the solver's table, and `preferred` (a pose). */
 static int parse_options(ikd_val v, const ikd_path *pre, ikd_skel_request *r, ikd_error *err)

@@ -400,6 +400,32 @@ static int euler_in_own_axes(const ikd_skeleton_joint *j, const ikd_vec3 a[3], c
     return 1;
 }
 
+/* An euler limit in the anatomical axes a[0..3) themselves (flexion, side,
+ * twist: unit, orthogonal, right-handed), for a joint whose own rest axes
+ * are not within 20 degrees of them (a glTF bone rolled about itself, a BVH
+ * character facing 45 degrees off an axis): order xyz in a frame whose x,
+ * y and z are a[0], a[1] and a[2]; ranges and neutral as the table gives
+ * them. (Before frames, such a joint got a ball as wide as its widest
+ * range, warned `limit_approximate`: a wrist that could bend 75 degrees
+ * sideways where the table allows 30.) */
+static void euler_in_frame(const ikd_vec3 a[3], const double (*range)[2], ikd_limit *l)
+{
+    ikd_limit_init(l, IKD_LIMIT_EULER);
+    l->order = IKD_EULER_XYZ;
+    for (int i = 0; i < 3; i++) {
+        double lo = range[i][0], hi = range[i][1];
+        l->euler_min_deg[i] = lo, l->euler_max_deg[i] = hi;
+        l->euler_neutral_deg[i] = lo <= 0 && 0 <= hi ? 0 : 0.5 * (lo + hi);
+    }
+    l->has_neutral = 1;
+    /* the rotation taking x, y, z onto a[0], a[1], a[2]: x onto a[0] by the
+     * shortest arc, then about a[0] until y lies on a[1] */
+    ikd_quat q = ikd_quat_arc(ikd_vec3_make(1, 0, 0), a[0]);
+    double t = ikd_vec3_signed_angle(ikd_quat_rotate(q, ikd_vec3_make(0, 1, 0)), a[1], a[0]);
+    l->frame = ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(a[0], t), q));
+    l->has_frame = 1;
+}
+
 /* A limb's bones cut in segments (Rigify's DEF-forearm.L.001, DAZ's
  * lShldrTwist: joints between two of its roles) turn only about their
  * bone: a hinge on it with the twist the table gives that part of the limb
@@ -531,16 +557,7 @@ int ikd_humanoid_limits(ikd_skeleton_joint *js, size_t n, const long role[IKD_RO
                 double rest = ikd_vec3_signed_angle(shin, bone, a[0]) * IKD_RAD2DEG + 90;
                 range[0][0] = fmin(range[0][0] - rest, 0), range[0][1] = fmax(range[0][1] - rest, 0);
             }
-            if (!euler_in_own_axes(&js[k], a, range, l)) { /* the joint's axes are not anatomical: a ball */
-                ikd_limit_init(l, IKD_LIMIT_BALL);
-                l->has_axis = 1, l->axis = a[2];
-                l->max_deg = fmax(fmax(-range[0][0], range[0][1]), fmax(-range[1][0], range[1][1]));
-                l->twist_min_deg = row->twist[0], l->twist_max_deg = row->twist[1];
-                char msg[160];
-                snprintf(msg, sizeof msg, "%s: the joint's own axes are not the body's: a ball limit stands for euler",
-                         ikd_role_names[row->role]);
-                ikd_file_warn(ws, "limit_approximate", ikd_role_names[row->role], msg);
-            }
+            if (!euler_in_own_axes(&js[k], a, range, l)) euler_in_frame(a, range, l); /* its own axes are not anatomical */
         }
         set++;
     }

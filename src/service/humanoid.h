@@ -40,9 +40,9 @@ int ikd_humanoid_from_vrm(const ikd_skeleton_joint *js, const char *const *bones
 /* limits=humanoid: each role's limit (humanoid.c's table) set on js from
  * the rest geometry: knees, elbows and toes hinges on their flexion axis,
  * hips and shoulders balls about the bone with twist ranges, spine, neck,
- * head, clavicles, wrists and ankles euler in the anatomical axes (a ball,
- * with a limit_approximate warning, where the joint's own rest axes are
- * more than 20 degrees off them). Other joints are left as they are.
+ * head, clavicles, wrists and ankles euler in the anatomical axes (in the
+ * joint's own axes where they lie within 20 degrees of them, else with a
+ * `frame`). Other joints are left as they are.
  * Returns how many limits it set. */
 int ikd_humanoid_limits(ikd_skeleton_joint *js, size_t n, const long role[IKD_ROLE__COUNT], ikd_file_warnings *ws);
 

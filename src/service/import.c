@@ -248,7 +248,7 @@ static void emit_constraint(ikd_emitter *e, const ikd_limit *l)
         IKD_EMIT_KEY(e, "twist_max_deg");
         ikd_emit_num(e, l->twist_max_deg);
     } else if (l->type == IKD_LIMIT_EULER) {
-        ikd_emit_map(e, l->has_neutral ? 5 : 4);
+        ikd_emit_map(e, 4 + l->has_neutral + l->has_frame);
         IKD_EMIT_KEY(e, "type");
         ikd_emit_str(e, "euler");
         IKD_EMIT_KEY(e, "order");
@@ -260,6 +260,10 @@ static void emit_constraint(ikd_emitter *e, const ikd_limit *l)
         if (l->has_neutral) {
             IKD_EMIT_KEY(e, "neutral_deg");
             ikd_emit_nums(e, l->euler_neutral_deg, 3);
+        }
+        if (l->has_frame) {
+            IKD_EMIT_KEY(e, "frame");
+            ikd_emit_nums(e, &l->frame.x, 4);
         }
     } else {
         ikd_emit_map(e, 1);

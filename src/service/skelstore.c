@@ -122,6 +122,8 @@ void ikd_skelstore_id(const ikd_skeleton *s, char *const *names, char id[IKD_SKE
         for (int k = 0; k < 3; k++) put_f64(&h, l->euler_min_deg[k]), put_f64(&h, l->euler_max_deg[k]);
         if (l->has_neutral) /* (only then: the ids of skeletons without it stay as they were) */
             for (int k = 0; k < 3; k++) put_f64(&h, l->euler_neutral_deg[k]);
+        if (l->has_frame) /* (likewise; tagged, so a frame is never read as a neutral) */
+            put_i64(&h, -2), put_f64(&h, l->frame.x), put_f64(&h, l->frame.y), put_f64(&h, l->frame.z), put_f64(&h, l->frame.w);
         const char *name = names && names[i] ? names[i] : NULL;
         put_i64(&h, name ? (long long)strlen(name) : -1);
         if (name) ikd_sha256_update(&h, name, strlen(name));

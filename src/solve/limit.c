@@ -39,6 +39,7 @@ void ikd_limit_init(ikd_limit *l, ikd_limit_type type)
     for (int i = 0; i < 3; i++) l->euler_min_deg[i] = -180, l->euler_max_deg[i] = 180;
     l->euler_min_deg[1] = -89, l->euler_max_deg[1] = 89;
     l->local_axis = ikd_vec3_make(1, 0, 0);
+    l->frame = l->local_frame = ikd_quat_identity();
 }
 
 /* The rotation matrix of a unit quaternion, row-major. */
@@ -162,7 +163,7 @@ ikd_quat ikd__limit_neutral(const ikd_limit *l)
     case IKD_LIMIT_EULER: {
         double a[3];
         ikd__limit_euler_neutral(l, a);
-        return positive(ikd_limit_euler_quat(l->order, a));
+        return positive(ikd__euler_out(l, ikd_limit_euler_quat(l->order, a)));
     }
     default: return ikd_quat_identity();
     }
@@ -200,9 +201,9 @@ ikd_quat ikd_limit_project(const ikd_limit *l, ikd_quat d)
     }
     case IKD_LIMIT_EULER: {
         double a[3];
-        ikd_limit_euler_angles(l->order, d, a);
+        ikd_limit_euler_angles(l->order, ikd__euler_in(l, d), a);
         for (int i = 0; i < 3; i++) a[i] = clamp_angle(a[i], l->euler_min_deg[i] * IKD_DEG2RAD, l->euler_max_deg[i] * IKD_DEG2RAD);
-        return positive(ikd_limit_euler_quat(l->order, a));
+        return positive(ikd__euler_out(l, ikd_limit_euler_quat(l->order, a)));
     }
     default: return d;
     }
@@ -212,7 +213,7 @@ int ikd__limit_inside(const ikd_limit *l, ikd_quat d)
 {
     if (l->type == IKD_LIMIT_EULER) {
         double a[3];
-        ikd_limit_euler_angles(l->order, d, a);
+        ikd_limit_euler_angles(l->order, ikd__euler_in(l, d), a);
         for (int i = 0; i < 3; i++)
             if (!(a[i] >= l->euler_min_deg[i] * IKD_DEG2RAD && a[i] <= l->euler_max_deg[i] * IKD_DEG2RAD)) return 0;
         return 1;
@@ -278,7 +279,7 @@ int ikd__limit_inside_by(const ikd_limit *l, const double b[IKD_LIMIT_BOUNDS], i
         int i = ax[0], j = ax[1], q = ax[2];
         double sg = ikd__euler_even(l->order) ? 1.0 : -1.0;
         double m[3][3]; /* as ikd_limit_euler_angles reads it */
-        quat_matrix(d, m);
+        quat_matrix(ikd__euler_in(l, d), m);
         double sb = sg * m[i][q];
         if (!(fabs(sb) < 1 - 1e-9)) return ikd__limit_inside(l, d);
         return sb >= b[14] && sb <= b[15] && arc_inside(b, -sg * m[j][q], m[q][q]) &&

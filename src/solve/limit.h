@@ -24,6 +24,17 @@ double ikd__wrap_pi(double a);
  * [47, 313]: its angles are continuous across 180). */
 double ikd__hinge_angle(const ikd_limit *l, double a);
 
+/* Deviation d in euler limit l's own axes (F^-1 d F, F its local_frame),
+ * and back (F e F^-1); d itself without a frame. */
+static inline ikd_quat ikd__euler_in(const ikd_limit *l, ikd_quat d)
+{
+    return l->has_frame ? ikd_quat_mul(ikd_quat_conj(l->local_frame), ikd_quat_mul(d, l->local_frame)) : d;
+}
+static inline ikd_quat ikd__euler_out(const ikd_limit *l, ikd_quat e)
+{
+    return l->has_frame ? ikd_quat_mul(l->local_frame, ikd_quat_mul(e, ikd_quat_conj(l->local_frame))) : e;
+}
+
 /* The deviation the rest pull takes a joint to: an euler limit's neutral
  * (ikd__limit_euler_neutral); else identity (its rest) where the limit
  * allows it, else each range that excludes rest at its middle (a hinge's

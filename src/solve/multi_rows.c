@@ -114,11 +114,13 @@ static void joint_frame(multi_ws *w, const ikd_skeleton *s, const ikd_quat *loca
         const int *oa = order_axes[l->order];
         double ang[3];
         if (angles_kept(w, local, k)) memcpy(ang, &w->ea[3 * k], sizeof ang);
-        else ikd_limit_euler_angles(l->order, d, ang);
+        else ikd_limit_euler_angles(l->order, ikd__euler_in(l, d), ang);
         /* D = R1(a) R2(b) R3(c): the gimbal axes are F e1, F R1 e2 and
          * F R1 R2 e3 = F D e3 (the joint's own e3); the middle one is normal
-         * to both (sign: the order's parity) */
+         * to both (sign: the order's parity). With a frame L (D = L E L^-1,
+         * E the angles' product): F L e1 and F D L e3. */
         ikd_vec3 e1 = ikd_vec3_make(oa[0] == 0, oa[0] == 1, oa[0] == 2), e3 = ikd_vec3_make(oa[2] == 0, oa[2] == 1, oa[2] == 2);
+        if (l->has_frame) e1 = ikd_quat_rotate(l->local_frame, e1), e3 = ikd_quat_rotate(l->local_frame, e3);
         ax[0] = ikd_quat_rotate(F, e1);
         ax[2] = ikd_quat_rotate(pose[k].rotation, e3);
         /* world vector -> rates: the inverse of [ax0 ax1 ax2] by cross

@@ -200,7 +200,7 @@ double ikd__multi_apply(const multi_ws *w, const ikd_multi_problem *p, ikd_quat 
             size_t c = (size_t)w->col[k];
             double *a = &w->ea[3 * k];
             for (int t = 0; t < 3; t++) a[t] = stepped(w, c + (size_t)t, scale);
-            local[k] = w->eq[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd__euler_quat_product(j->limit.order, a)));
+            local[k] = w->eq[k] = ikd_quat_norm(ikd_quat_mul(j->rest_local, ikd__euler_out(&j->limit, ikd__euler_quat_product(j->limit.order, a))));
             for (int t = 0; t < 3; t++) a[t] = ikd__wrap_pi(a[t]); /* a whole turn's range is unbounded */
             continue;
         }

@@ -66,17 +66,26 @@ static ikd_code check_limit(ikd_limit *l, size_t i, ikd_error *err)
             if (l->has_neutral && !(l->euler_neutral_deg[k] >= l->euler_min_deg[k] && l->euler_neutral_deg[k] <= l->euler_max_deg[k]))
                 return joint_error(err, i, "constraint.neutral_deg", "each angle must lie within its range (min_deg to max_deg)", 0, 0);
         }
+        if (l->has_frame) { /* as a joint's rotation: unit within 1e-3, normalised */
+            double fl = ikd_quat_len(l->frame);
+            if (!ikd_quat_isfinite(l->frame) || !(fabs(fl - 1) <= 1e-3))
+                return joint_error(err, i, "constraint.frame", "must be a unit quaternion [x, y, z, w]", 0, 0);
+            if (fabs(fl - 1) > 4 * DBL_EPSILON) l->frame = ikd_quat_norm(l->frame);
+        }
         return IKD_E_OK;
     default: return joint_error(err, i, "constraint.type", "must be none, fixed, hinge, ball or euler", 0, 0);
     }
 }
 
 /* The limit's axis in the joint's rest frame: the given world axis, or for
- * a ball the rest direction to the first child. */
+ * a ball the rest direction to the first child; an euler box's frame there. */
 static ikd_code resolve_axis(ikd_skeleton *s, size_t i, ikd_error *err)
 {
     ikd_skeleton_joint *j = &s->joints[i];
     ikd_limit *l = &j->limit;
+    l->local_frame = ikd_quat_identity();
+    if (l->type == IKD_LIMIT_EULER && l->has_frame) /* an euler box's axes in the joint's rest frame */
+        l->local_frame = ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(j->rotation), l->frame));
     if (l->type != IKD_LIMIT_HINGE && l->type != IKD_LIMIT_BALL) return IKD_E_OK;
     ikd_vec3 w = l->axis;
     if (!l->has_axis) {

@@ -255,8 +255,8 @@ function buildLimits() {
       const edge = restDir.clone().applyAxisAngle(side, THREE.Math.degToRad(Math.min(c.max_deg, 179)));
       arc(restDir, edge, 0, 360, 0.1);
     } else if (c.type === "euler") {
-      // the order's letters are axes of the joint's rest frame (its world rest rotation turns them)
-      const rest = new THREE.Quaternion(...(j.rotation || [0, 0, 0, 1]));
+      // the order's letters are axes of the joint's rest frame (its world rest rotation turns them), or of its frame
+      const rest = new THREE.Quaternion(...(c.frame || j.rotation || [0, 0, 0, 1]));
       const unit = { x: [1, 0, 0], y: [0, 1, 0], z: [0, 0, 1] };
       const axes = [...(c.order || "xyz").toLowerCase()].map((l) => new THREE.Vector3(...unit[l]).applyQuaternion(rest));
       axes.forEach((axis, a) => {

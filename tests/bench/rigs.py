@@ -50,7 +50,11 @@ def deviation(c, world_rot, rng, share=0.8):
     """A turn from rest inside constraint c (share of each range about its middle), in the joint's rest frame."""
     kind = c.get("type") if c else "none"
     if kind == "euler":
-        return euler_quat(c["order"], [within(rng, lo, hi, share) for lo, hi in zip(c["min_deg"], c["max_deg"])])
+        e = euler_quat(c["order"], [within(rng, lo, hi, share) for lo, hi in zip(c["min_deg"], c["max_deg"])])
+        if "frame" in c:  # angles about the frame's axes: F e F^-1, F the frame in the joint's rest frame
+            f = qmul(qconj(world_rot), c["frame"])
+            e = qmul(qmul(f, e), qconj(f))
+        return e
     if kind == "hinge":
         return qaxis(qrot(qconj(world_rot), c["axis"]), within(rng, c.get("min_deg", -180), c.get("max_deg", 180), share))
     if kind == "ball" and "axis" in c:

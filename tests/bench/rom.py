@@ -82,6 +82,9 @@ def inside(c, d, rest_rot, tol=1e-6, offs=None):
         swing = math.degrees(math.acos(max(-1.0, min(1.0, sum(a * b for a, b in zip(moved, axis))))))
         return swing <= c["max_deg"] + tol and c["twist_min_deg"] - tol <= t <= c["twist_max_deg"] + tol
     if c["type"] == "euler":
+        if "frame" in c:  # the box's axes: the frame's, in the joint's rest frame F; it bounds F^-1 d F
+            f = qmul(qconj(rest_rot), c["frame"])
+            d = qmul(qmul(qconj(f), d), f)
         e = euler(d, c["order"])
         return all(lo - tol <= a <= hi + tol for a, lo, hi in zip(e, c["min_deg"], c["max_deg"]))
     return True

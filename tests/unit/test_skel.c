@@ -112,6 +112,15 @@ const char *rest, *field;
 {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"hinge\",\"axis\":[1,0,0],"
  "\"neutral_deg\":[0,0,0]}},[0,2,0]]}",
  "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.neutral_deg"},
+{"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"hinge\",\"axis\":[1,0,0],"
+ "\"frame\":[0,0,0,1]}},[0,2,0]]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.frame"},
+{"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"euler\",\"order\":\"xyz\","
+ "\"frame\":[0,0,1]}},[0,2,0]]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.frame"},
+{"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"euler\",\"order\":\"xyz\","
+ "\"frame\":[0,0,1,1]}},[0,2,0]]}",
+ "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.frame"},
 {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"hinge\"}},[0,2,0]]}",
  "\"goals\":[{\"joint\":1,\"position\":[1,0,0]}]", "skeleton.joints[1].constraint.axis"},
 {"\"skeleton\":{\"joints\":[[0,0,0],{\"position\":[0,1,0],\"constraint\":{\"type\":\"hinge\",\"axis\":[0,0,0]}},[0,2,0]]}",
@@ -321,7 +330,7 @@ START_TEST(batch_items_with_a_skeleton)
                                cases[i].skeleton ? cases[i].skeleton : LEGS, cases[i].rest);
     at += (size_t)snprintf(body + at, cap - at, "]}");
     ck_assert_uint_lt(at, cap - 1);
-    ikd_api_limits lim = {64, 1000, 100, NULL, 0, 0, NULL, NULL};
+    ikd_api_limits lim = {64, 1000, 256, NULL, 0, 0, NULL, NULL};
     ikd_api_scratch sc;
     ck_assert_int_eq(ikd_api_scratch_init(&sc, 64), 0);
     ikd_buf out, one, mp;
@@ -394,6 +403,7 @@ static json_t *problem_json(const humanoid_problem *hp)
             json_object_set_new(c, "min_deg", vec(l->euler_min_deg, 3));
             json_object_set_new(c, "max_deg", vec(l->euler_max_deg, 3));
             if (l->has_neutral) json_object_set_new(c, "neutral_deg", vec(l->euler_neutral_deg, 3));
+            if (l->has_frame) json_object_set_new(c, "frame", vec(&l->frame.x, 4));
         }
         json_t *o = json_pack("{s:o,s:o,s:o}", "position", vec(&j->position.x, 3), "rotation", vec(&j->rotation.x, 4),
                               "constraint", c);
@@ -436,6 +446,12 @@ START_TEST(messagepack_and_json_give_the_same_pose)
         for (int k = 0; k < 40; k++, n++) {
             if (kind < HSET__COUNT) humanoid_make(&r, (hset_kind)kind, k % 10 == 9, &hp);
             else arm_make(&r, kind == HSET__COUNT ? 6 : 7, &hp);
+            if (k % 3 == 1) { /* euler boxes in frames of their own */
+                for (size_t i = 0; i < hp.skeleton.count; i++)
+                    if (hp.joints[i].limit.type == IKD_LIMIT_EULER) hp.joints[i].limit.has_frame = 1, hp.joints[i].limit.frame = tu_unit_quat(&r);
+                ikd_error verr;
+                ck_assert_int_eq(ikd_skeleton_validate(&hp.skeleton, &verr), IKD_E_OK);
+            }
             json_t *req = problem_json(&hp);
             char *text = json_dumps(req, JSON_COMPACT);
             msgpack_sbuffer sb;
@@ -450,6 +466,15 @@ START_TEST(messagepack_and_json_give_the_same_pose)
             json_t *da = json_loadb(a.data, a.len, 0, &e), *db = json_loadb(b.data, b.len, 0, &e);
             ck_assert(da && db);
             ck_assert_msg(json_equal(json_object_get(da, "pose"), json_object_get(db, "pose")), "kind %d #%d: poses differ", kind, k);
+            ikd_quat got[HUMANOID_JOINTS]; /* the reply keeps the limits as the library reads them (frames too) */
+            json_t *rots = json_object_get(json_object_get(da, "pose"), "rotations");
+            ck_assert_uint_eq(json_array_size(rots), hp.skeleton.count);
+            for (size_t i = 0; i < hp.skeleton.count; i++) {
+                json_t *q = json_array_get(rots, i);
+                got[i] = ikd_quat_make(json_number_value(json_array_get(q, 0)), json_number_value(json_array_get(q, 1)),
+                                       json_number_value(json_array_get(q, 2)), json_number_value(json_array_get(q, 3)));
+            }
+            ck_assert_msg(ikd_skeleton_max_violation(&hp.skeleton, got) <= 1e-6, "kind %d #%d: %g rad outside", kind, k, ikd_skeleton_max_violation(&hp.skeleton, got));
             ck_assert(json_equal(json_object_get(da, "goals"), json_object_get(db, "goals")));
             ck_assert_int_eq(json_integer_value(json_object_get(da, "iterations")),
                              json_integer_value(json_object_get(db, "iterations")));
