@@ -19,7 +19,10 @@
  * joint gets the box with the least measure in the rotation group (the
  * order of its rotation channels, axes it has no channel for after in x,
  * y, z order, where none is less; near gimbal lock a box holds far more
- * than the take did). neutral_deg: the joint's rotation in the frame
+ * than the take did), or where one is less, the least box in the
+ * principal axes of the joint's motion (the eigenvectors of its rotation
+ * vectors' covariance: a hinge's motion is one axis) with them as its
+ * `frame` (world: the joint's rest rotation times the axes). neutral_deg: the joint's rotation in the frame
  * nearest its mean rotation over the take (a pose the performer held), so
  * the rest pull aims at the performance, not at the file's zero pose. A joint without rotation
  * channels is fixed. A take without frames changes nothing; returns the

@@ -25,6 +25,8 @@ translations (frame 0's), so the recording is not a solution of the later frames
 --dump=DIR: each clip request is also written into DIR, the skeleton by value, for the solves
 alone in process (`build/bench REPS clip FILE`).
 
+MOCAP_FLIPS=1 in the environment: each flip's clip, mode, frame and joint on stderr.
+
 --family=DIR: each BVH file is also written on six other rigs (tests/bench/bvhvar.py: channels
 in XYZ order; bones along each joint's x axis with a Z-up root; joint frames turned by up to 30 and
 90 degrees; the root alone turned; channels in ZXY order, MotionBuilder's and Boxing_Toes' own,
@@ -213,6 +215,11 @@ def measure(d, path, limits):
                         if angle_between(f["pose"]["rotations"][i], out[k - 1]["pose"]["rotations"][i]) > 30 and \
                                 angle_between(poses[k]["rotations"][i], poses[k - 1]["rotations"][i]) < 10:
                             flips += 1
+                            if os.environ.get("MOCAP_FLIPS"):  # where each flip is, on stderr
+                                sys.stderr.write("flip: %s %s %s frame %d joint %s: %.1f deg (recording %.1f)\n" % (
+                                    os.path.basename(path), clip["name"], mode, k, js[i]["name"],
+                                    angle_between(f["pose"]["rotations"][i], out[k - 1]["pose"]["rotations"][i]),
+                                    angle_between(poses[k]["rotations"][i], poses[k - 1]["rotations"][i])))
             moving = any(p.get("translations") != poses[0].get("translations") for p in poses)
             label = mode + ("*" if mode.startswith("tracking") and moving else "")
             rows.append((os.path.basename(path), clip["name"], label, len(out), reached, flips,

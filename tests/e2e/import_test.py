@@ -1334,6 +1334,14 @@ def axis_angle(axis, deg):
     return [axis[0] / n * math.sin(h), axis[1] / n * math.sin(h), axis[2] / n * math.sin(h), math.cos(h)]
 
 
+ORDERS = ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx")
+
+
+def _in_frame(rom, f, q):
+    """Deviation q read in frame f (both in the joint's rest frame): f^-1 q f."""
+    return rom.qmul(rom.qmul(rom.qconj(f), q), f)
+
+
 def _recording_box(es, margin=10.0, middle=89.9):
     """DESIGN's rule for limits=recording in one order, from the frames' angles es (degrees):
     (min_deg, max_deg, measure): each range widened by the margin, within [-180, 180], the middle
@@ -1368,7 +1376,7 @@ def test_recording_limits():
     d = Daemon()
     try:
         rng = random.Random(33)
-        checked = fixed = other = 0
+        checked = fixed = other = framed = 0
         for case in range(20):
             joints = random_skeleton(rng)
             for j in joints[1:]:
@@ -1394,13 +1402,21 @@ def test_recording_limits():
                     fixed += 1
                     continue
                 own = "".join(rots + [a for a in "xyz" if a not in rots])
-                boxes = {o: _recording_box([rom.euler(p["rotations"][i], o) for p in poses]) for o in
-                         ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx")}
+                qs = [p["rotations"][i] for p in poses]
+                boxes = {o: _recording_box([rom.euler(q, o) for q in qs]) for o in ORDERS}
                 least = min(b[2] for b in boxes.values())
-                assert c["type"] == "euler" and boxes[c["order"]][2] <= least * (1 + 1e-6), (case, j["name"], c, boxes)
-                if all(boxes[own][2] < b[2] * (1 - 1e-6) for o, b in boxes.items() if o != own):
-                    assert c["order"] == own, (case, j["name"], g[3], c, boxes)  # its own order where it is the least
-                other += c["order"] != own
+                assert c["type"] == "euler", (case, j["name"], c)
+                if "frame" in c:  # the principal axes of its motion: a box of at most the least in its own axes
+                    framed += 1
+                    qs = [_in_frame(rom, c["frame"], q) for q in qs]
+                    fboxes = {o: _recording_box([rom.euler(q, o) for q in qs]) for o in ORDERS}
+                    assert fboxes[c["order"]][2] <= min(least, min(b[2] for b in fboxes.values())) * (1 + 1e-6), (c, fboxes, least)
+                    boxes = fboxes
+                else:
+                    assert boxes[c["order"]][2] <= least * (1 + 1e-6), (case, j["name"], c, boxes)
+                    if all(boxes[own][2] < b[2] * (1 - 1e-6) for o, b in boxes.items() if o != own):
+                        assert c["order"] == own, (case, j["name"], g[3], c, boxes)  # its own order where it is the least
+                    other += c["order"] != own
                 lo, hi, _ = boxes[c["order"]]
                 assert all(abs(a - b) <= 1e-6 for a, b in zip(lo + hi, c["min_deg"] + c["max_deg"])), (c, lo, hi)
                 assert all(lo <= n <= hi for n, lo, hi in zip(c["neutral_deg"], c["min_deg"], c["max_deg"])), c
@@ -1410,15 +1426,17 @@ def test_recording_limits():
                     sg = -1 if sum(a * b for a, b in zip(q, mean)) < 0 else 1
                     mean = [m + sg * a for m, a in zip(mean, q)]
                 near = max(qs, key=lambda q: abs(sum(a * b for a, b in zip(q, mean))))
+                if "frame" in c:
+                    near = _in_frame(rom, c["frame"], near)
                 assert all(abs(a - b) <= 1e-6 for a, b in zip(rom.euler(near, c["order"]), c["neutral_deg"])), (c, near)
                 assert -89.9 - 1e-9 <= c["min_deg"][1] and c["max_deg"][1] <= 89.9 + 1e-9, c
                 for k, p in enumerate(poses):
                     # kept, but where the middle angle passed +-89.9 (the box's own bound)
-                    e = rom.euler(p["rotations"][i], c["order"])
+                    e = rom.euler(_in_frame(rom, c.get("frame", [0, 0, 0, 1]), p["rotations"][i]), c["order"])
                     if abs(e[1]) <= 89.9:
                         assert rom.inside(c, p["rotations"][i], [0, 0, 0, 1], 1e-6), (case, j["name"], k, e, c)
                         checked += 1
-        assert checked > 5000 and fixed > 0 and other > 10, (checked, fixed, other)
+        assert checked > 5000 and fixed > 0 and other > 10 and framed > 10, (checked, fixed, other, framed)
         # glTF: every frame of every animation (sampled at fps), each joint's rotation from its rest
         gchecked = gfixed = 0
         for case in range(12):
@@ -1442,15 +1460,18 @@ def test_recording_limits():
                     assert c["type"] == "fixed", (case, j["name"], c)
                     gfixed += 1
                     continue
-                boxes = {o: _recording_box([rom.euler(q, o) for q in devs]) for o in
-                         ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx")}
+                boxes = {o: _recording_box([rom.euler(q, o) for q in devs]) for o in ORDERS}
                 least = min(b[2] for b in boxes.values())
-                assert c["type"] == "euler" and boxes[c["order"]][2] <= least * (1 + 1e-6), (case, j["name"], c, boxes)
+                if "frame" in c:  # the frame is world: in the joint's rest frame, rest_world^-1 frame
+                    f = rom.qmul(rom.qconj(world[i]), c["frame"])
+                    boxes = {o: _recording_box([rom.euler(_in_frame(rom, f, q), o) for q in devs]) for o in ORDERS}
+                assert c["type"] == "euler" and boxes[c["order"]][2] <= min(least, min(b[2] for b in boxes.values())) * (1 + 1e-6), \
+                    (case, j["name"], c, boxes)
                 lo, hi, _ = boxes[c["order"]]
                 assert all(abs(a - b) <= 1e-6 for a, b in zip(lo + hi, c["min_deg"] + c["max_deg"])), (c, lo, hi)
                 for q in devs:
-                    if abs(rom.euler(q, c["order"])[1]) <= 89.9:
-                        assert rom.inside(c, q, [0, 0, 0, 1], 1e-6), (case, j["name"], q, c)
+                    if abs(rom.euler(_in_frame(rom, f, q) if "frame" in c else q, c["order"])[1]) <= 89.9:
+                        assert rom.inside(c, q, world[i], 1e-6), (case, j["name"], q, c)
                         gchecked += 1
         assert gchecked > 300 and gfixed > 0, (gchecked, gfixed)
         # nothing to read: a take without frames, a glTF without animations: free joints, said
