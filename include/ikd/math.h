@@ -103,6 +103,11 @@ ikd_quat ikd_quat_axis_angle(ikd_vec3 axis, double angle);
  * ikd_vec3_any_perp(from). */
 ikd_quat ikd_quat_arc(ikd_vec3 from, ikd_vec3 to);
 
+/* The rotation whose x and y axes are the unit directions `x` and `y`
+ * (normal to each other; its z axis is x cross y): x onto `x` by the
+ * shortest arc, then about `x` until y lies on `y`. */
+ikd_quat ikd_quat_from_axes(ikd_vec3 x, ikd_vec3 y);
+
 /* Angle of the rotation between two unit quaternions, radians in [0, pi]
  * (q and -q are the same rotation). */
 double ikd_quat_angle_between(ikd_quat a, ikd_quat b);

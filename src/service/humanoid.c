@@ -367,6 +367,17 @@ static ikd_vec3 hinge_axis(ikd_vec3 upper, ikd_vec3 lower, ikd_vec3 hint, double
     return axis;
 }
 
+/* Euler limit l's angle i: its range [lo, hi] (degrees) and its neutral
+ * the anatomical zero, rest (the table's ranges are measured from it; the
+ * middle where a range excludes it), not the middle of the range: a spine
+ * flexed 12.5 degrees, clavicles raised 15. */
+static void set_angle(ikd_limit *l, int i, double lo, double hi)
+{
+    l->euler_min_deg[i] = lo, l->euler_max_deg[i] = hi;
+    l->euler_neutral_deg[i] = lo <= 0 && 0 <= hi ? 0 : 0.5 * (lo + hi);
+    l->has_neutral = 1;
+}
+
 /* An euler limit on joint k whose anatomical axes a[0..3) (flexion, side,
  * twist: unit, orthogonal) each lie within 20 degrees of one of the joint's
  * own rest axes: order, ranges and neutral (rest) in those axes (a range turns over where
@@ -386,15 +397,9 @@ static int euler_in_own_axes(const ikd_skeleton_joint *j, const ikd_vec3 a[3], c
         double d = ikd_vec3_dot(a[i], own[best]);
         if (fabs(d) < cos(20 * IKD_DEG2RAD) || (used & (1 << best))) return 0;
         used |= 1 << best, order[i] = letters[best];
-        l->euler_min_deg[i] = d > 0 ? range[i][0] : -range[i][1];
-        l->euler_max_deg[i] = d > 0 ? range[i][1] : -range[i][0];
-        /* the pull goes to the anatomical zero, the rest pose (the table's
-         * ranges are measured from it), not to the middle of the range: a
-         * spine flexed 12.5 degrees, clavicles raised 15 */
-        double lo = l->euler_min_deg[i], hi = l->euler_max_deg[i];
-        l->euler_neutral_deg[i] = lo <= 0 && 0 <= hi ? 0 : 0.5 * (lo + hi);
+        if (d > 0) set_angle(l, i, range[i][0], range[i][1]);
+        else set_angle(l, i, -range[i][1], -range[i][0]);
     }
-    l->has_neutral = 1;
     for (int o = 0; o <= IKD_EULER_ZYX; o++)
         if (!strcmp(ikd_limit_order_name((ikd_euler_order)o), order)) l->order = (ikd_euler_order)o;
     return 1;
@@ -412,18 +417,8 @@ static void euler_in_frame(const ikd_vec3 a[3], const double (*range)[2], ikd_li
 {
     ikd_limit_init(l, IKD_LIMIT_EULER);
     l->order = IKD_EULER_XYZ;
-    for (int i = 0; i < 3; i++) {
-        double lo = range[i][0], hi = range[i][1];
-        l->euler_min_deg[i] = lo, l->euler_max_deg[i] = hi;
-        l->euler_neutral_deg[i] = lo <= 0 && 0 <= hi ? 0 : 0.5 * (lo + hi);
-    }
-    l->has_neutral = 1;
-    /* the rotation taking x, y, z onto a[0], a[1], a[2]: x onto a[0] by the
-     * shortest arc, then about a[0] until y lies on a[1] */
-    ikd_quat q = ikd_quat_arc(ikd_vec3_make(1, 0, 0), a[0]);
-    double t = ikd_vec3_signed_angle(ikd_quat_rotate(q, ikd_vec3_make(0, 1, 0)), a[1], a[0]);
-    l->frame = ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(a[0], t), q));
-    l->has_frame = 1;
+    for (int i = 0; i < 3; i++) set_angle(l, i, range[i][0], range[i][1]);
+    l->frame = ikd_quat_from_axes(a[0], a[1]), l->has_frame = 1;
 }
 
 /* A limb's bones cut in segments (Rigify's DEF-forearm.L.001, DAZ's

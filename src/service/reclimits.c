@@ -44,21 +44,29 @@ static ikd_quat take_at(const take *t, size_t j, size_t k)
     return ikd_quat_norm(ikd_quat_mul(ikd_quat_conj(t->rest), t->rot[k * t->n + j]));
 }
 
+/* Deviation q read in frame f (in the joint's rest frame): f^-1 q f. */
+static ikd_quat in_frame(ikd_quat f, ikd_quat q)
+{
+    return f.w == 1 ? q : ikd_quat_mul(ikd_quat_conj(f), ikd_quat_mul(q, f));
+}
+
 /* What the take's frames do with joint j in each of the six euler orders,
  * read in frame f (the deviation D as f^-1 D f; identity: the joint's own
  * axes): lo[o][x], hi[o][x], each angle's least and greatest (degrees);
- * *sum, the frames' quaternions summed on one hemisphere (the chordal
- * mean's direction, for take_neutral). */
+ * *sum (when not NULL), the frames' quaternions summed on one hemisphere
+ * (the chordal mean's direction, for take_neutral). */
 static void take_ranges(const take *t, size_t j, ikd_quat f, double lo[6][3], double hi[6][3], ikd_quat *sum)
 {
-    *sum = ikd_quat_make(0, 0, 0, 0);
+    if (sum) *sum = ikd_quat_make(0, 0, 0, 0);
     for (int o = 0; o < 6; o++)
         for (int x = 0; x < 3; x++) lo[o][x] = INFINITY, hi[o][x] = -INFINITY;
     for (size_t k = 0; k < t->frames; k++) {
         ikd_quat q = take_at(t, j, k);
-        double c = q.x * sum->x + q.y * sum->y + q.z * sum->z + q.w * sum->w, sg = c < 0 ? -1 : 1;
-        *sum = ikd_quat_make(sum->x + sg * q.x, sum->y + sg * q.y, sum->z + sg * q.z, sum->w + sg * q.w);
-        if (f.w != 1) q = ikd_quat_mul(ikd_quat_conj(f), ikd_quat_mul(q, f));
+        if (sum) {
+            double c = q.x * sum->x + q.y * sum->y + q.z * sum->z + q.w * sum->w, sg = c < 0 ? -1 : 1;
+            *sum = ikd_quat_make(sum->x + sg * q.x, sum->y + sg * q.y, sum->z + sg * q.z, sum->w + sg * q.w);
+        }
+        q = in_frame(f, q);
         for (int o = 0; o < 6; o++) {
             double a[3];
             ikd_limit_euler_angles((ikd_euler_order)o, q, a);
@@ -90,10 +98,11 @@ static double take_box(double lo[3], double hi[3])
     return (hi[0] - lo[0]) * (hi[2] - lo[2]) * IKD_DEG2RAD * IKD_DEG2RAD * (sin(hi[1] * IKD_DEG2RAD) - sin(lo[1] * IKD_DEG2RAD));
 }
 
-/* neutral_deg of joint j's box: the take's frame nearest its mean rotation
- * (the chordal mean, along `sum`: take_ranges), a pose the performer held
- * and so inside the box, in the box's angles. */
-static void take_neutral(const take *t, size_t j, const ikd_limit *l, ikd_quat sum, double mid[3])
+/* neutral_deg of joint j's box l (its angles read in frame f): the take's
+ * frame nearest its mean rotation (the chordal mean, along `sum`:
+ * take_ranges), a pose the performer held and so inside the box, in the
+ * box's angles. */
+static void take_neutral(const take *t, size_t j, const ikd_limit *l, ikd_quat f, ikd_quat sum, double mid[3])
 {
     ikd_quat near = ikd_quat_identity();
     double best = -1;
@@ -103,8 +112,7 @@ static void take_neutral(const take *t, size_t j, const ikd_limit *l, ikd_quat s
         if (c > best) best = c, near = q;
     }
     double a[3];
-    if (l->has_frame) near = ikd_quat_mul(ikd_quat_conj(l->local_frame), ikd_quat_mul(near, l->local_frame));
-    ikd_limit_euler_angles(l->order, near, a);
+    ikd_limit_euler_angles(l->order, in_frame(f, near), a);
     for (int x = 0; x < 3; x++) mid[x] = fmin(fmax(a[x] * IKD_RAD2DEG, l->euler_min_deg[x]), l->euler_max_deg[x]);
 }
 
@@ -142,7 +150,8 @@ static void sym_eigen(double a[3][3], double v[3][3])
 /* The principal axes of joint j's motion over the take, as a rotation in
  * its rest frame: the eigenvectors of the covariance of the frames'
  * rotation vectors (on the hemisphere of their chordal mean), largest
- * variance first, made right-handed. A hinge's motion is one axis. */
+ * variance first (the third their cross product). A hinge's motion is
+ * one axis. */
 static ikd_quat principal_frame(const take *t, size_t j, ikd_quat sum)
 {
     double m[3] = {0, 0, 0}, c[3][3] = {{0}}, v[3][3];
@@ -164,10 +173,7 @@ static ikd_quat principal_frame(const take *t, size_t j, ikd_quat sum)
     for (int a = 0; a < 3; a++)
         for (int b = a + 1; b < 3; b++)
             if (c[o[b]][o[b]] > c[o[a]][o[a]]) { int x = o[a]; o[a] = o[b], o[b] = x; }
-    ikd_vec3 e0 = ikd_vec3_make(v[0][o[0]], v[1][o[0]], v[2][o[0]]), e1 = ikd_vec3_make(v[0][o[1]], v[1][o[1]], v[2][o[1]]);
-    ikd_quat f = ikd_quat_arc(ikd_vec3_make(1, 0, 0), e0); /* x onto e0, then about it until y lies on e1 */
-    double tw = ikd_vec3_signed_angle(ikd_quat_rotate(f, ikd_vec3_make(0, 1, 0)), e1, e0);
-    return ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(e0, tw), f));
+    return ikd_quat_from_axes(ikd_vec3_make(v[0][o[0]], v[1][o[0]], v[2][o[0]]), ikd_vec3_make(v[0][o[1]], v[1][o[1]], v[2][o[1]]));
 }
 
 /* Joint j's limit from the take: the box in `own` order, or in another
@@ -189,8 +195,8 @@ static void take_limit(const take *t, size_t j, ikd_euler_order own, ikd_quat re
         double m = o == (int)own ? INFINITY : take_box(lo[o], hi[o]);
         if (m < least) least = m, order = o;
     }
-    ikd_quat pf = principal_frame(t, j, sum), s2;
-    take_ranges(t, j, pf, plo, phi, &s2);
+    ikd_quat pf = principal_frame(t, j, sum);
+    take_ranges(t, j, pf, plo, phi, NULL);
     int porder = -1;
     double pleast = least;
     for (int o = 0; o < 6; o++) {
@@ -201,12 +207,11 @@ static void take_limit(const take *t, size_t j, ikd_euler_order own, ikd_quat re
     if (porder >= 0) {
         order = porder, memcpy(lo, plo, sizeof lo), memcpy(hi, phi, sizeof hi);
         l->has_frame = 1, l->frame = ikd_quat_norm(ikd_quat_mul(rest, pf));
-        l->local_frame = pf; /* (for take_neutral; validation sets it again from frame) */
     }
     l->order = (ikd_euler_order)order;
     memcpy(l->euler_min_deg, lo[order], sizeof l->euler_min_deg);
     memcpy(l->euler_max_deg, hi[order], sizeof l->euler_max_deg);
-    take_neutral(t, j, l, sum, l->euler_neutral_deg);
+    take_neutral(t, j, l, porder >= 0 ? pf : ikd_quat_identity(), sum, l->euler_neutral_deg);
     l->has_neutral = 1;
 }
 

@@ -45,6 +45,13 @@ ikd_quat ikd_quat_arc(ikd_vec3 from, ikd_vec3 to)
     return ikd_quat_norm(ikd_quat_make(c.x, c.y, c.z, 1.0 + d));
 }
 
+ikd_quat ikd_quat_from_axes(ikd_vec3 x, ikd_vec3 y)
+{
+    ikd_quat q = ikd_quat_arc(ikd_vec3_make(1, 0, 0), x);
+    double t = ikd_vec3_signed_angle(ikd_quat_rotate(q, ikd_vec3_make(0, 1, 0)), y, x);
+    return ikd_quat_norm(ikd_quat_mul(ikd_quat_axis_angle(x, t), q));
+}
+
 double ikd_quat_angle_between(ikd_quat a, ikd_quat b)
 {
     ikd_quat d = ikd_quat_mul(ikd_quat_conj(a), b);

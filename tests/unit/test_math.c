@@ -93,6 +93,25 @@ START_TEST(arc_maps_from_onto_to)
 }
 END_TEST
 
+/* ikd_quat_from_axes: the rotation of any frame (random, and x along -x
+ * or along x: the shortest arc's half turn and identity) from its x and y
+ * axes gives back those axes, and the frame itself (q or -q). */
+START_TEST(from_axes_gives_back_the_frame)
+{
+    tu_rng r;
+    tu_seed(&r, 5);
+    for (int i = 0; i < N; i++) {
+        ikd_quat f = i % 3 == 0 ? ikd_quat_axis_angle(tu_unit_vec(&r), i % 2 ? IKD_PI : 0) : tu_unit_quat(&r);
+        if (i % 6 == 3) f = ikd_quat_mul(ikd_quat_axis_angle(ikd_vec3_make(0, 1, 0), IKD_PI), ikd_quat_axis_angle(ikd_vec3_make(1, 0, 0), tu_uniform(&r, -3, 3)));
+        ikd_vec3 x = ikd_quat_rotate(f, ikd_vec3_make(1, 0, 0)), y = ikd_quat_rotate(f, ikd_vec3_make(0, 1, 0));
+        ikd_quat q = ikd_quat_from_axes(x, y);
+        assert_vec_near(ikd_quat_rotate(q, ikd_vec3_make(1, 0, 0)), x, 1e-12);
+        assert_vec_near(ikd_quat_rotate(q, ikd_vec3_make(0, 1, 0)), y, 1e-12);
+        ck_assert_double_le(ikd_quat_angle_between(q, f), 1e-9);
+    }
+}
+END_TEST
+
 START_TEST(quat_norm_falls_back_to_identity)
 {
     ikd_quat q = ikd_quat_norm(ikd_quat_make(0, 0, 0, 0));
@@ -141,6 +160,7 @@ int main(void)
     tcase_add_test(tc, rotation_preserves_length_and_composes);
     tcase_add_test(tc, axis_angle_right_hand_rule);
     tcase_add_test(tc, arc_maps_from_onto_to);
+    tcase_add_test(tc, from_axes_gives_back_the_frame);
     tcase_add_test(tc, quat_norm_falls_back_to_identity);
     tcase_add_test(tc, error_table_is_consistent);
     suite_add_tcase(s, tc);
