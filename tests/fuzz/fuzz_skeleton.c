@@ -47,6 +47,9 @@ static void limit(reader *r, ikd_limit *l)
     if (l->type == IKD_LIMIT_EULER) {
         l->order = (ikd_euler_order)(byte(r) % 6);
         for (int a = 0; a < 3; a++) l->euler_min_deg[a] = deg(r), l->euler_max_deg[a] = deg(r);
+        uint8_t f = byte(r); /* a frame: made unit (bit 2), or raw for validation */
+        if (f & 1) l->has_frame = 1, l->frame = ikd_quat_make(num(r), num(r), num(r), num(r));
+        if ((f & 3) == 3) l->frame = ikd_quat_norm(l->frame);
     }
 }
 

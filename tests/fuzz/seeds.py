@@ -27,7 +27,8 @@ legs = {"skeleton": {"joints": [
     {"name": "knee_l", "parent": "hip_l", "position": [0.1, 0.5, 0.02],
      "constraint": {"type": "hinge", "axis": [1, 0, 0], "min_deg": 0, "max_deg": 150}},
     {"name": "foot_l", "position": [0.1, 0.05, 0],
-     "constraint": {"type": "euler", "order": "zxy", "min_deg": [-20, -30, -10], "max_deg": [20, 30, 10]}},
+     "constraint": {"type": "euler", "order": "zxy", "min_deg": [-20, -30, -10], "max_deg": [20, 30, 10],
+                    "frame": [0, 0, 0.3826834323650898, 0.9238795325112867]}},
     {"name": "hip_r", "parent": "pelvis", "position": [-0.1, 0.95, 0]},
     {"name": "knee_r", "position": [-0.1, 0.5, 0.02], "constraint": {"type": "fixed"}},
     [-0.1, 0.05, 0]]}}
@@ -89,7 +90,7 @@ def joint(parent, pos, lim):
 
 hinge = [2, 1] + vec(1, 0, 0) + deg(0) + deg(150)
 ball = [3, 0, 1] + deg(90) + [1] + deg(-30) + deg(30)
-euler = [4, 0, 4] + deg(-20) + deg(20) + deg(-30) + deg(30) + deg(-10) + deg(10)
+euler = [4, 0, 4] + deg(-20) + deg(20) + deg(-30) + deg(30) + deg(-10) + deg(10) + [0]  # no frame
 legs = ([5] + joint(0, (0, 1, 0), [0, 0]) + joint(0, (0.1, 0.95, 0), ball) + joint(1, (0.1, 0.5, 0.02), hinge)
         + joint(2, (0.1, 0.05, 0), euler) + joint(0, (-0.1, 0.95, 0), ball) + joint(4, (-0.1, 0.5, 0.02), hinge))
 goal_pos = [3, 1] + vec(0.15, 0.2, 0.3)
