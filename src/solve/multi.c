@@ -589,12 +589,12 @@ static int solve_core(const ikd_multi_problem *p, void *work, ikd_quat *local, i
         double sc = score_best(&w, p, rt, pose, gr, fresh);
         kept = 0; /* pose and gr: this descent's best */
         if (stretching == 1) keep_score = INFINITY; /* the scores before measured other targets */
-        /* with the pull bounded (options.pull_max_deg: a clip's frames after
-         * the first, an editor's drags) a restart's pose is kept only when it
-         * meets every reachable goal: one that merely comes closer is another
-         * compromise far from the start, and frames whose goals could not all
-         * be met jumped between such poses (docs/solvers.md) */
-        int continuous = p->pull_max_deg > 0 && r > 0 && stretching != 1;
+        /* with the pull bounded (options.pull_max_deg: a clip's frames after the first, an
+         * editor's drags) or a preferred pose (layered on an animation) a restart's pose is
+         * kept only when it meets every reachable goal: one that merely comes closer is
+         * another compromise far from the start, and frames whose goals could not all be met
+         * jumped between such poses (docs/solvers.md) */
+        int continuous = (p->pull_max_deg > 0 || p->preferred) && r > 0 && stretching != 1;
         if (r == 0 || (sc < keep_score && (!continuous || sc == 0))) { /* the first descent's pose at least */
             keep_score = sc, keep_root = rt, kept = 1;
             memcpy(w.keep, w.best, s->count * sizeof *local);

@@ -57,6 +57,71 @@ START_TEST(goals_the_animation_meets_leave_it_as_it_is)
 }
 END_TEST
 
+/* Layered frames whose goals cannot be met: generated 6-DoF clips with
+ * preferred = the animation (each frame started there, as a clip's layered
+ * frames are), on the rig the animation came from with the left hand's
+ * and forearm's limits then narrowed to 10 degrees either side of rest (an
+ * animation that leaves a preset's ranges, as artists' and mocap's do), so
+ * the hand's goals are out of the limits' reach in most frames. Such a
+ * frame keeps the compromise its descent from the animation reaches, not a
+ * restart's pose that comes closer to the goals but lies elsewhere and
+ * that the next frame does not share. Counted as flips (a joint turning
+ * over 30 degrees between frames where the animation turns it under 10):
+ * 148 over the 480 frames, against 234 when restarts' poses were kept as
+ * the better compromise (Debian's Boxing_Toes layered under
+ * limits=humanoid: 46 against 132). The rest are the descents' own
+ * compromises: the trunk turned toward the unmet hand, differently in
+ * neighbouring frames (docs/solvers.md, "Restarts"). */
+START_TEST(unmet_layered_frames_stay_by_the_animation)
+{
+    tu_rng r;
+    tu_seed(&r, 4207);
+    int flips = 0, unmet = 0, frames = 0;
+    for (int c = 0; c < 6; c++) {
+        clip_problem cp;
+        clip_make(&r, CLIP_HUMANOID_FULL, 80, 80, &cp);
+        const ikd_skeleton *s = &cp.hp.skeleton;
+        size_t n = s->count;
+        for (long j = (long)cp.goals[0].joint, up = 0; j > 0 && up < 2; j = s->joints[j].parent, up++) {
+            ikd_limit *l = &cp.hp.joints[j].limit;
+            if (l->type == IKD_LIMIT_EULER)
+                for (int a = 0; a < 3; a++) l->euler_min_deg[a] = -10, l->euler_max_deg[a] = 10, l->has_neutral = 0;
+            if (l->type == IKD_LIMIT_HINGE) l->min_deg = -10, l->max_deg = 10;
+            if (l->type == IKD_LIMIT_BALL) l->max_deg = 10, l->twist_min_deg = -10, l->twist_max_deg = 10;
+        }
+        ikd_error err;
+        ck_assert_int_eq(ikd_skeleton_validate(&cp.hp.skeleton, &err), IKD_E_OK);
+        ikd_quat last[HUMANOID_JOINTS];
+        for (size_t k = 0; k < cp.frames; k++) {
+            const ikd_quat *truth = &cp.truth[k * n];
+            ikd_goal goals[HUMANOID_MAX_GOALS];
+            memcpy(goals, &cp.goals[k * cp.goal_count], cp.goal_count * sizeof *goals);
+            ikd_multi_problem p;
+            ck_assert_int_eq(humanoid_setup(&p, &cp.hp, goals, cp.goal_count, truth, cp.hp.root, &err), IKD_E_OK);
+            p.preferred = truth;
+            ikd_quat local[HUMANOID_JOINTS];
+            ikd_pose_joint pose[HUMANOID_JOINTS];
+            ikd_goal_result gr[HUMANOID_MAX_GOALS];
+            ikd_multi_result res = solve(&p, local, pose, gr);
+            unmet += res.status != IKD_MULTI_REACHED, frames++;
+            for (size_t j = 0; k > 0 && j < n; j++) {
+                double turn = ikd_quat_angle_between(last[j], local[j]) * IKD_RAD2DEG;
+                double moved = ikd_quat_angle_between(cp.truth[(k - 1) * n + j], truth[j]) * IKD_RAD2DEG;
+                if (turn > 30 && moved < 10) {
+                    flips++;
+                    if (getenv("IKD_DEBUG")) fprintf(stderr, "clip %d frame %zu joint %zu: %.0f deg\n", c, k, j, turn);
+                }
+            }
+            memcpy(last, local, n * sizeof *last);
+        }
+        clip_free(&cp);
+    }
+    if (getenv("IKD_DEBUG")) fprintf(stderr, "unmet layered frames: %d of %d unmet, %d flips\n", unmet, frames, flips);
+    ck_assert_int_ge(unmet, frames / 2); /* most frames cannot be met */
+    ck_assert_int_le(flips, 170);
+}
+END_TEST
+
 /* Feet lifted 4 cm (on a 1.7 m figure) under a layered animation, the
  * hands held where the animation has them: the legs take it, and every
  * joint above the hips stays within 2 mm of the animation (fixed root and
@@ -677,6 +742,7 @@ int main(void)
     TCase *tc = tcase_create("layer");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, goals_the_animation_meets_leave_it_as_it_is);
+    tcase_add_test(tc, unmet_layered_frames_stay_by_the_animation);
     tcase_add_test(tc, feet_lifted_onto_a_step_move_the_legs_only);
     tcase_add_test(tc, a_straight_leg_layered_bends_over_its_toes);
     tcase_add_test(tc, a_straight_leg_layered_on_a_straight_line_rig_bends_over_its_toes);
