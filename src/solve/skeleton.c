@@ -18,6 +18,18 @@ static ikd_code joint_error(ikd_error *err, size_t i, const char *leaf, const ch
 
 static int in_range(double v, double lo, double hi) { return isfinite(v) && v >= lo && v <= hi; }
 
+/* 1 when *q is a unit quaternion within 1e-3, then normalised unless unit
+ * to rounding already: a skeleton validated and written out (an import's
+ * reply) comes back with the same bits, so registering it gives the
+ * import's id (normalising a unit quaternion again can move its last bit). */
+static int unit_quat(ikd_quat *q)
+{
+    double ql = ikd_quat_len(*q);
+    if (!ikd_quat_isfinite(*q) || !(fabs(ql - 1) <= 1e-3)) return 0;
+    if (fabs(ql - 1) > 4 * DBL_EPSILON) *q = ikd_quat_norm(*q);
+    return 1;
+}
+
 /* The limit's own numbers (the axis needs the skeleton: see resolve_axis). */
 static ikd_code check_limit(ikd_limit *l, size_t i, ikd_error *err)
 {
@@ -66,12 +78,8 @@ static ikd_code check_limit(ikd_limit *l, size_t i, ikd_error *err)
             if (l->has_neutral && !(l->euler_neutral_deg[k] >= l->euler_min_deg[k] && l->euler_neutral_deg[k] <= l->euler_max_deg[k]))
                 return joint_error(err, i, "constraint.neutral_deg", "each angle must lie within its range (min_deg to max_deg)", 0, 0);
         }
-        if (l->has_frame) { /* as a joint's rotation: unit within 1e-3, normalised */
-            double fl = ikd_quat_len(l->frame);
-            if (!ikd_quat_isfinite(l->frame) || !(fabs(fl - 1) <= 1e-3))
-                return joint_error(err, i, "constraint.frame", "must be a unit quaternion [x, y, z, w]", 0, 0);
-            if (fabs(fl - 1) > 4 * DBL_EPSILON) l->frame = ikd_quat_norm(l->frame);
-        }
+        if (l->has_frame && !unit_quat(&l->frame))
+            return joint_error(err, i, "constraint.frame", "must be a unit quaternion [x, y, z, w]", 0, 0);
         return IKD_E_OK;
     default: return joint_error(err, i, "constraint.type", "must be none, fixed, hinge, ball or euler", 0, 0);
     }
@@ -131,14 +139,7 @@ ikd_code ikd_skeleton_validate(ikd_skeleton *s, ikd_error *err)
                                              : "must name a joint listed earlier",
                                0, 0);
         if (!ikd_vec3_isfinite(j->position)) return joint_error(err, i, "position", "must be finite numbers", 0, 0);
-        double ql = ikd_quat_len(j->rotation);
-        if (!ikd_quat_isfinite(j->rotation) || !(fabs(ql - 1) <= 1e-3))
-            return joint_error(err, i, "rotation", "must be a unit quaternion [x, y, z, w]", 0, 0);
-        /* normalised unless unit to rounding already: a skeleton validated
-         * and written out (an import's reply) comes back with the same bits,
-         * so registering it gives the import's id (normalising a unit
-         * quaternion again can move its last bit) */
-        if (fabs(ql - 1) > 4 * DBL_EPSILON) j->rotation = ikd_quat_norm(j->rotation);
+        if (!unit_quat(&j->rotation)) return joint_error(err, i, "rotation", "must be a unit quaternion [x, y, z, w]", 0, 0);
         ikd_code rc = check_limit(&j->limit, i, err);
         if (rc) return rc;
         extent = fmax(extent, fmax(fabs(j->position.x), fmax(fabs(j->position.y), fabs(j->position.z))));

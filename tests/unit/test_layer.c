@@ -57,6 +57,23 @@ START_TEST(goals_the_animation_meets_leave_it_as_it_is)
 }
 END_TEST
 
+/* Flips between two solved frames (last, now: local rotations of n
+ * joints) of clip c at frame k: joints turning over 30 degrees where the
+ * recording (was, is) turns them under 10; printed with IKD_DEBUG. */
+static int flips_between(size_t n, const ikd_quat *last, const ikd_quat *now, const ikd_quat *was, const ikd_quat *is,
+                         int c, size_t k)
+{
+    int flips = 0;
+    for (size_t j = 0; j < n; j++) {
+        double turn = ikd_quat_angle_between(last[j], now[j]) * IKD_RAD2DEG;
+        if (turn > 30 && ikd_quat_angle_between(was[j], is[j]) * IKD_RAD2DEG < 10) {
+            flips++;
+            if (getenv("IKD_DEBUG")) fprintf(stderr, "clip %d frame %zu joint %zu: %.0f deg\n", c, k, j, turn);
+        }
+    }
+    return flips;
+}
+
 /* Layered frames whose goals cannot be met: generated 6-DoF clips with
  * preferred = the animation (each frame started there, as a clip's layered
  * frames are), on the rig the animation came from with the left hand's
@@ -104,14 +121,7 @@ START_TEST(unmet_layered_frames_stay_by_the_animation)
             ikd_goal_result gr[HUMANOID_MAX_GOALS];
             ikd_multi_result res = solve(&p, local, pose, gr);
             unmet += res.status != IKD_MULTI_REACHED, frames++;
-            for (size_t j = 0; k > 0 && j < n; j++) {
-                double turn = ikd_quat_angle_between(last[j], local[j]) * IKD_RAD2DEG;
-                double moved = ikd_quat_angle_between(cp.truth[(k - 1) * n + j], truth[j]) * IKD_RAD2DEG;
-                if (turn > 30 && moved < 10) {
-                    flips++;
-                    if (getenv("IKD_DEBUG")) fprintf(stderr, "clip %d frame %zu joint %zu: %.0f deg\n", c, k, j, turn);
-                }
-            }
+            if (k) flips += flips_between(n, last, local, &cp.truth[(k - 1) * n], truth, c, k);
             memcpy(last, local, n * sizeof *last);
         }
         clip_free(&cp);
@@ -539,16 +549,8 @@ static tracked track_clip(const clip_problem *cp, int stiffness, int c)
         const ikd_quat *truth = &cp->truth[k * n];
         ikd_skeleton_fk(s, cp->hp.root, truth, want);
         double e = 0;
-        for (size_t j = 0; j < n; j++) {
-            e += ikd_vec3_dist(pose[j].position, want[j].position) / s->size;
-            if (k == 0) continue;
-            double turn = ikd_quat_angle_between(m.last[j], local[j]) * IKD_RAD2DEG;
-            double moved = ikd_quat_angle_between(cp->truth[(k - 1) * n + j], truth[j]) * IKD_RAD2DEG;
-            if (turn > 30 && moved < 10) {
-                t.flips++;
-                if (getenv("IKD_DEBUG")) fprintf(stderr, "clip %d frame %zu joint %zu: %.0f deg\n", c, k, j, turn);
-            }
-        }
+        for (size_t j = 0; j < n; j++) e += ikd_vec3_dist(pose[j].position, want[j].position) / s->size;
+        if (k) t.flips += flips_between(n, m.last, local, &cp->truth[(k - 1) * n], truth, c, k);
         t.mean += e / (double)n / (double)cp->frames;
         ikd_motion_push(&m, local, res.root);
     }
